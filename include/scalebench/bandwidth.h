@@ -1,0 +1,94 @@
+// `scalebench bandwidth`: nccl-tests semantics on scalebench's Communicator. Options, the per-size result
+// model, the bus-bandwidth factors, and the sweep entry point. Printers live in src/report.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scalebench/communicator.h"
+#include "scalebench/device.h"
+#include "scalebench/dtype.h"
+#include "scalebench/pattern.h"
+#include "scalebench/process_group.h"
+#include "scalebench/stats.h"
+
+namespace sb {
+
+const char* collective_name(CollectiveOp op);  // "all_reduce", ...
+CollectiveOp parse_collective(const std::string& text);  // throws UsageError
+std::vector<CollectiveOp> all_collectives();
+const char* reduce_op_name(ReduceOp op);  // "sum", "avg"
+ReduceOp parse_reduce_op(const std::string& text);
+
+// nccl-tests doc/PERFORMANCE.md: all_reduce 2(n-1)/n; reduce_scatter, all_gather, all_to_all (n-1)/n;
+// broadcast 1. With one rank the factor is reported as 1 for every collective: nothing crosses a link,
+// and busbw then equals algbw (nccl-tests prints the same).
+double bus_bandwidth_factor(CollectiveOp op, int nranks);
+
+struct BandwidthOptions {
+  std::vector<CollectiveOp> ops;  // in the order they run
+  uint64_t min_bytes = 1024;
+  uint64_t max_bytes = 0;         // 0: the device's default (1 GiB on CUDA, 16 MiB on the CPU)
+  double factor = 2.0;            // geometric step between sizes
+  DType dtype = DType::kFloat32;
+  ReduceOp reduce = ReduceOp::kSum;
+  int root = 0;
+  int warmup_iters = 5;
+  int iters = 20;
+  bool run_out_of_place = true;
+  bool run_in_place = true;
+  bool graph = false;  // capture the timed iterations in a device graph and replay it
+  bool check = false;  // exact data; count wrong elements per size
+};
+
+// The sizes the sweep visits: min, min*factor, ... up to max, each rounded down to a whole number of
+// elements per rank block (nccl-tests rounds the same way); duplicates after rounding are dropped.
+std::vector<uint64_t> sweep_sizes(const BandwidthOptions& options, CollectiveOp op, int nranks);
+
+struct PlacementResult {
+  bool measured = false;
+  SampleStats time_us;        // per-iteration time, each the max across ranks
+  std::vector<double> samples_us;
+  double algbw_gbps = 0;      // from time_us.p50, GB = 1e9 bytes
+  double busbw_gbps = 0;
+  int64_t wrong = -1;         // -1: not checked
+};
+
+struct SizeResult {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  uint64_t size_bytes = 0;    // the full buffer, as nccl-tests counts it
+  uint64_t count = 0;         // elements in that buffer
+  PlacementResult out_of_place;
+  PlacementResult in_place;
+};
+
+struct RankDevice {
+  int rank = 0;
+  std::string host;
+  int pid = 0;
+  DeviceDescription device;
+};
+
+struct BandwidthReport {
+  BandwidthOptions options;
+  int nranks = 1;
+  std::string backend;             // "nccl", "mpi", "local"
+  std::string library_version;     // of the communicator's library
+  std::string transport;           // as the library reported it
+  std::string mpi_version;
+  std::string cuda_runtime_version;  // empty on the CPU device
+  std::string cuda_driver_version;
+  std::vector<RankDevice> devices;
+  std::vector<SizeResult> results;
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> environment;  // NCCL_*, CUDA_VISIBLE_DEVICES, ...
+  std::string started_at;          // ISO 8601, UTC
+  std::string status = "ok";       // "ok", or "failed" when the sweep stopped early
+  std::string error;               // why it stopped, when it did
+
+  int64_t total_wrong() const;     // -1 when nothing was checked
+  double peak_busbw_gbps(CollectiveOp op) const;
+};
+
+}  // namespace sb

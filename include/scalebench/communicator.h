@@ -1,0 +1,64 @@
+// Data-plane collectives on device buffers, shaped like NCCL's calls (STYLE.md rule 9). Pointer semantics
+// follow NCCL: an operation is in place when recv == send (all_reduce, broadcast, all_to_all), when
+// send == recv + rank * send_count (all_gather), or when recv == send + rank * recv_count (reduce_scatter).
+// Operations are enqueued on `stream`; wait() blocks until the stream is idle or the timeout passes.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "scalebench/device.h"
+#include "scalebench/dtype.h"
+#include "scalebench/pattern.h"
+#include "scalebench/process_group.h"
+
+namespace sb {
+
+enum class Backend { kAuto, kNccl, kMpi, kLocal };
+const char* backend_name(Backend backend);
+Backend parse_backend(const std::string& text);  // throws UsageError
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual Backend backend() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string library_version() const = 0;  // "NCCL 2.28.3", "Open MPI v4.1.6", "local"
+
+  virtual void all_reduce(const void* send, void* recv, size_t count, DType type, ReduceOp op,
+                          StreamHandle stream) = 0;
+  virtual void reduce_scatter(const void* send, void* recv, size_t recv_count, DType type, ReduceOp op,
+                              StreamHandle stream) = 0;
+  virtual void all_gather(const void* send, void* recv, size_t send_count, DType type,
+                          StreamHandle stream) = 0;
+  virtual void broadcast(const void* send, void* recv, size_t count, DType type, int root,
+                         StreamHandle stream) = 0;
+  virtual void all_to_all(const void* send, void* recv, size_t count_per_peer, DType type,
+                          StreamHandle stream) = 0;
+  virtual void barrier(StreamHandle stream) = 0;
+
+  // Blocks until all work on `stream` is done. On timeout it aborts the communicator and throws
+  // RuntimeFailure naming what was waited for.
+  virtual void wait(StreamHandle stream, const std::string& what) = 0;
+
+  // Whether the operations can be captured into a device graph (NCCL on CUDA: yes; MPI: no).
+  virtual bool supports_graph_capture() const = 0;
+
+  // How bytes travel between ranks, as the library reported it: "P2P/CUMEM", "SHM", "NET/Socket",
+  // "MPI", "none". Known once a collective has run (NCCL connects lazily).
+  virtual std::string transport() const = 0;
+};
+
+struct CommunicatorOptions {
+  double timeout_seconds = 300;
+};
+
+// Chooses and builds a backend. kAuto picks nccl on the CUDA device, mpi on the CPU device, local for one
+// rank without MPI. Throws UsageError when the backend was not built in or does not fit the device.
+std::unique_ptr<Communicator> make_communicator(Backend backend, ProcessGroup& group, Device& device,
+                                                const CommunicatorOptions& options);
+
+}  // namespace sb

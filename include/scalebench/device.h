@@ -1,0 +1,110 @@
+// The Device interface: memory, streams, events, graph capture and the verification kernels that the
+// collective benchmarks need. Two implementations with the same operations: `cpu` (host memory,
+// synchronous, the reference and the CI path) and `cuda` (one GPU, asynchronous streams).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "scalebench/dtype.h"
+#include "scalebench/pattern.h"
+
+namespace sb {
+
+enum class DeviceKind { kCpu, kCuda };
+const char* device_kind_name(DeviceKind kind);
+
+// Opaque stream: cudaStream_t on CUDA, nullptr on the CPU (every operation completes before returning).
+using StreamHandle = void*;
+
+struct DeviceDescription {
+  DeviceKind kind = DeviceKind::kCpu;
+  int index = 0;            // CUDA ordinal among visible devices; 0 on CPU
+  std::string name;         // "NVIDIA H200", or the CPU model
+  std::string bus_id;       // "0000:19:00.0"; empty on CPU
+  size_t total_memory = 0;  // bytes
+  int compute_capability = 0;  // 90 for sm_90; 0 on CPU
+};
+
+// A point on a stream's timeline. Elapsed time between two recorded events is device time on CUDA and
+// host steady-clock time on the CPU device.
+class DeviceEvent {
+ public:
+  virtual ~DeviceEvent() = default;
+  virtual void record(StreamHandle stream) = 0;
+  // Records while the stream is being captured into a graph, so that each replay records it again.
+  virtual void record_in_capture(StreamHandle stream) = 0;
+  virtual void synchronize() = 0;
+  virtual double milliseconds_since(const DeviceEvent& start) const = 0;
+};
+
+// A captured sequence of stream work, replayed as one launch.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  virtual void launch(StreamHandle stream) = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  virtual const DeviceDescription& description() const = 0;
+  DeviceKind kind() const { return description().kind; }
+
+  // Memory. allocate() throws RuntimeFailure when the device is out of memory.
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void release(void* pointer) = 0;
+  virtual bool host_accessible() const = 0;
+  virtual void copy_to_host(void* host, const void* device, size_t bytes, StreamHandle stream) = 0;
+  virtual void copy_from_host(void* device, const void* host, size_t bytes, StreamHandle stream) = 0;
+  virtual void copy_on_device(void* dst, const void* src, size_t bytes, StreamHandle stream) = 0;
+
+  // Streams and time.
+  virtual StreamHandle create_stream() = 0;
+  virtual void destroy_stream(StreamHandle stream) = 0;
+  virtual void synchronize(StreamHandle stream) = 0;
+  virtual bool stream_idle(StreamHandle stream) = 0;  // non-blocking query, for polling with a timeout
+  virtual std::unique_ptr<DeviceEvent> create_event() = 0;
+
+  // Graph capture; the CPU device throws UsageError.
+  virtual bool supports_graphs() const = 0;
+  virtual void begin_capture(StreamHandle stream) = 0;
+  virtual std::unique_ptr<DeviceGraph> end_capture(StreamHandle stream) = 0;
+
+  // Verification kernels (pattern.h): write the pattern of `spec`, or count elements that differ from it.
+  virtual void fill_pattern(void* buffer, size_t count, DType type, const PatternSpec& spec,
+                            StreamHandle stream) = 0;
+  virtual uint64_t count_mismatches(const void* buffer, size_t count, DType type,
+                                    const PatternSpec& spec, StreamHandle stream) = 0;
+};
+
+// A device allocation released when it goes out of scope.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Device& device, size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  Device* device_ = nullptr;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Factories. make_cuda_device throws UsageError when scalebench was built without CUDA or the ordinal
+// does not exist.
+std::unique_ptr<Device> make_cpu_device();
+std::unique_ptr<Device> make_cuda_device(int ordinal);
+int visible_cuda_device_count();  // 0 when built without CUDA or no driver/GPU is present
+
+}  // namespace sb

@@ -1,0 +1,51 @@
+// The host-side control plane every rank shares: who am I, who else is here, and a few small host
+// collectives for agreement (configuration hashes, NCCL unique ids, per-iteration maxima). Implemented over
+// MPI when scalebench is built with it, and as a one-process group otherwise. Data-plane collectives on
+// device buffers are the Communicator's job (communicator.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sb {
+
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual int local_rank() const = 0;  // rank among the processes of this node
+  virtual int local_size() const = 0;
+  virtual int node_index() const = 0;  // 0..node_count-1, ordered by the lowest world rank on each node
+  virtual int node_count() const = 0;
+  virtual const std::string& host() const = 0;
+  virtual std::string library_version() const = 0;  // "Open MPI v4.1.6", or "none"
+  virtual bool is_mpi() const = 0;
+
+  // Every rank contributes `bytes_per_rank` bytes; `recv` holds size() * bytes_per_rank bytes in rank order.
+  virtual void allgather(const void* send, void* recv, size_t bytes_per_rank) = 0;
+  virtual void broadcast(void* buffer, size_t bytes, int root) = 0;
+  // Element-wise maximum / sum across ranks, in place.
+  virtual void allreduce_max(double* values, size_t count) = 0;
+  virtual void allreduce_max(int64_t* values, size_t count) = 0;
+  virtual void allreduce_sum(int64_t* values, size_t count) = 0;
+  virtual void barrier() = 0;
+  // Ends every rank of the job with `exit_code` (MPI_Abort when MPI is up).
+  [[noreturn]] virtual void abort(int exit_code) = 0;
+  // Orderly shutdown; called once at the end of main.
+  virtual void finalize() = 0;
+
+  // Convenience built on the primitives above.
+  std::vector<std::string> allgather_strings(const std::string& mine);
+  int64_t max_across_ranks(int64_t value);
+};
+
+// Starts MPI when built with it (a single process without mpirun becomes a one-rank job) and returns the
+// world group; installs the abort handler used by fatal().
+std::unique_ptr<ProcessGroup> start_process_group(int* argc, char*** argv);
+
+}  // namespace sb
