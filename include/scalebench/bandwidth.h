@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -90,5 +91,22 @@ struct BandwidthReport {
   int64_t total_wrong() const;     // -1 when nothing was checked
   double peak_busbw_gbps(CollectiveOp op) const;
 };
+
+}  // namespace sb
+
+namespace sb {
+
+// Called on rank 0 as results arrive, so a long sweep prints each row when it is measured.
+struct SweepCallbacks {
+  std::function<void(const SizeResult&)> on_size_done;
+  std::function<void(CollectiveOp)> on_op_done;
+};
+
+// Collective: every rank runs the same sweep. Results are appended to report.results as they are
+// measured (identical on every rank), so whatever was measured survives a later failure. Throws
+// UsageError for options that cannot run (same on every rank) and RuntimeFailure for out-of-memory
+// (agreed across ranks) or a timeout.
+void run_bandwidth_sweep(const BandwidthOptions& options, ProcessGroup& group, Device& device,
+                         Communicator& communicator, BandwidthReport& report, const SweepCallbacks& callbacks);
 
 }  // namespace sb

@@ -1,0 +1,182 @@
+// The bandwidth sweep (nccl-tests' method on scalebench's Communicator): for each collective and size,
+// warm up, time every iteration between device events (optionally replayed from a captured graph), take
+// each iteration's maximum across ranks (the slowest rank gates a collective), then optionally re-run once
+// on exact data and count wrong elements on every rank.
+#include <algorithm>
+#include <memory>
+
+#include "collectives/collective_placement.h"
+#include "scalebench/bandwidth.h"
+#include "scalebench/error.h"
+
+namespace sb {
+namespace {
+
+uint64_t largest_size(const BandwidthOptions& options, int nranks) {
+  uint64_t largest = 0;
+  for (CollectiveOp op : options.ops) {
+    for (uint64_t size : sweep_sizes(options, op, nranks)) largest = std::max(largest, size);
+  }
+  return largest;
+}
+
+// Allocation is the one place a rank alone can fail before the collectives start: agree on it.
+void allocate_agreed(ProcessGroup& group, Device& device, uint64_t bytes, DeviceBuffer& first,
+                     DeviceBuffer& second) {
+  std::string error;
+  try {
+    first = DeviceBuffer(device, bytes);
+    second = DeviceBuffer(device, bytes);
+  } catch (const RuntimeFailure& e) {
+    error = e.what();
+  }
+  int64_t failed_rank = error.empty() ? -1 : group.rank();
+  group.allreduce_max(&failed_rank, 1);
+  if (failed_rank >= 0) {
+    throw RuntimeFailure(!error.empty() ? error
+                                        : "rank " + std::to_string(failed_rank) + " could not allocate " +
+                                              std::to_string(bytes) + " bytes twice");
+  }
+}
+
+class SizeRunner {
+ public:
+  SizeRunner(const BandwidthOptions& options, ProcessGroup& group, Device& device, Communicator& communicator,
+             StreamHandle stream)
+      : options_(options), group_(group), device_(device), communicator_(communicator), stream_(stream) {}
+
+  PlacementResult run(const Placement& placement, CollectiveOp op, uint64_t size_bytes) {
+    PlacementResult result;
+    result.measured = true;
+    fill_inputs(placement, /*poison_output=*/false);
+    device_.synchronize(stream_);
+    for (int i = 0; i < options_.warmup_iters; ++i) issue(placement);
+    communicator_.wait(stream_, std::string("warming up ") + collective_name(op));
+
+    std::vector<double> samples_ms = options_.graph ? time_with_graph(placement, op) : time_eagerly(placement, op);
+    group_.allreduce_max(samples_ms.data(), samples_ms.size());
+    for (double ms : samples_ms) result.samples_us.push_back(ms * 1000.0);
+    result.time_us = summarize(result.samples_us);
+    const double seconds = result.time_us.p50 * 1e-6;
+    result.algbw_gbps = seconds > 0 ? static_cast<double>(size_bytes) / seconds / 1e9 : 0;
+    result.busbw_gbps = result.algbw_gbps * bus_bandwidth_factor(op, group_.size());
+    if (options_.check) result.wrong = count_wrong(placement, op);
+    return result;
+  }
+
+ private:
+  void issue(const Placement& p) { issue_collective(communicator_, p, stream_); }
+
+  void fill_inputs(const Placement& p, bool poison_output) {
+    if (poison_output && p.poison_before_input) {
+      device_.fill_pattern(p.output, p.output_count, options_.dtype, poison_spec(), stream_);
+    }
+    device_.fill_pattern(p.input, p.input_count, options_.dtype, p.input_spec, stream_);
+    if (poison_output && p.poison_after_input) {
+      device_.fill_pattern(p.output, p.output_count, options_.dtype, poison_spec(), stream_);
+    }
+  }
+
+  static PatternSpec poison_spec() {
+    PatternSpec spec;
+    spec.role = PatternRole::kPoison;
+    return spec;
+  }
+
+  std::vector<double> time_eagerly(const Placement& p, CollectiveOp op) {
+    std::vector<std::unique_ptr<DeviceEvent>> events = make_events();
+    events[0]->record(stream_);
+    for (int i = 0; i < options_.iters; ++i) {
+      issue(p);
+      events[static_cast<size_t>(i) + 1]->record(stream_);
+    }
+    communicator_.wait(stream_, std::string("timing ") + collective_name(op));
+    return intervals(events);
+  }
+
+  std::vector<double> time_with_graph(const Placement& p, CollectiveOp op) {
+    std::vector<std::unique_ptr<DeviceEvent>> events = make_events();
+    device_.begin_capture(stream_);
+    events[0]->record_in_capture(stream_);
+    for (int i = 0; i < options_.iters; ++i) {
+      issue(p);
+      events[static_cast<size_t>(i) + 1]->record_in_capture(stream_);
+    }
+    std::unique_ptr<DeviceGraph> graph = device_.end_capture(stream_);
+    graph->launch(stream_);  // the first replay uploads the graph: not timed
+    communicator_.wait(stream_, std::string("replaying ") + collective_name(op));
+    graph->launch(stream_);
+    communicator_.wait(stream_, std::string("timing ") + collective_name(op));
+    return intervals(events);
+  }
+
+  std::vector<std::unique_ptr<DeviceEvent>> make_events() {
+    std::vector<std::unique_ptr<DeviceEvent>> events;
+    for (int i = 0; i <= options_.iters; ++i) events.push_back(device_.create_event());
+    return events;
+  }
+
+  static std::vector<double> intervals(const std::vector<std::unique_ptr<DeviceEvent>>& events) {
+    std::vector<double> ms;
+    for (size_t i = 1; i < events.size(); ++i) ms.push_back(events[i]->milliseconds_since(*events[i - 1]));
+    return ms;
+  }
+
+  int64_t count_wrong(const Placement& p, CollectiveOp op) {
+    fill_inputs(p, /*poison_output=*/true);
+    issue(p);
+    communicator_.wait(stream_, std::string("checking ") + collective_name(op));
+    int64_t wrong = static_cast<int64_t>(
+        device_.count_mismatches(p.output, p.output_count, options_.dtype, p.expected_spec, stream_));
+    group_.allreduce_sum(&wrong, 1);
+    return wrong;
+  }
+
+  const BandwidthOptions& options_;
+  ProcessGroup& group_;
+  Device& device_;
+  Communicator& communicator_;
+  StreamHandle stream_;
+};
+
+}  // namespace
+
+void run_bandwidth_sweep(const BandwidthOptions& options, ProcessGroup& group, Device& device,
+                         Communicator& communicator, BandwidthReport& report, const SweepCallbacks& callbacks) {
+  const int nranks = group.size();
+  if (options.root < 0 || options.root >= nranks) {
+    throw UsageError("--root " + std::to_string(options.root) + " is not a rank of this " +
+                     std::to_string(nranks) + "-rank job");
+  }
+  if (options.graph && !(device.supports_graphs() && communicator.supports_graph_capture())) {
+    throw UsageError(std::string("--graph needs the cuda device and the nccl backend (have ") +
+                     device_kind_name(device.kind()) + ", " + backend_name(communicator.backend()) + ")");
+  }
+  DeviceBuffer first, second;
+  allocate_agreed(group, device, largest_size(options, nranks), first, second);
+  StreamHandle stream = device.create_stream();
+  SizeRunner runner(options, group, device, communicator, stream);
+  const int amplitude = pattern_amplitude(nranks, dtype_exact_integer_limit(options.dtype));
+  for (CollectiveOp op : options.ops) {
+    for (uint64_t size : sweep_sizes(options, op, nranks)) {
+      SizeResult result;
+      result.op = op;
+      result.size_bytes = size;
+      result.count = size / dtype_size(options.dtype);
+      PlacementRequest request{op,     options.dtype, options.reduce, group.rank(), nranks, options.root,
+                               result.count, amplitude};
+      if (options.run_out_of_place) {
+        result.out_of_place = runner.run(place_collective(request, false, first.data(), second.data()), op, size);
+      }
+      if (options.run_in_place) {
+        result.in_place = runner.run(place_collective(request, true, first.data(), second.data()), op, size);
+      }
+      report.results.push_back(result);
+      if (callbacks.on_size_done) callbacks.on_size_done(result);
+    }
+    if (callbacks.on_op_done) callbacks.on_op_done(op);
+  }
+  device.destroy_stream(stream);
+}
+
+}  // namespace sb

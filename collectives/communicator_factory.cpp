@@ -1,0 +1,46 @@
+// Backend names and the choice of backend (include/scalebench/communicator.h).
+#include "collectives/backends.h"
+#include "scalebench/error.h"
+
+namespace sb {
+
+const char* backend_name(Backend backend) {
+  switch (backend) {
+    case Backend::kAuto: return "auto";
+    case Backend::kNccl: return "nccl";
+    case Backend::kMpi: return "mpi";
+    case Backend::kLocal: return "local";
+  }
+  return "auto";
+}
+
+Backend parse_backend(const std::string& text) {
+  for (Backend backend : {Backend::kAuto, Backend::kNccl, Backend::kMpi, Backend::kLocal}) {
+    if (text == backend_name(backend)) return backend;
+  }
+  throw UsageError("unknown backend '" + text + "' (accepted: auto, nccl, mpi, local)");
+}
+
+std::unique_ptr<Communicator> make_communicator(Backend backend, ProcessGroup& group, Device& device,
+                                                const CommunicatorOptions& options) {
+  if (backend == Backend::kAuto) {
+    if (device.kind() == DeviceKind::kCuda) {
+      backend = Backend::kNccl;
+    } else {
+      backend = group.is_mpi() ? Backend::kMpi : Backend::kLocal;
+    }
+  }
+  switch (backend) {
+    case Backend::kNccl: return make_nccl_communicator(group, device, options);
+    case Backend::kMpi: return make_mpi_communicator(group, device, options);
+    case Backend::kLocal:
+      if (group.size() != 1) {
+        throw UsageError("the local backend runs one rank; this job has " + std::to_string(group.size()));
+      }
+      return make_local_communicator(device);
+    case Backend::kAuto: break;
+  }
+  throw UsageError("no communicator backend selected");
+}
+
+}  // namespace sb

@@ -1,0 +1,205 @@
+// The NCCL backend: one communicator per process, its unique id broadcast over the control plane, created
+// non-blocking so that a hung peer can be aborted after the timeout instead of hanging the job
+// (NCCL docs: communicators.rst, "Fault tolerance"). Waiting polls the stream and NCCL's async error.
+#include <nccl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "collectives/backends.h"
+#include "collectives/nccl_transport_log.h"
+#include "scalebench/error.h"
+#include "src/cuda/cuda_check.h"
+
+namespace sb {
+namespace {
+
+std::string nccl_error_text(ncclResult_t status) { return ncclGetErrorString(status); }
+
+ncclDataType_t to_nccl(DType type) {
+  switch (type) {
+    case DType::kFloat32: return ncclFloat32;
+    case DType::kBFloat16: return ncclBfloat16;
+    case DType::kFloat16: return ncclFloat16;
+    case DType::kFloat64: return ncclFloat64;
+    case DType::kInt32: return ncclInt32;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t to_nccl(ReduceOp op) { return op == ReduceOp::kAvg ? ncclAvg : ncclSum; }
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(ProcessGroup& group, Device& device, const CommunicatorOptions& options)
+      : group_(group), device_(device), timeout_(options.timeout_seconds) {
+    if (device.kind() != DeviceKind::kCuda) throw UsageError("the nccl backend needs the cuda device");
+    log_path_ = capture_nccl_log(current_environment(), static_cast<int>(getpid()));
+    ncclUniqueId id{};
+    if (group.rank() == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    group.broadcast(&id, sizeof id, 0);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t status = ncclCommInitRankConfig(&comm_, group.size(), id, group.rank(), &config);
+    if (status != ncclSuccess && status != ncclInProgress) check(status, "ncclCommInitRankConfig");
+    settle("creating the NCCL communicator");
+    int version = 0;
+    ncclGetVersion(&version);
+    version_ = "NCCL " + std::to_string(version / 10000) + "." + std::to_string((version / 100) % 100) +
+               "." + std::to_string(version % 100);
+  }
+
+  ~NcclCommunicator() override {
+    if (comm_ != nullptr) {
+      if (aborted_) {
+        ncclCommAbort(comm_);
+      } else {
+        ncclCommFinalize(comm_);
+        settle_quietly();
+        ncclCommDestroy(comm_);
+      }
+    }
+    if (!log_path_.empty()) std::remove(log_path_.c_str());
+  }
+
+  Backend backend() const override { return Backend::kNccl; }
+  int rank() const override { return group_.rank(); }
+  int size() const override { return group_.size(); }
+  std::string library_version() const override { return version_; }
+  bool supports_graph_capture() const override { return true; }
+
+  void all_reduce(const void* send, void* recv, size_t count, DType type, ReduceOp op,
+                  StreamHandle stream) override {
+    enqueue(ncclAllReduce(send, recv, count, to_nccl(type), to_nccl(op), comm_, as_cuda(stream)), "ncclAllReduce");
+  }
+  void reduce_scatter(const void* send, void* recv, size_t recv_count, DType type, ReduceOp op,
+                      StreamHandle stream) override {
+    enqueue(ncclReduceScatter(send, recv, recv_count, to_nccl(type), to_nccl(op), comm_, as_cuda(stream)),
+            "ncclReduceScatter");
+  }
+  void all_gather(const void* send, void* recv, size_t send_count, DType type, StreamHandle stream) override {
+    enqueue(ncclAllGather(send, recv, send_count, to_nccl(type), comm_, as_cuda(stream)), "ncclAllGather");
+  }
+  void broadcast(const void* send, void* recv, size_t count, DType type, int root,
+                 StreamHandle stream) override {
+    enqueue(ncclBroadcast(send, recv, count, to_nccl(type), root, comm_, as_cuda(stream)), "ncclBroadcast");
+  }
+  // Point-to-point pairs in one group, as nccl-tests' alltoall does; runs on every NCCL since 2.7.
+  void all_to_all(const void* send, void* recv, size_t count_per_peer, DType type, StreamHandle stream) override {
+    const size_t block = count_per_peer * dtype_size(type);
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int peer = 0; peer < size(); ++peer) {
+      check(ncclSend(static_cast<const char*>(send) + peer * block, count_per_peer, to_nccl(type), peer, comm_,
+                     as_cuda(stream)), "ncclSend");
+      check(ncclRecv(static_cast<char*>(recv) + peer * block, count_per_peer, to_nccl(type), peer, comm_,
+                     as_cuda(stream)), "ncclRecv");
+    }
+    enqueue(ncclGroupEnd(), "ncclGroupEnd");
+  }
+  void barrier(StreamHandle stream) override {
+    // A one-element all-reduce orders the ranks on the stream; scratch lives as long as the communicator.
+    if (barrier_scratch_ == nullptr) barrier_scratch_ = std::make_unique<DeviceBuffer>(device_, sizeof(float));
+    all_reduce(barrier_scratch_->data(), barrier_scratch_->data(), 1, DType::kFloat32, ReduceOp::kSum, stream);
+  }
+
+  void wait(StreamHandle stream, const std::string& what) override {
+    const auto start = std::chrono::steady_clock::now();
+    while (!device_.stream_idle(stream)) {
+      ncclResult_t async = ncclSuccess;
+      ncclCommGetAsyncError(comm_, &async);
+      if (async != ncclSuccess && async != ncclInProgress) {
+        abort_communicator();
+        throw RuntimeFailure("NCCL error while " + what + ": " + nccl_error_text(async) + " (" +
+                             ncclGetLastError(comm_) + ")");
+      }
+      if (elapsed_seconds(start) > timeout_) {
+        abort_communicator();
+        throw RuntimeFailure("timed out after " + std::to_string(static_cast<int>(timeout_)) +
+                             " s while " + what + " (a peer rank may have died or stalled)");
+      }
+      std::this_thread::yield();
+    }
+  }
+
+  std::string transport() const override {
+    if (log_path_.empty()) return "unknown (NCCL_DEBUG set by the user)";
+    std::ifstream log(log_path_);
+    std::stringstream text;
+    text << log.rdbuf();
+    std::vector<std::string> found = parse_nccl_transports(text.str());
+    return found.empty() ? "unknown" : join_transports(found);
+  }
+
+ private:
+  static cudaStream_t as_cuda(StreamHandle stream) { return static_cast<cudaStream_t>(stream); }
+
+  static double elapsed_seconds(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  void check(ncclResult_t status, const char* call) {
+    if (status == ncclSuccess) return;
+    std::string detail = comm_ != nullptr ? std::string(" (") + ncclGetLastError(comm_) + ")" : "";
+    SB_FATAL(std::string(call) + " -> " + nccl_error_text(status) + detail);
+  }
+
+  // In non-blocking mode a call may return ncclInProgress while NCCL finishes it in the background.
+  void enqueue(ncclResult_t status, const char* call) {
+    if (status == ncclInProgress) {
+      settle(call);
+      return;
+    }
+    check(status, call);
+  }
+
+  void settle(const std::string& what) {
+    const auto start = std::chrono::steady_clock::now();
+    ncclResult_t state = ncclInProgress;
+    while (true) {
+      ncclCommGetAsyncError(comm_, &state);
+      if (state != ncclInProgress) break;
+      if (elapsed_seconds(start) > timeout_) {
+        abort_communicator();
+        throw RuntimeFailure("timed out after " + std::to_string(static_cast<int>(timeout_)) + " s " + what);
+      }
+      std::this_thread::yield();
+    }
+    check(state, what.c_str());
+  }
+
+  void settle_quietly() {
+    ncclResult_t state = ncclInProgress;
+    const auto start = std::chrono::steady_clock::now();
+    while (state == ncclInProgress && elapsed_seconds(start) < timeout_) ncclCommGetAsyncError(comm_, &state);
+  }
+
+  void abort_communicator() {
+    if (!aborted_) {
+      aborted_ = true;
+      ncclCommAbort(comm_);
+      comm_ = nullptr;
+    }
+  }
+
+  ProcessGroup& group_;
+  Device& device_;
+  double timeout_;
+  ncclComm_t comm_ = nullptr;
+  bool aborted_ = false;
+  std::string version_;
+  std::string log_path_;
+  std::unique_ptr<DeviceBuffer> barrier_scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_communicator(ProcessGroup& group, Device& device,
+                                                     const CommunicatorOptions& options) {
+  return std::make_unique<NcclCommunicator>(group, device, options);
+}
+
+}  // namespace sb

@@ -1,0 +1,12 @@
+// Versions of the libraries a result depends on, for the context block of every report.
+#pragma once
+
+#include <string>
+
+namespace sb {
+
+std::string cuda_runtime_version();  // "13.0"; empty when built without CUDA
+std::string cuda_driver_version();   // the CUDA version the driver supports; empty without a driver
+std::string scalebench_version();
+
+}  // namespace sb

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The one GPU-machine script: build, run the unit and gpu-labelled tests, run the bandwidth benchmarks on
+# every visible GPU (NVLink, then host shared memory, then sockets) and `topo`, and print a short table
+# last. Logs go to $OUT (the device tool's folder) or ./gpu-check-out.
+#   usage: scripts/gpu_check.sh [max-bytes]    (default 2G)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-$PWD/gpu-check-out}
+mkdir -p "$out"
+max_bytes=${1:-2G}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service: never on
+
+{ nvidia-smi; nvidia-smi topo -m; } > "$out/machine.txt" 2>&1
+echo "== configure and build"
+{ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DSB_REQUIRE_CUDA=ON -DSB_REQUIRE_NCCL=ON -DSB_REQUIRE_MPI=ON &&
+  cmake --build build-gpu -j "$(nproc)"; } > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+grep "scalebench backends" "$out/build.log"
+
+echo "== tests (unit, gpu, mpi, e2e)"
+(cd build-gpu && ctest --output-on-failure -j 8 --timeout 600) > "$out/ctest.log" 2>&1
+tests_rc=$?
+tail -4 "$out/ctest.log"
+
+ngpu=$(nvidia-smi -L | wc -l)
+sb=build-gpu/scalebench
+mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE)
+
+echo "== topo"
+"${mpi[@]}" $sb topo --json "$out/topo.json" > "$out/topo.txt" 2>&1
+sed -n '1,40p' "$out/topo.txt"
+
+echo "== bandwidth over the default transport (NVLink where present)"
+"${mpi[@]}" $sb bandwidth --op all --min-bytes 1M --max-bytes "$max_bytes" --check \
+  --json "$out/bandwidth_nvlink.json" > "$out/bandwidth_nvlink.txt" 2>&1
+nvlink_rc=$?
+{
+  echo "== graph replay, small sizes"
+  "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 8 --max-bytes 1M --graph --check
+  echo "== eager, small sizes"
+  "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 8 --max-bytes 1M --check
+  echo "== bf16 all_reduce"
+  "${mpi[@]}" $sb bandwidth --op all_reduce --dtype bf16 --min-bytes 1M --max-bytes 512M --check
+  echo "== P2P disabled (host shared memory)"
+  NCCL_P2P_DISABLE=1 "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 1M --max-bytes 512M --check
+  echo "== P2P and SHM disabled (sockets)"
+  NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 1M \
+    --max-bytes 128M --iters 10 --check
+} > "$out/bandwidth_variants.txt" 2>&1
+
+echo "== summary"
+python3 scripts/bandwidth_summary.py "$out/bandwidth_nvlink.json"
+grep -E "^# (backend|Peak|Out of)|transport" "$out/bandwidth_variants.txt"
+echo "tests rc=$tests_rc  nvlink sweep rc=$nvlink_rc"

@@ -1,0 +1,118 @@
+// Launcher environment, cross-checks and GPU selection (include/scalebench/launch.h).
+#include "scalebench/launch.h"
+
+#include <cstdlib>
+
+#include "scalebench/error.h"
+
+extern char** environ;
+
+namespace sb {
+namespace {
+
+int integer_or(const Environment& env, const char* key, int fallback) {
+  auto it = env.find(key);
+  if (it == env.end() || it->second.empty()) return fallback;
+  char* end = nullptr;
+  long value = std::strtol(it->second.c_str(), &end, 10);
+  return (end != nullptr && *end == '\0') ? static_cast<int>(value) : fallback;
+}
+
+bool has(const Environment& env, const char* key) { return env.count(key) != 0; }
+
+}  // namespace
+
+Environment current_environment() {
+  Environment env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    std::string text(*entry);
+    auto equals = text.find('=');
+    if (equals != std::string::npos) env[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  return env;
+}
+
+LauncherView read_launcher(const Environment& env) {
+  LauncherView view;
+  if (has(env, "OMPI_COMM_WORLD_SIZE")) {
+    view.launcher = "openmpi";
+    view.rank = integer_or(env, "OMPI_COMM_WORLD_RANK", -1);
+    view.size = integer_or(env, "OMPI_COMM_WORLD_SIZE", -1);
+    view.local_rank = integer_or(env, "OMPI_COMM_WORLD_LOCAL_RANK", -1);
+    view.local_size = integer_or(env, "OMPI_COMM_WORLD_LOCAL_SIZE", -1);
+  } else if (has(env, "SLURM_PROCID") && has(env, "SLURM_STEP_ID")) {
+    // A task of an srun step. SLURM_STEP_NUM_TASKS is the step's size; SLURM_NTASKS may describe the job.
+    view.launcher = "slurm";
+    view.rank = integer_or(env, "SLURM_PROCID", -1);
+    view.size = integer_or(env, "SLURM_STEP_NUM_TASKS", integer_or(env, "SLURM_NTASKS", -1));
+    view.local_rank = integer_or(env, "SLURM_LOCALID", -1);
+  } else if (has(env, "WORLD_SIZE") && has(env, "RANK")) {
+    view.launcher = "torchrun";
+    view.rank = integer_or(env, "RANK", -1);
+    view.size = integer_or(env, "WORLD_SIZE", -1);
+    view.local_rank = integer_or(env, "LOCAL_RANK", -1);
+    view.local_size = integer_or(env, "LOCAL_WORLD_SIZE", -1);
+  } else if (has(env, "PMI_SIZE") && has(env, "PMI_RANK")) {
+    view.launcher = "pmi";  // MPICH / Intel MPI hydra
+    view.rank = integer_or(env, "PMI_RANK", -1);
+    view.size = integer_or(env, "PMI_SIZE", -1);
+    view.local_rank = integer_or(env, "MPI_LOCALRANKID", -1);
+  }
+  return view;
+}
+
+LaunchCheck cross_check_launch(const LauncherView& launcher, const LaunchFacts& mpi) {
+  LaunchCheck check;
+  if (launcher.launcher == "none") return check;
+  const std::string who = launcher.launcher;
+  if (launcher.size > 0 && launcher.size != mpi.size) {
+    std::string hint = who == "torchrun"
+                           ? "; scalebench bootstraps through MPI: launch it with mpirun or srun --mpi=pmix"
+                           : "; is scalebench built against the MPI that launched it (srun needs --mpi=pmix)?";
+    check.errors.push_back(who + " started " + std::to_string(launcher.size) + " ranks but MPI sees " +
+                           std::to_string(mpi.size) + hint);
+    return check;
+  }
+  if (launcher.rank >= 0 && launcher.rank != mpi.rank) {
+    check.warnings.push_back(who + " rank " + std::to_string(launcher.rank) + " differs from MPI rank " +
+                             std::to_string(mpi.rank) + "; using MPI's");
+  }
+  if (launcher.local_rank >= 0 && launcher.local_rank != mpi.local_rank) {
+    check.warnings.push_back(who + " local rank " + std::to_string(launcher.local_rank) +
+                             " differs from the node-local MPI rank " + std::to_string(mpi.local_rank) +
+                             "; using MPI's");
+  }
+  if (launcher.local_size > 0 && launcher.local_size != mpi.local_size) {
+    check.warnings.push_back(who + " local size " + std::to_string(launcher.local_size) +
+                             " differs from MPI's " + std::to_string(mpi.local_size));
+  }
+  return check;
+}
+
+int select_gpu(int local_rank, int local_size, int visible_gpus, bool allow_gpu_sharing) {
+  if (visible_gpus <= 0) throw UsageError("no CUDA device is visible to this rank");
+  if (local_size > visible_gpus && !allow_gpu_sharing) {
+    throw UsageError(std::to_string(local_size) + " ranks on this node but " +
+                     std::to_string(visible_gpus) +
+                     " visible GPUs; start one rank per GPU or pass --allow-gpu-sharing");
+  }
+  return local_rank % visible_gpus;
+}
+
+std::vector<std::pair<std::string, std::string>> recorded_environment(const Environment& env) {
+  static const char* kPrefixes[] = {"NCCL_", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "UCX_",
+                                    "OMPI_COMM_WORLD_SIZE", "SLURM_JOB_ID", "SLURM_NNODES",
+                                    "SLURM_STEP_NUM_TASKS", "SLURM_JOB_PARTITION"};
+  std::vector<std::pair<std::string, std::string>> recorded;
+  for (const auto& [key, value] : env) {
+    for (const char* prefix : kPrefixes) {
+      if (key.rfind(prefix, 0) == 0) {
+        recorded.emplace_back(key, value);
+        break;
+      }
+    }
+  }
+  return recorded;
+}
+
+}  // namespace sb

@@ -1,0 +1,96 @@
+// `scalebench bandwidth`: set up, sweep, print rows as they are measured (rank 0), write JSON/CSV, and on a
+// failure still write what was measured, marked status "failed".
+#include <cstdio>
+
+#include "scalebench/bandwidth.h"
+#include "scalebench/error.h"
+#include "scalebench/launch.h"
+#include "scalebench/report.h"
+#include "scalebench/versions.h"
+#include "src/cli/commands.h"
+#include "src/cli/run_context.h"
+#include "src/cli/session.h"
+
+namespace sb {
+namespace {
+
+// Defaults chosen so a bare run finishes in seconds: the CPU device moves bytes far slower than a GPU.
+constexpr uint64_t kDefaultMaxBytesCuda = 1ull << 30;
+constexpr uint64_t kDefaultMaxBytesCpu = 16ull << 20;
+
+BandwidthReport describe_run(const CommandLine& cl, ProcessGroup& group, Session& session,
+                             const BandwidthOptions& options) {
+  BandwidthReport report;
+  report.options = options;
+  report.nranks = group.size();
+  report.backend = backend_name(session.communicator->backend());
+  report.library_version = session.communicator->library_version();
+  report.mpi_version = group.library_version();
+  report.cuda_runtime_version = session.device->kind() == DeviceKind::kCuda ? cuda_runtime_version() : "";
+  report.cuda_driver_version = session.device->kind() == DeviceKind::kCuda ? cuda_driver_version() : "";
+  report.devices = gather_rank_devices(group, *session.device);
+  report.argv = cl.argv;
+  report.environment = recorded_environment(current_environment());
+  report.started_at = utc_timestamp();
+  return report;
+}
+
+void write_outputs(const CommonOptions& common, const BandwidthReport& report) {
+  if (!common.json_path.empty()) write_text_file(common.json_path, bandwidth_report_json(report).dump(2) + "\n");
+  if (!common.csv_path.empty()) write_text_file(common.csv_path, bandwidth_report_csv(report));
+}
+
+}  // namespace
+
+int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
+  Session session = open_session(group, cl.common);
+  BandwidthOptions options = cl.bandwidth;
+  if (options.max_bytes == 0) {
+    options.max_bytes = session.device->kind() == DeviceKind::kCuda ? kDefaultMaxBytesCuda : kDefaultMaxBytesCpu;
+    options.min_bytes = std::min(options.min_bytes, options.max_bytes);
+  }
+  BandwidthReport report = describe_run(cl, group, session, options);
+
+  // One tiny collective connects the ranks, so the header can name the transport NCCL chose.
+  StreamHandle stream = session.device->create_stream();
+  session.communicator->barrier(stream);
+  session.communicator->wait(stream, "connecting the ranks");
+  session.device->destroy_stream(stream);
+  report.transport = gather_transport(group, *session.communicator);
+
+  const bool leader = group.rank() == 0;
+  // Machine-readable output on stdout moves the human-readable table to stderr.
+  std::FILE* console = (cl.common.json_path == "-" || cl.common.csv_path == "-") ? stderr : stdout;
+  if (leader) print_bandwidth_header(console, report);
+  SweepCallbacks callbacks;
+  callbacks.on_op_done = [&](CollectiveOp op) {
+    if (leader) {
+      print_bandwidth_table(console, report, op);
+      std::fflush(console);
+    }
+  };
+  int exit_code = kExitOk;
+  try {
+    run_bandwidth_sweep(options, group, *session.device, *session.communicator, report, callbacks);
+  } catch (const RuntimeFailure& failure) {
+    report.status = "failed";
+    report.error = failure.what();
+    exit_code = kExitRuntime;
+  }
+  report.transport = gather_transport(group, *session.communicator);
+  if (leader) {
+    print_bandwidth_footer(console, report);
+    write_outputs(cl.common, report);
+  }
+  if (exit_code != kExitOk) throw RuntimeFailure(report.error);
+  if (options.check && report.total_wrong() > 0) {
+    if (leader) {
+      std::fprintf(stderr, "scalebench: error: %lld wrong elements in the collective results\n",
+                   static_cast<long long>(report.total_wrong()));
+    }
+    return kExitCheckFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace sb

@@ -1,0 +1,133 @@
+// CLI11 definition of every subcommand and flag (src/cli/command_line.h).
+#include "src/cli/command_line.h"
+
+#include <CLI/CLI.hpp>
+
+#include "scalebench/error.h"
+#include "scalebench/versions.h"
+#include "src/cli/byte_size.h"
+
+namespace sb {
+namespace {
+
+struct RawBandwidthFlags {
+  std::vector<std::string> ops{"all_reduce"};
+  std::string min_bytes = "1K";
+  std::string max_bytes;  // empty: the device's default
+  std::string dtype = "fp32";
+  std::string redop = "sum";
+  bool in_place = false;
+  bool out_of_place = false;
+};
+
+void add_common_options(CLI::App& app, CommonOptions& common, std::string& backend) {
+  app.add_option("--device", common.device, "Where to run: auto (GPU if visible), cpu, cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->envname("SB_DEVICE");
+  app.add_option("--backend", backend, "Collective backend: auto, nccl, mpi, local")
+      ->check(CLI::IsMember({"auto", "nccl", "mpi", "local"}));
+  app.add_flag("--allow-gpu-sharing", common.allow_gpu_sharing,
+               "Allow more ranks per node than visible GPUs (ranks share GPUs round-robin)");
+  app.add_option("--timeout", common.timeout_seconds,
+                 "Seconds a collective may take before the job is aborted (exit 3)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--json", common.json_path, "Write results as JSON to FILE ('-' for stdout)");
+  app.add_option("--csv", common.csv_path, "Write results as CSV to FILE ('-' for stdout)");
+}
+
+void add_bandwidth_command(CLI::App& app, RawBandwidthFlags& raw, BandwidthOptions& options) {
+  CLI::App* bandwidth = app.add_subcommand(
+      "bandwidth", "Collective bandwidth sweep with nccl-tests semantics (algbw, busbw, p50/p99, #wrong)");
+  bandwidth->add_option("--op", raw.ops,
+                        "Collectives, comma-separated: all_reduce, reduce_scatter, all_gather, broadcast, "
+                        "alltoall, or all")
+      ->delimiter(',');
+  bandwidth->add_option("-b,--min-bytes", raw.min_bytes, "Smallest buffer (1K, 8M, ...)");
+  bandwidth->add_option("-e,--max-bytes", raw.max_bytes,
+                        "Largest buffer (default 1G on GPUs, 16M on the CPU device)");
+  bandwidth->add_option("-f,--factor", options.factor, "Multiplier between sizes")->check(CLI::Range(1.0001, 1e6));
+  bandwidth->add_option("-d,--dtype", raw.dtype, "Element type: fp32, bf16, fp16, fp64, int32");
+  bandwidth->add_option("-o,--redop", raw.redop, "Reduction: sum or avg");
+  bandwidth->add_option("-r,--root", options.root, "Root rank of broadcast")->check(CLI::NonNegativeNumber);
+  bandwidth->add_option("-w,--warmup", options.warmup_iters, "Untimed iterations per size")
+      ->check(CLI::NonNegativeNumber);
+  bandwidth->add_option("-n,--iters", options.iters, "Timed iterations per size (every one kept)")
+      ->check(CLI::PositiveNumber);
+  bandwidth->add_flag("--in-place", raw.in_place, "Run in-place only (default: both placements)");
+  bandwidth->add_flag("--out-of-place", raw.out_of_place, "Run out-of-place only (default: both placements)");
+  bandwidth->add_flag("-G,--graph", options.graph, "Capture the timed iterations in a CUDA graph and replay it");
+  bandwidth->add_flag("-c,--check", options.check,
+                      "Verify results with exact data; count wrong elements per size (exit 4 on any)");
+}
+
+void resolve_bandwidth(const RawBandwidthFlags& raw, BandwidthOptions& options) {
+  options.ops.clear();
+  for (const std::string& name : raw.ops) {
+    if (name == "all") {
+      for (CollectiveOp op : all_collectives()) options.ops.push_back(op);
+    } else {
+      options.ops.push_back(parse_collective(name));
+    }
+  }
+  options.min_bytes = parse_byte_size(raw.min_bytes);
+  options.max_bytes = raw.max_bytes.empty() ? 0 : parse_byte_size(raw.max_bytes);
+  if (options.min_bytes == 0) throw UsageError("--min-bytes must be positive");
+  if (options.max_bytes != 0 && options.max_bytes < options.min_bytes) {
+    throw UsageError("--max-bytes (" + raw.max_bytes + ") is smaller than --min-bytes (" + raw.min_bytes + ")");
+  }
+  options.dtype = parse_dtype(raw.dtype);
+  options.reduce = parse_reduce_op(raw.redop);
+  if (options.reduce == ReduceOp::kAvg && options.dtype == DType::kInt32) {
+    throw UsageError("--redop avg is not defined for int32");
+  }
+  // Neither flag or both flags: both placements, as nccl-tests reports them.
+  options.run_in_place = raw.in_place || !raw.out_of_place;
+  options.run_out_of_place = raw.out_of_place || !raw.in_place;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, const char* const* argv) {
+  CommandLine result;
+  for (int i = 0; i < argc; ++i) result.argv.emplace_back(argv[i]);
+
+  CLI::App app{"scalebench: how well deep-learning training and its communication scale on your GPUs",
+               "scalebench"};
+  app.set_version_flag("--version", "scalebench " + scalebench_version());
+  app.require_subcommand(1);
+  app.fallthrough();  // common options may follow the subcommand
+  std::string backend = "auto";
+  add_common_options(app, result.common, backend);
+  RawBandwidthFlags raw;
+  add_bandwidth_command(app, raw, result.bandwidth);
+  app.add_subcommand("topo", "GPUs, NVLink/PCIe links, P2P support and the NCCL transport in use");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    result.help_requested = true;
+    // `scalebench bandwidth --help` shows the subcommand's own flags.
+    const auto parsed = app.get_subcommands();
+    result.help_text = parsed.empty() ? app.help() : parsed.back()->help();
+    return result;
+  } catch (const CLI::CallForAllHelp&) {
+    result.help_requested = true;
+    result.help_text = app.help("", CLI::AppFormatMode::All);
+    return result;
+  } catch (const CLI::CallForVersion&) {
+    result.help_requested = true;
+    result.help_text = "scalebench " + scalebench_version() + "\n";
+    return result;
+  } catch (const CLI::ParseError& error) {
+    throw UsageError(first_line(error.what()) + " (run 'scalebench --help')");
+  }
+  for (CLI::App* sub : app.get_subcommands()) result.command = sub->get_name();
+  result.common.backend = parse_backend(backend);
+  if (result.command == "bandwidth") resolve_bandwidth(raw, result.bandwidth);
+  result.canonical = app.config_to_str(true, false);
+  return result;
+}
+
+}  // namespace sb

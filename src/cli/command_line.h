@@ -1,0 +1,35 @@
+// The command line: CLI11 parses argv into one CommandLine (ARCHITECTURE.md step 1). Usage errors throw
+// UsageError with one line naming the problem; --help prints and asks main to exit 0.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scalebench/bandwidth.h"
+#include "scalebench/communicator.h"
+
+namespace sb {
+
+struct CommonOptions {
+  std::string device = "auto";  // auto | cpu | cuda
+  Backend backend = Backend::kAuto;
+  bool allow_gpu_sharing = false;
+  double timeout_seconds = 300;
+  std::string json_path;  // "" none, "-" stdout
+  std::string csv_path;
+};
+
+struct CommandLine {
+  std::string command;  // "bandwidth", "topo"; empty when help was printed
+  CommonOptions common;
+  BandwidthOptions bandwidth;
+  std::vector<std::string> argv;
+  // Every option's effective value in a fixed order: hashed so that ranks can check they agree.
+  std::string canonical;
+  bool help_requested = false;
+  std::string help_text;
+};
+
+CommandLine parse_command_line(int argc, const char* const* argv);
+
+}  // namespace sb

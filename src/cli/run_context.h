@@ -1,0 +1,21 @@
+// Facts about the run that every report carries: ranks' devices, versions, environment, start time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scalebench/bandwidth.h"
+#include "scalebench/communicator.h"
+#include "scalebench/process_group.h"
+
+namespace sb {
+
+// Collective: gathers every rank's host, pid and device description, in rank order.
+std::vector<RankDevice> gather_rank_devices(ProcessGroup& group, const Device& device);
+
+// Collective: the union of the transports every rank's communicator reports.
+std::string gather_transport(ProcessGroup& group, const Communicator& communicator);
+
+std::string utc_timestamp();  // "2026-11-30T04:05:06Z"
+
+}  // namespace sb
