@@ -1,6 +1,7 @@
 // Summary statistics of timing samples (every sample is kept; these are derived once, here).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace sb {
