@@ -99,7 +99,6 @@ ReduceOp parse_reduce_op(const std::string& text) {
 
 double bus_bandwidth_factor(CollectiveOp op, int nranks) {
   if (nranks < 1) throw std::invalid_argument("bus_bandwidth_factor: nranks must be >= 1");
-  if (nranks == 1) return 1.0;
   const double n = nranks;
   switch (op) {
     case CollectiveOp::kAllReduce:

@@ -23,8 +23,8 @@ const char* reduce_op_name(ReduceOp op);  // "sum", "avg"
 ReduceOp parse_reduce_op(const std::string& text);
 
 // nccl-tests doc/PERFORMANCE.md: all_reduce 2(n-1)/n; reduce_scatter, all_gather, all_to_all (n-1)/n;
-// broadcast 1. With one rank the factor is reported as 1 for every collective: nothing crosses a link,
-// and busbw then equals algbw (nccl-tests prints the same).
+// broadcast 1. With one rank the ring factors are 0, as nccl-tests computes them: no byte crosses a link,
+// so a one-rank run reports busbw 0 (broadcast excepted) rather than a memory-copy rate dressed as a link.
 double bus_bandwidth_factor(CollectiveOp op, int nranks);
 
 struct BandwidthOptions {

@@ -1,5 +1,6 @@
 // `scalebench bandwidth`: set up, sweep, print rows as they are measured (rank 0), write JSON/CSV, and on a
 // failure still write what was measured, marked status "failed".
+#include <algorithm>
 #include <cstdio>
 
 #include "scalebench/bandwidth.h"
@@ -62,13 +63,16 @@ int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
   // Machine-readable output on stdout moves the human-readable table to stderr.
   std::FILE* console = (cl.common.json_path == "-" || cl.common.csv_path == "-") ? stderr : stdout;
   if (leader) print_bandwidth_header(console, report);
-  SweepCallbacks callbacks;
-  callbacks.on_op_done = [&](CollectiveOp op) {
+  std::vector<CollectiveOp> printed;
+  auto print_table = [&](CollectiveOp op) {
     if (leader) {
       print_bandwidth_table(console, report, op);
       std::fflush(console);
     }
+    printed.push_back(op);
   };
+  SweepCallbacks callbacks;
+  callbacks.on_op_done = print_table;
   int exit_code = kExitOk;
   try {
     run_bandwidth_sweep(options, group, *session.device, *session.communicator, report, callbacks);
@@ -77,7 +81,11 @@ int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
     report.error = failure.what();
     exit_code = kExitRuntime;
   }
-  report.transport = gather_transport(group, *session.communicator);
+  // After a failure, the sizes already measured of the collective in progress still get their table.
+  for (const SizeResult& result : report.results) {
+    if (std::find(printed.begin(), printed.end(), result.op) == printed.end()) print_table(result.op);
+  }
+  if (exit_code == kExitOk) report.transport = gather_transport(group, *session.communicator);
   if (leader) {
     print_bandwidth_footer(console, report);
     write_outputs(cl.common, report);

@@ -27,18 +27,18 @@ BandwidthOptions sizes_options(uint64_t min_bytes, uint64_t max_bytes, double fa
 TEST(BusBandwidth, FactorsMatchNcclTests) {
   struct Case {
     CollectiveOp op;
-    double n2, n4, n8;
+    double n1, n2, n4, n8;
   };
   const Case cases[] = {
-      {CollectiveOp::kAllReduce, 1.0, 1.5, 1.75},      // 2(n-1)/n
-      {CollectiveOp::kReduceScatter, 0.5, 0.75, 0.875},  // (n-1)/n
-      {CollectiveOp::kAllGather, 0.5, 0.75, 0.875},
-      {CollectiveOp::kAllToAll, 0.5, 0.75, 0.875},
-      {CollectiveOp::kBroadcast, 1.0, 1.0, 1.0},
+      {CollectiveOp::kAllReduce, 0.0, 1.0, 1.5, 1.75},      // 2(n-1)/n
+      {CollectiveOp::kReduceScatter, 0.0, 0.5, 0.75, 0.875},  // (n-1)/n
+      {CollectiveOp::kAllGather, 0.0, 0.5, 0.75, 0.875},
+      {CollectiveOp::kAllToAll, 0.0, 0.5, 0.75, 0.875},
+      {CollectiveOp::kBroadcast, 1.0, 1.0, 1.0, 1.0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(collective_name(c.op));
-    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(c.op, 1), 1.0);
+    EXPECT_DOUBLE_EQ(bus_bandwidth_factor(c.op, 1), c.n1);
     EXPECT_DOUBLE_EQ(bus_bandwidth_factor(c.op, 2), c.n2);
     EXPECT_DOUBLE_EQ(bus_bandwidth_factor(c.op, 4), c.n4);
     EXPECT_DOUBLE_EQ(bus_bandwidth_factor(c.op, 8), c.n8);

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test command (README.md; CI runs exactly this): install dependencies, build, run every ctest suite.
+# Unit and end-to-end tests run anywhere; MPI tests run 2 and 4 ranks on the CPU device; gpu-labelled
+# tests skip themselves when no GPU is visible.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+bash scripts/build.sh
+# Open MPI refuses root without these, and needs oversubscription to start 4 ranks on 2 cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export NCCL_NVLS_ENABLE=0
+cd build
+ctest --output-on-failure -j 2 --timeout 600
