@@ -87,6 +87,27 @@ void resolve_bandwidth(const RawBandwidthFlags& raw, BandwidthOptions& options) 
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
+// The effective configuration, after defaults and aliases are resolved, so `-n 20` and no flag at all
+// agree while any real difference does not.
+std::string canonical_form(const CommandLine& cl) {
+  const CommonOptions& c = cl.common;
+  std::string text = "command=" + cl.command + ";device=" + c.device + ";backend=" + backend_name(c.backend) +
+                     ";sharing=" + std::to_string(c.allow_gpu_sharing) + ";timeout=" +
+                     std::to_string(c.timeout_seconds) + ";json=" + c.json_path + ";csv=" + c.csv_path;
+  if (cl.command == "bandwidth") {
+    const BandwidthOptions& b = cl.bandwidth;
+    text += ";ops=";
+    for (CollectiveOp op : b.ops) text += std::string(collective_name(op)) + ",";
+    text += ";min=" + std::to_string(b.min_bytes) + ";max=" + std::to_string(b.max_bytes) +
+            ";factor=" + std::to_string(b.factor) + ";dtype=" + dtype_name(b.dtype) +
+            ";redop=" + reduce_op_name(b.reduce) + ";root=" + std::to_string(b.root) +
+            ";warmup=" + std::to_string(b.warmup_iters) + ";iters=" + std::to_string(b.iters) +
+            ";oop=" + std::to_string(b.run_out_of_place) + ";ip=" + std::to_string(b.run_in_place) +
+            ";graph=" + std::to_string(b.graph) + ";check=" + std::to_string(b.check);
+  }
+  return text;
+}
+
 }  // namespace
 
 CommandLine parse_command_line(int argc, const char* const* argv) {
@@ -126,7 +147,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   for (CLI::App* sub : app.get_subcommands()) result.command = sub->get_name();
   result.common.backend = parse_backend(backend);
   if (result.command == "bandwidth") resolve_bandwidth(raw, result.bandwidth);
-  result.canonical = app.config_to_str(true, false);
+  result.canonical = canonical_form(result);
   return result;
 }
 

@@ -1,0 +1,93 @@
+// Launcher environments (Open MPI, Slurm, torchrun, PMI) read and cross-checked against MPI's view, and
+// GPU selection, with simulated environments.
+#include <gtest/gtest.h>
+
+#include "scalebench/error.h"
+#include "scalebench/launch.h"
+
+namespace sb {
+namespace {
+
+TEST(Launch, ReadsOpenMpiEvenInsideASlurmAllocation) {
+  Environment env = {{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "2"},
+                     {"OMPI_COMM_WORLD_LOCAL_RANK", "0"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                     {"SLURM_PROCID", "0"}, {"SLURM_STEP_ID", "batch"}, {"SLURM_NTASKS", "16"}};
+  LauncherView view = read_launcher(env);
+  EXPECT_EQ(view.launcher, "openmpi");
+  EXPECT_EQ(view.rank, 2);
+  EXPECT_EQ(view.size, 4);
+  EXPECT_EQ(view.local_rank, 0);
+  EXPECT_EQ(view.local_size, 2);
+}
+
+TEST(Launch, ReadsSrunTasksByStepSize) {
+  Environment env = {{"SLURM_PROCID", "5"}, {"SLURM_LOCALID", "1"}, {"SLURM_STEP_ID", "0"},
+                     {"SLURM_STEP_NUM_TASKS", "8"}, {"SLURM_NTASKS", "32"}};
+  LauncherView view = read_launcher(env);
+  EXPECT_EQ(view.launcher, "slurm");
+  EXPECT_EQ(view.rank, 5);
+  EXPECT_EQ(view.size, 8);
+  EXPECT_EQ(view.local_rank, 1);
+}
+
+TEST(Launch, ReadsTorchrunAndPmi) {
+  LauncherView torch = read_launcher({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"},
+                                      {"LOCAL_WORLD_SIZE", "2"}});
+  EXPECT_EQ(torch.launcher, "torchrun");
+  EXPECT_EQ(torch.size, 4);
+  EXPECT_EQ(torch.local_size, 2);
+  LauncherView pmi = read_launcher({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALRANKID", "1"}});
+  EXPECT_EQ(pmi.launcher, "pmi");
+  EXPECT_EQ(pmi.local_rank, 1);
+  EXPECT_EQ(read_launcher({{"HOME", "/root"}}).launcher, "none");
+}
+
+TEST(Launch, WorldSizeDisagreementIsAnError) {
+  LauncherView torch = read_launcher({{"RANK", "1"}, {"WORLD_SIZE", "4"}, {"LOCAL_RANK", "1"}});
+  LaunchCheck check = cross_check_launch(torch, LaunchFacts{0, 1, 0, 1});
+  ASSERT_EQ(check.errors.size(), 1u);
+  EXPECT_NE(check.errors[0].find("torchrun started 4 ranks but MPI sees 1"), std::string::npos);
+  EXPECT_NE(check.errors[0].find("mpirun"), std::string::npos);
+}
+
+TEST(Launch, RankDisagreementIsAWarning) {
+  LauncherView slurm = read_launcher({{"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "1"}, {"SLURM_STEP_ID", "0"},
+                                      {"SLURM_STEP_NUM_TASKS", "2"}});
+  LaunchCheck check = cross_check_launch(slurm, LaunchFacts{0, 2, 0, 2});
+  EXPECT_TRUE(check.errors.empty());
+  EXPECT_EQ(check.warnings.size(), 2u);  // rank and local rank
+  EXPECT_TRUE(cross_check_launch(slurm, LaunchFacts{1, 2, 1, 2}).warnings.empty());
+}
+
+TEST(Launch, NoLauncherNothingToCheck) {
+  LaunchCheck check = cross_check_launch(LauncherView{}, LaunchFacts{0, 1, 0, 1});
+  EXPECT_TRUE(check.errors.empty());
+  EXPECT_TRUE(check.warnings.empty());
+}
+
+TEST(Launch, GpuIsLocalRankModuloVisible) {
+  EXPECT_EQ(select_gpu(0, 8, 8, false), 0);
+  EXPECT_EQ(select_gpu(7, 8, 8, false), 7);
+  EXPECT_EQ(select_gpu(3, 4, 1, true), 0);   // Slurm --gpus-per-task=1: each task sees one device 0
+  EXPECT_EQ(select_gpu(3, 4, 2, true), 1);
+  EXPECT_THROW(select_gpu(3, 4, 2, false), UsageError);
+  EXPECT_THROW(select_gpu(0, 1, 0, false), UsageError);
+  try {
+    select_gpu(0, 4, 2, false);
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--allow-gpu-sharing"), std::string::npos);
+  }
+}
+
+TEST(Launch, RecordsOnlyRelevantEnvironment) {
+  auto recorded = recorded_environment({{"NCCL_P2P_DISABLE", "1"}, {"HOME", "/root"},
+                                        {"CUDA_VISIBLE_DEVICES", "0,1"}, {"SLURM_JOB_ID", "42"},
+                                        {"SECRET_TOKEN", "x"}});
+  ASSERT_EQ(recorded.size(), 3u);
+  EXPECT_EQ(recorded[0].first, "CUDA_VISIBLE_DEVICES");
+  EXPECT_EQ(recorded[1].first, "NCCL_P2P_DISABLE");
+  EXPECT_EQ(recorded[2].first, "SLURM_JOB_ID");
+}
+
+}  // namespace
+}  // namespace sb
