@@ -19,13 +19,13 @@ echo "== configure and build"
 grep "scalebench backends" "$out/build.log"
 
 echo "== tests (unit, gpu, mpi, e2e)"
-(cd build-gpu && ctest --output-on-failure -j 8 --timeout 600) > "$out/ctest.log" 2>&1
+(cd build-gpu && timeout 200 ctest --output-on-failure -j 8 --timeout 120) > "$out/ctest.log" 2>&1
 tests_rc=$?
 tail -4 "$out/ctest.log"
 
 ngpu=$(nvidia-smi -L | wc -l)
 sb=build-gpu/scalebench
-mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE)
+mpi=(timeout 150 mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE)
 
 echo "== topo"
 "${mpi[@]}" $sb topo --json "$out/topo.json" > "$out/topo.txt" 2>&1
