@@ -25,7 +25,7 @@ tail -4 "$out/ctest.log"
 
 ngpu=$(nvidia-smi -L | wc -l)
 sb=build-gpu/scalebench
-mpi=(timeout 150 mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE -x NCCL_P2P_DISABLE -x NCCL_SHM_DISABLE)
+mpi=(timeout 150 mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)  # one node: ranks inherit the environment
 
 echo "== topo"
 "${mpi[@]}" $sb topo --json "$out/topo.json" > "$out/topo.txt" 2>&1
