@@ -50,7 +50,9 @@ class SizeRunner {
     result.measured = true;
     fill_inputs(placement, /*poison_output=*/false);
     device_.synchronize(stream_);
-    for (int i = 0; i < options_.warmup_iters; ++i) issue(placement);
+    // At least one untimed run even with --warmup 0: connections and scratch buffers are created on first
+    // use, and neither may happen inside a graph capture.
+    for (int i = 0; i < std::max(1, options_.warmup_iters); ++i) issue(placement);
     communicator_.wait(stream_, std::string("warming up ") + collective_name(op));
 
     std::vector<double> samples_ms = options_.graph ? time_with_graph(placement, op) : time_eagerly(placement, op);
