@@ -3,6 +3,7 @@
 # every visible GPU (NVLink, then host shared memory, then sockets) and `topo`, and print a short table
 # last. Logs go to $OUT (the device tool's folder) or ./gpu-check-out.
 #   usage: scripts/gpu_check.sh [max-bytes]    (default 2G)
+#          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
@@ -17,6 +18,7 @@ echo "== configure and build"
     -DSB_REQUIRE_CUDA=ON -DSB_REQUIRE_NCCL=ON -DSB_REQUIRE_MPI=ON &&
   cmake --build build-gpu -j "$(nproc)"; } > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 grep "scalebench backends" "$out/build.log"
+[ "$max_bytes" = build ] && exit 0
 
 echo "== tests (unit, gpu, mpi, e2e)"
 (cd build-gpu && timeout 200 ctest --output-on-failure -j 8 --timeout 120) > "$out/ctest.log" 2>&1
