@@ -20,13 +20,34 @@ uint64_t largest_size(const BandwidthOptions& options, int nranks) {
   return largest;
 }
 
+// A buffer from the communicator's allocator, released through it (deregistering first where needed).
+class CollectiveBuffer {
+ public:
+  CollectiveBuffer(Communicator& communicator, Device& device, size_t bytes)
+      : communicator_(communicator), device_(device), data_(communicator.allocate_buffer(device, bytes)) {}
+  ~CollectiveBuffer() { communicator_.release_buffer(device_, data_); }
+  CollectiveBuffer(const CollectiveBuffer&) = delete;
+  CollectiveBuffer& operator=(const CollectiveBuffer&) = delete;
+  void* data() const { return data_; }
+
+ private:
+  Communicator& communicator_;
+  Device& device_;
+  void* data_;
+};
+
+struct SweepBuffers {
+  std::unique_ptr<CollectiveBuffer> first, second;
+};
+
 // Allocation is the one place a rank alone can fail before the collectives start: agree on it.
-void allocate_agreed(ProcessGroup& group, Device& device, uint64_t bytes, DeviceBuffer& first,
-                     DeviceBuffer& second) {
+SweepBuffers allocate_agreed(ProcessGroup& group, Device& device, Communicator& communicator, uint64_t bytes,
+                             bool register_buffers) {
+  SweepBuffers buffers;
   std::string error;
   try {
-    first = DeviceBuffer(device, bytes);
-    second = DeviceBuffer(device, bytes);
+    buffers.first = std::make_unique<CollectiveBuffer>(communicator, device, bytes);
+    buffers.second = std::make_unique<CollectiveBuffer>(communicator, device, bytes);
   } catch (const RuntimeFailure& e) {
     error = e.what();
   }
@@ -37,6 +58,13 @@ void allocate_agreed(ProcessGroup& group, Device& device, uint64_t bytes, Device
                                         : "rank " + std::to_string(failed_rank) + " could not allocate " +
                                               std::to_string(bytes) + " bytes twice");
   }
+  // Registration is collective in NCCL: every rank registers the same buffers in the same order.
+  if (register_buffers && !(communicator.register_buffer(buffers.first->data(), bytes) &&
+                            communicator.register_buffer(buffers.second->data(), bytes))) {
+    throw UsageError(std::string("--register needs the nccl backend (have ") + backend_name(communicator.backend()) +
+                     ")");
+  }
+  return buffers;
 }
 
 constexpr int kGraphReplays = 5;  // timed replays per size with --graph; each gives one sample
@@ -162,8 +190,10 @@ void run_bandwidth_sweep(const BandwidthOptions& options, ProcessGroup& group, D
     throw UsageError(std::string("--graph needs the cuda device and the nccl backend (have ") +
                      device_kind_name(device.kind()) + ", " + backend_name(communicator.backend()) + ")");
   }
-  DeviceBuffer first, second;
-  allocate_agreed(group, device, largest_size(options, nranks), first, second);
+  SweepBuffers buffers = allocate_agreed(group, device, communicator, largest_size(options, nranks),
+                                         options.register_buffers);
+  void* first = buffers.first->data();
+  void* second = buffers.second->data();
   StreamHandle stream = device.create_stream();
   SizeRunner runner(options, group, device, communicator, stream);
   const int amplitude = pattern_amplitude(nranks, dtype_exact_integer_limit(options.dtype));
@@ -176,10 +206,10 @@ void run_bandwidth_sweep(const BandwidthOptions& options, ProcessGroup& group, D
       PlacementRequest request{op,     options.dtype, options.reduce, group.rank(), nranks, options.root,
                                result.count, amplitude};
       if (options.run_out_of_place) {
-        result.out_of_place = runner.run(place_collective(request, false, first.data(), second.data()), op, size);
+        result.out_of_place = runner.run(place_collective(request, false, first, second), op, size);
       }
       if (options.run_in_place) {
-        result.in_place = runner.run(place_collective(request, true, first.data(), second.data()), op, size);
+        result.in_place = runner.run(place_collective(request, true, first, second), op, size);
       }
       report.results.push_back(result);
       if (callbacks.on_size_done) callbacks.on_size_done(result);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -156,6 +157,33 @@ class NcclCommunicator final : public Communicator {
     }
   }
 
+  void* allocate_buffer(Device&, size_t bytes) override {
+    void* pointer = nullptr;
+    const ncclResult_t status = ncclMemAlloc(&pointer, bytes == 0 ? 1 : bytes);
+    if (status != ncclSuccess) {
+      cudaGetLastError();
+      throw RuntimeFailure("out of GPU memory: ncclMemAlloc of " + std::to_string(bytes) + " bytes failed (" +
+                           nccl_error_text(status) + ")");
+    }
+    return pointer;
+  }
+
+  void release_buffer(Device&, void* pointer) override {
+    auto registered = registrations_.find(pointer);
+    if (registered != registrations_.end()) {
+      if (comm_ != nullptr) ncclCommDeregister(comm_, registered->second);
+      registrations_.erase(registered);
+    }
+    ncclMemFree(pointer);
+  }
+
+  bool register_buffer(void* pointer, size_t bytes) override {
+    void* handle = nullptr;
+    check(ncclCommRegister(comm_, pointer, bytes, &handle), "ncclCommRegister");
+    registrations_[pointer] = handle;
+    return true;
+  }
+
   std::string transport() const override {
     if (log_path_.empty()) return "unknown (NCCL_DEBUG set by the user)";
     std::ifstream log(log_path_);
@@ -225,6 +253,7 @@ class NcclCommunicator final : public Communicator {
   std::string log_path_;
   std::unique_ptr<DeviceBuffer> barrier_scratch_;
   std::unique_ptr<DeviceBuffer> staging_;  // input copy for in-place all_to_all
+  std::map<void*, void*> registrations_;   // buffer -> NCCL registration handle
 };
 
 }  // namespace

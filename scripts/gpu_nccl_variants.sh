@@ -20,11 +20,18 @@ run() {  # run NAME [env...] -- [mpirun flags...]: one sweep, JSON kept for the 
   echo "$name rc=$?"
 }
 
+# Variants measured on 2026-11-30 with no effect beyond run-to-run spread (docs/PERFORMANCE.md): 100
+# iterations, --bind-to core, NCCL 2.28.9 from the pip wheel. Kept as switches: VARIANTS="iters100 ...".
 run baseline LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
 run repeat LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
-ITERS=100 run iters100 LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
-BIND=core run bind_core LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
-[ -n "$pip_nccl" ] && run nccl_pip LD_LIBRARY_PATH="$pip_nccl:${LD_LIBRARY_PATH:-}"
+sweep+=(--register) && run register LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" && unset 'sweep[-1]'
+for variant in ${VARIANTS:-}; do
+  case $variant in
+    iters100) ITERS=100 run iters100 LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" ;;
+    bind_core) BIND=core run bind_core LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" ;;
+    nccl_pip) [ -n "$pip_nccl" ] && run nccl_pip LD_LIBRARY_PATH="$pip_nccl:${LD_LIBRARY_PATH:-}" ;;
+  esac
+done
 
 # NCCL's own account of channels and algorithms for one all_reduce size (user NCCL_DEBUG: our transport
 # capture steps aside).

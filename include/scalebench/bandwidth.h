@@ -41,6 +41,7 @@ struct BandwidthOptions {
   bool run_in_place = true;
   bool graph = false;  // capture the timed iterations in a device graph and replay it
   bool check = false;  // exact data; count wrong elements per size
+  bool register_buffers = false;  // NCCL user-buffer registration (zero-copy), nccl-tests' -R 1
 };
 
 // The sizes the sweep visits: min, min*factor, ... up to max, each rounded down to a whole number of

@@ -47,6 +47,14 @@ class Communicator {
   // Whether the operations can be captured into a device graph (NCCL on CUDA: yes; MPI: no).
   virtual bool supports_graph_capture() const = 0;
 
+  // Memory for collective buffers. NCCL allocates through ncclMemAlloc (cuMem, as nccl-tests does since
+  // NCCL 2.19), which its transports and buffer registration prefer; other backends use the device.
+  virtual void* allocate_buffer(Device& device, size_t bytes) { return device.allocate(bytes); }
+  virtual void release_buffer(Device& device, void* pointer) { device.release(pointer); }
+  // Registers a buffer from allocate_buffer for zero-copy transfers (NCCL user-buffer registration,
+  // nccl-tests -R 1). Returns false where the backend has no such thing. Released with the buffer.
+  virtual bool register_buffer(void* /*pointer*/, size_t /*bytes*/) { return false; }
+
   // How bytes travel between ranks, as the library reported it: "P2P/CUMEM", "SHM", "NET/Socket",
   // "MPI", "none". Known once a collective has run (NCCL connects lazily).
   virtual std::string transport() const = 0;

@@ -61,6 +61,7 @@ json config_json(const BandwidthOptions& options) {
           {"in_place", options.run_in_place},
           {"out_of_place", options.run_out_of_place},
           {"graph", options.graph},
+          {"register", options.register_buffers},
           {"check", options.check}};
 }
 

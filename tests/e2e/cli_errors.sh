@@ -29,6 +29,8 @@ expect_exit 2 "root out of range" -- "$SB" bandwidth --device cpu --op broadcast
 expect_output "--root 3 is not a rank" "root out of range is named"
 expect_exit 2 "zero iterations" -- "$SB" bandwidth --device cpu --iters 0
 expect_lines 1 "^scalebench: error:" "zero iterations: one error line"
+expect_exit 2 "register without NCCL" -- "$SB" bandwidth --device cpu --register --max-bytes 4K
+expect_output "--register needs the nccl backend" "register without NCCL is refused"
 expect_exit 2 "nccl on the CPU" -- "$SB" bandwidth --device cpu --backend nccl
 expect_output "nccl backend needs the cuda device" "nccl on the CPU is refused"
 
