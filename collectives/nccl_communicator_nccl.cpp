@@ -109,7 +109,7 @@ class NcclCommunicator final : public Communicator {
                  StreamHandle stream) override {
     enqueue(ncclBroadcast(send, recv, count, to_nccl(type), root, comm_, as_cuda(stream)), "ncclBroadcast");
   }
-  // Point-to-point pairs in one group, as nccl-tests' alltoall does; runs on every NCCL since 2.7.
+  // NCCL's own all-to-all from 2.28 on; before, point-to-point pairs in one group (nccl-tests' way).
   void all_to_all(const void* send, void* recv, size_t count_per_peer, DType type, StreamHandle stream) override {
     const size_t block = count_per_peer * dtype_size(type);
     if (send == recv) {
@@ -123,6 +123,9 @@ class NcclCommunicator final : public Communicator {
       device_.copy_on_device(staging_->data(), send, bytes, stream);
       send = staging_->data();
     }
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+    enqueue(ncclAlltoAll(send, recv, count_per_peer, to_nccl(type), comm_, as_cuda(stream)), "ncclAlltoAll");
+#else
     check(ncclGroupStart(), "ncclGroupStart");
     for (int peer = 0; peer < size(); ++peer) {
       check(ncclSend(static_cast<const char*>(send) + peer * block, count_per_peer, to_nccl(type), peer, comm_,
@@ -131,7 +134,9 @@ class NcclCommunicator final : public Communicator {
                      as_cuda(stream)), "ncclRecv");
     }
     enqueue(ncclGroupEnd(), "ncclGroupEnd");
+#endif
   }
+
   void barrier(StreamHandle stream) override {
     // A one-element all-reduce orders the ranks on the stream; scratch lives as long as the communicator.
     if (barrier_scratch_ == nullptr) barrier_scratch_ = std::make_unique<DeviceBuffer>(device_, sizeof(float));

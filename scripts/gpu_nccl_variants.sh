@@ -25,6 +25,8 @@ run() {  # run NAME [env...] -- [mpirun flags...]: one sweep, JSON kept for the 
 run baseline LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
 run repeat LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
 sweep+=(--register) && run register LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" && unset 'sweep[-1]'
+# Graph replays are timed as a whole, with no event between collectives: the event cost shows here.
+sweep+=(--graph) && run graph LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" && unset 'sweep[-1]'
 for variant in ${VARIANTS:-}; do
   case $variant in
     iters100) ITERS=100 run iters100 LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" ;;
