@@ -123,9 +123,11 @@ class SizeRunner {
     events[0]->record(stream_);
     for (int i = 0; i < options_.iters; ++i) {
       issue(p);
-      events[static_cast<size_t>(i) + 1]->record(stream_);
+      if (!options_.aggregate_timing) events[static_cast<size_t>(i) + 1]->record(stream_);
     }
+    if (options_.aggregate_timing) events[1]->record(stream_);
     communicator_.wait(stream_, std::string("timing ") + collective_name(op));
+    if (options_.aggregate_timing) return {events[1]->milliseconds_since(*events[0]) / options_.iters};
     return intervals(events);
   }
 

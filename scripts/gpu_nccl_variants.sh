@@ -25,6 +25,7 @@ run() {  # run NAME [env...] -- [mpirun flags...]: one sweep, JSON kept for the 
 run baseline LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
 run repeat LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}"
 sweep+=(--register) && run register LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" && unset 'sweep[-1]'
+sweep+=(--aggregate-timing) && run aggregate LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" && unset 'sweep[-1]'
 # Graph replays are timed as a whole, with no event between collectives: the event cost shows here.
 sweep+=(--graph) && run graph LD_LIBRARY_PATH="${LD_LIBRARY_PATH:-}" && unset 'sweep[-1]'
 for variant in ${VARIANTS:-}; do

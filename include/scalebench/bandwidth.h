@@ -42,6 +42,10 @@ struct BandwidthOptions {
   bool graph = false;  // capture the timed iterations in a device graph and replay it
   bool check = false;  // exact data; count wrong elements per size
   bool register_buffers = false;  // NCCL user-buffer registration (zero-copy), nccl-tests' -R 1
+  // Per-iteration events give every sample (p50/p99), but an event between two collectives keeps the
+  // second from overlapping the first one's tail; aggregate timing is nccl-tests' method: one event pair
+  // around all timed iterations, one sample (total / iters).
+  bool aggregate_timing = false;
 };
 
 // The sizes the sweep visits: min, min*factor, ... up to max, each rounded down to a whole number of

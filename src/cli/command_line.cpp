@@ -58,6 +58,8 @@ void add_bandwidth_command(CLI::App& app, RawBandwidthFlags& raw, BandwidthOptio
   bandwidth->add_flag("-G,--graph", options.graph, "Capture the timed iterations in a CUDA graph and replay it");
   bandwidth->add_flag("-R,--register", options.register_buffers,
                       "Register the buffers with NCCL for zero-copy transfers (nccl-tests -R 1)");
+  bandwidth->add_flag("--aggregate-timing", options.aggregate_timing,
+                      "Time all iterations with one event pair (nccl-tests' method; one sample, no p50/p99)");
   bandwidth->add_flag("-c,--check", options.check,
                       "Verify results with exact data; count wrong elements per size (exit 4 on any)");
 }
@@ -106,7 +108,7 @@ std::string canonical_form(const CommandLine& cl) {
             ";warmup=" + std::to_string(b.warmup_iters) + ";iters=" + std::to_string(b.iters) +
             ";oop=" + std::to_string(b.run_out_of_place) + ";ip=" + std::to_string(b.run_in_place) +
             ";graph=" + std::to_string(b.graph) + ";check=" + std::to_string(b.check) +
-            ";register=" + std::to_string(b.register_buffers);
+            ";register=" + std::to_string(b.register_buffers) + ";aggregate=" + std::to_string(b.aggregate_timing);
   }
   return text;
 }

@@ -127,11 +127,11 @@ void print_bandwidth_header(std::FILE* out, const BandwidthReport& report) {
   std::fprintf(out, "# sizes: min %s   max %s   factor %g\n", bytes_with_units(options.min_bytes).c_str(),
                bytes_with_units(options.max_bytes).c_str(), options.factor);
   std::fprintf(out,
-               "# warmup iters: %d   iters: %d   out-of-place: %s   in-place: %s   graph: %s   register: %s   "
-               "check: %s\n",
-               options.warmup_iters, options.iters, on_off(options.run_out_of_place),
-               on_off(options.run_in_place), on_off(options.graph), on_off(options.register_buffers),
-               on_off(options.check));
+               "# warmup iters: %d   iters: %d   timing: %s   out-of-place: %s   in-place: %s   graph: %s   "
+               "register: %s   check: %s\n",
+               options.warmup_iters, options.iters, options.aggregate_timing ? "aggregate" : "per-iteration",
+               on_off(options.run_out_of_place), on_off(options.run_in_place), on_off(options.graph),
+               on_off(options.register_buffers), on_off(options.check));
   if (!report.started_at.empty()) std::fprintf(out, "# started at: %s\n", report.started_at.c_str());
   std::fprintf(out, "#\n# Using devices\n");
   for (const RankDevice& rank : report.devices) {

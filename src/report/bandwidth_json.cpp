@@ -62,6 +62,7 @@ json config_json(const BandwidthOptions& options) {
           {"out_of_place", options.run_out_of_place},
           {"graph", options.graph},
           {"register", options.register_buffers},
+          {"aggregate_timing", options.aggregate_timing},
           {"check", options.check}};
 }
 
