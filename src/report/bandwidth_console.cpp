@@ -127,7 +127,7 @@ void print_bandwidth_header(std::FILE* out, const BandwidthReport& report) {
   std::fprintf(out, "# sizes: min %s   max %s   factor %g\n", bytes_with_units(options.min_bytes).c_str(),
                bytes_with_units(options.max_bytes).c_str(), options.factor);
   std::fprintf(out,
-               "# warmup iters: %d   iters: %d   timing: %s   out-of-place: %s   in-place: %s   graph: %s   "
+               "# warmup iters: %d   iters: %d   timing: %s\n# out-of-place: %s   in-place: %s   graph: %s   "
                "register: %s   check: %s\n",
                options.warmup_iters, options.iters, options.aggregate_timing ? "aggregate" : "per-iteration",
                on_off(options.run_out_of_place), on_off(options.run_in_place), on_off(options.graph),
