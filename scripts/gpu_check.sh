@@ -12,9 +12,8 @@ max_bytes=${1:-2G}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service: never on
 
-{ nvidia-smi; nvidia-smi topo -m; } > "$out/machine.txt" 2>&1
 echo "== configure and build"
-{ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+{ nvidia-smi; nvidia-smi topo -m; cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DSB_REQUIRE_CUDA=ON -DSB_REQUIRE_NCCL=ON -DSB_REQUIRE_MPI=ON &&
   cmake --build build-gpu -j "$(nproc)"; } > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 grep "scalebench backends" "$out/build.log"
@@ -37,6 +36,9 @@ echo "== bandwidth over the default transport (NVLink where present)"
 "${mpi[@]}" $sb bandwidth --op all --min-bytes 1M --max-bytes "$max_bytes" --check \
   --json "$out/bandwidth_nvlink.json" > "$out/bandwidth_nvlink.txt" 2>&1
 nvlink_rc=$?
+# nccl-tests' timing method (one event pair around the timed loop), for comparison with its published runs.
+"${mpi[@]}" $sb bandwidth --op all --min-bytes 1M --max-bytes "$max_bytes" --aggregate-timing \
+  --json "$out/bandwidth_nvlink_aggregate.json" > /dev/null 2>&1
 {
   echo "== graph replay, small sizes"
   "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 8 --max-bytes 1M --graph --check
@@ -44,6 +46,9 @@ nvlink_rc=$?
   "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 8 --max-bytes 1M --check
   echo "== bf16 all_reduce"
   "${mpi[@]}" $sb bandwidth --op all_reduce --dtype bf16 --min-bytes 1M --max-bytes 512M --check
+  echo "== out of memory must be a clean exit 3 on every rank (expect rc=3)"
+  "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 1M --max-bytes 200G
+  echo "out-of-memory rc=$?"
   echo "== P2P disabled (host shared memory)"
   NCCL_P2P_DISABLE=1 "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 1M --max-bytes 512M --check
   echo "== P2P and SHM disabled (sockets)"
@@ -53,5 +58,8 @@ nvlink_rc=$?
 
 echo "== summary"
 python3 scripts/bandwidth_summary.py "$out/bandwidth_nvlink.json"
+echo "-- the same with --aggregate-timing"
+python3 scripts/bandwidth_summary.py "$out/bandwidth_nvlink_aggregate.json"
+grep -E "out-of-memory rc|error" "$out/bandwidth_variants.txt"
 grep -E "^# (backend|Peak|Out of)|transport" "$out/bandwidth_variants.txt"
 echo "tests rc=$tests_rc  nvlink sweep rc=$nvlink_rc"
