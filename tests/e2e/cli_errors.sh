@@ -34,6 +34,9 @@ expect_output "--register needs the nccl backend" "register without NCCL is refu
 expect_exit 2 "nccl on the CPU" -- "$SB" bandwidth --device cpu --backend nccl
 expect_output "nccl backend needs the cuda device" "nccl on the CPU is refused"
 
+expect_exit 2 "unwritable JSON path" -- "$SB" bandwidth --device cpu --json /nonexistent-dir/out.json
+expect_output "cannot write '/nonexistent-dir/out.json'" "unwritable JSON path is named before the sweep"
+
 # torchrun started this process as one of 4, but MPI sees a one-rank job: refuse instead of running wrong.
 expect_exit 2 "torchrun world size mismatch" -- env RANK=1 WORLD_SIZE=4 LOCAL_RANK=1 "$SB" bandwidth --device cpu
 expect_output "torchrun started 4 ranks but MPI sees 1" "torchrun mismatch is explained"
