@@ -8,6 +8,11 @@ expect_exit 2 "different --iters on two ranks" -- "$MPIEXEC" $OVERSUBSCRIBE \
 expect_lines 2 "configuration differs between ranks: rank\(s\) 1 got other arguments" \
   "both ranks report the mismatch"
 
+expect_exit 2 "one of four ranks with another dtype" -- "$MPIEXEC" $OVERSUBSCRIBE \
+  -n 3 "$SB" bandwidth --device cpu : -n 1 "$SB" bandwidth --device cpu --dtype bf16
+expect_lines 4 "configuration differs between ranks: rank\(s\) 3 got other arguments" \
+  "all four ranks name rank 3"
+
 expect_exit 2 "one rank with a bad flag, one without" -- "$MPIEXEC" $OVERSUBSCRIBE \
   -n 1 "$SB" bandwidth --device cpu : -n 1 "$SB" bandwidth --device cpu --bogus
 expect_output "rank 1 reported a usage error" "the healthy rank names the failing one"
