@@ -1,0 +1,70 @@
+// The static training graph: tensors with fixed shapes and dtypes, and a list of nodes in execution order.
+// Workloads build it through GraphBuilder calls (issue 3); autodiff appends the backward nodes; the memory
+// planner (planner.h) gives every tensor an offset before anything is allocated. Nothing here touches a
+// device: the same graph answers "how many bytes" without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scalebench/dtype.h"
+
+namespace sb {
+
+using TensorId = int32_t;
+constexpr TensorId kNoTensor = -1;
+
+// What a tensor is for decides where the planner puts it and how long it lives.
+enum class TensorRole {
+  kParameter,       // trained weights: live for the whole run, flat buffer
+  kGradient,        // gradient of a parameter: flat buffer in backward order, reduced in buckets
+  kOptimizerState,  // moments, master weights: flat buffer beside the parameters
+  kInput,           // synthetic data and labels: written once per run, live for the whole step
+  kActivation,      // forward and backward intermediates: arena, offsets by liveness
+  kWorkspace,       // scratch of one node (GEMM, softmax statistics): arena, lives for that node only
+};
+const char* tensor_role_name(TensorRole role);
+
+struct TensorInfo {
+  std::string name;
+  std::vector<int64_t> shape;
+  DType dtype = DType::kFloat32;
+  TensorRole role = TensorRole::kActivation;
+  TensorId gradient_of = kNoTensor;  // for kGradient: the parameter it belongs to
+
+  int64_t elements() const;
+  uint64_t bytes() const;
+};
+
+// Scalar attributes of a node (scale, epsilon, dropout probability, transpose flags...), by name.
+using NodeAttributes = std::map<std::string, double>;
+
+struct Node {
+  std::string op;                  // kernel family name, the same on every device ("gemm", "layernorm"...)
+  std::vector<TensorId> inputs;
+  std::vector<TensorId> outputs;
+  NodeAttributes attributes;
+  bool backward = false;           // appended by autodiff
+};
+
+class Graph {
+ public:
+  TensorId add_tensor(TensorInfo info);  // throws UsageError on a non-positive dimension
+  void add_node(Node node);              // throws UsageError on an unknown tensor id
+
+  const TensorInfo& tensor(TensorId id) const;
+  TensorInfo& tensor(TensorId id);
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+
+  std::vector<TensorId> tensors_with_role(TensorRole role) const;
+  int64_t parameter_count() const;  // elements of every kParameter tensor
+
+ private:
+  std::vector<TensorInfo> tensors_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace sb

@@ -1,0 +1,53 @@
+// The memory planner: one device arena for the whole step, every byte assigned before anything is allocated
+// (ARCHITECTURE.md step 5). Layout, in this order, each offset aligned:
+//   parameters | gradients | optimizer state | inputs | activations and workspaces
+// Parameters and gradients are flat and in backward order (the order in which the backward pass finishes
+// each gradient), so a gradient bucket is one contiguous range that can be all-reduced the moment its last
+// gradient is written, and the fused optimizer walks parameters and gradients in step. Activations and
+// workspaces share the rest by liveness: two tensors overlap in memory only if their lifetimes do not.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "scalebench/graph.h"
+
+namespace sb {
+
+struct PlanOptions {
+  uint64_t bucket_bytes = 25ull << 20;  // PyTorch DDP's default, and --bucket-mb's
+  uint64_t alignment = 256;             // every offset; cuBLASLt needs 16, 256 keeps vector loads aligned
+};
+
+struct GradientBucket {
+  size_t first = 0, last = 0;    // indices into MemoryPlan::gradient_order, inclusive
+  uint64_t offset = 0;           // absolute, inside the gradient region
+  uint64_t bytes = 0;
+  int ready_after_node = -1;     // the bucket can be reduced once this node has run
+};
+
+struct MemoryPlan {
+  std::vector<uint64_t> offsets;  // per tensor id: absolute offset in the arena
+  std::vector<int> first_use;     // per tensor id: first node index that touches it (-1: none)
+  std::vector<int> last_use;      // per tensor id: last node index that touches it (-1: none)
+
+  uint64_t parameter_bytes = 0, gradient_bytes = 0, optimizer_bytes = 0, input_bytes = 0;
+  uint64_t activation_peak_bytes = 0;  // the shared region, activations and workspaces together
+  uint64_t total_bytes = 0;
+
+  uint64_t gradient_region_offset = 0;
+  std::vector<TensorId> gradient_order;  // backward order
+  std::vector<int> gradient_ready_node;  // per entry of gradient_order: its last writer's node index
+  std::vector<GradientBucket> buckets;
+};
+
+// Throws UsageError when a parameter has no gradient written by any node, or a gradient names no parameter.
+MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options = {});
+
+// The largest batch in [1, upper] whose plan fits `capacity_bytes`, assuming bytes grow with the batch;
+// 0 when even batch 1 does not fit.
+int64_t largest_batch_that_fits(const std::function<uint64_t(int64_t batch)>& bytes_for_batch,
+                                uint64_t capacity_bytes, int64_t upper);
+
+}  // namespace sb

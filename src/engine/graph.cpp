@@ -1,0 +1,68 @@
+// Graph bookkeeping (include/scalebench/graph.h).
+#include "scalebench/graph.h"
+
+#include "scalebench/error.h"
+
+namespace sb {
+
+const char* tensor_role_name(TensorRole role) {
+  switch (role) {
+    case TensorRole::kParameter: return "parameters";
+    case TensorRole::kGradient: return "gradients";
+    case TensorRole::kOptimizerState: return "optimizer_state";
+    case TensorRole::kInput: return "inputs";
+    case TensorRole::kActivation: return "activations";
+    case TensorRole::kWorkspace: return "workspace";
+  }
+  return "unknown";
+}
+
+int64_t TensorInfo::elements() const {
+  int64_t count = 1;
+  for (int64_t dimension : shape) count *= dimension;
+  return count;
+}
+
+uint64_t TensorInfo::bytes() const { return static_cast<uint64_t>(elements()) * dtype_size(dtype); }
+
+TensorId Graph::add_tensor(TensorInfo info) {
+  for (int64_t dimension : info.shape) {
+    if (dimension <= 0) {
+      throw UsageError("tensor '" + info.name + "' has a non-positive dimension " + std::to_string(dimension));
+    }
+  }
+  tensors_.push_back(std::move(info));
+  return static_cast<TensorId>(tensors_.size() - 1);
+}
+
+void Graph::add_node(Node node) {
+  for (const auto* list : {&node.inputs, &node.outputs}) {
+    for (TensorId id : *list) {
+      if (id < 0 || static_cast<size_t>(id) >= tensors_.size()) {
+        throw UsageError("node '" + node.op + "' names unknown tensor " + std::to_string(id));
+      }
+    }
+  }
+  nodes_.push_back(std::move(node));
+}
+
+const TensorInfo& Graph::tensor(TensorId id) const { return tensors_.at(static_cast<size_t>(id)); }
+TensorInfo& Graph::tensor(TensorId id) { return tensors_.at(static_cast<size_t>(id)); }
+
+std::vector<TensorId> Graph::tensors_with_role(TensorRole role) const {
+  std::vector<TensorId> ids;
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i].role == role) ids.push_back(static_cast<TensorId>(i));
+  }
+  return ids;
+}
+
+int64_t Graph::parameter_count() const {
+  int64_t count = 0;
+  for (const TensorInfo& info : tensors_) {
+    if (info.role == TensorRole::kParameter) count += info.elements();
+  }
+  return count;
+}
+
+}  // namespace sb

@@ -1,0 +1,183 @@
+// Liveness-based memory planning (include/scalebench/planner.h). Activations are placed greedily, largest
+// first, each at the lowest aligned offset that does not collide with an already placed tensor whose
+// lifetime overlaps — the "greedy by size" heuristic of TensorFlow Lite's arena planner, which stays within
+// a few percent of the peak live set on sequential graphs like these.
+#include "scalebench/planner.h"
+
+#include <algorithm>
+
+#include "scalebench/error.h"
+
+namespace sb {
+namespace {
+
+uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+void record_uses(const Graph& graph, MemoryPlan& plan) {
+  const size_t count = graph.tensors().size();
+  plan.first_use.assign(count, -1);
+  plan.last_use.assign(count, -1);
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    const Node& node = graph.nodes()[n];
+    for (const auto* list : {&node.inputs, &node.outputs}) {
+      for (TensorId id : *list) {
+        if (plan.first_use[static_cast<size_t>(id)] < 0) plan.first_use[static_cast<size_t>(id)] = static_cast<int>(n);
+        plan.last_use[static_cast<size_t>(id)] = static_cast<int>(n);
+      }
+    }
+  }
+}
+
+// The node after which each gradient is final: its last writer.
+std::vector<int> last_writers(const Graph& graph) {
+  std::vector<int> writer(graph.tensors().size(), -1);
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    for (TensorId id : graph.nodes()[n].outputs) writer[static_cast<size_t>(id)] = static_cast<int>(n);
+  }
+  return writer;
+}
+
+void order_gradients(const Graph& graph, MemoryPlan& plan) {
+  const std::vector<int> writer = last_writers(graph);
+  std::vector<TensorId> gradients = graph.tensors_with_role(TensorRole::kGradient);
+  std::vector<bool> has_gradient(graph.tensors().size(), false);
+  for (TensorId id : gradients) {
+    const TensorInfo& info = graph.tensor(id);
+    if (info.gradient_of == kNoTensor || graph.tensor(info.gradient_of).role != TensorRole::kParameter) {
+      throw UsageError("gradient '" + info.name + "' names no parameter");
+    }
+    if (writer[static_cast<size_t>(id)] < 0) throw UsageError("gradient '" + info.name + "' is never written");
+    has_gradient[static_cast<size_t>(info.gradient_of)] = true;
+  }
+  for (TensorId id : graph.tensors_with_role(TensorRole::kParameter)) {
+    if (!has_gradient[static_cast<size_t>(id)]) {
+      throw UsageError("parameter '" + graph.tensor(id).name + "' has no gradient (frozen weights are inputs)");
+    }
+  }
+  // Stable: gradients finished by the same node keep their declaration order.
+  std::stable_sort(gradients.begin(), gradients.end(), [&](TensorId a, TensorId b) {
+    return writer[static_cast<size_t>(a)] < writer[static_cast<size_t>(b)];
+  });
+  plan.gradient_order = gradients;
+  for (TensorId id : gradients) plan.gradient_ready_node.push_back(writer[static_cast<size_t>(id)]);
+}
+
+// Lays `ids` out back to back from `offset`; returns the end.
+uint64_t lay_out(const Graph& graph, const std::vector<TensorId>& ids, uint64_t offset, uint64_t alignment,
+                 MemoryPlan& plan) {
+  for (TensorId id : ids) {
+    offset = align_up(offset, alignment);
+    plan.offsets[static_cast<size_t>(id)] = offset;
+    offset += graph.tensor(id).bytes();
+  }
+  return offset;
+}
+
+void cut_buckets(const Graph& graph, const PlanOptions& options, MemoryPlan& plan) {
+  GradientBucket bucket;
+  bool open = false;
+  for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
+    const TensorId id = plan.gradient_order[i];
+    const uint64_t offset = plan.offsets[static_cast<size_t>(id)];
+    if (!open) {
+      bucket = GradientBucket{i, i, offset, 0, -1};
+      open = true;
+    }
+    bucket.last = i;
+    bucket.bytes = offset + graph.tensor(id).bytes() - bucket.offset;
+    bucket.ready_after_node = std::max(bucket.ready_after_node, plan.gradient_ready_node[i]);
+    if (bucket.bytes >= options.bucket_bytes) {
+      plan.buckets.push_back(bucket);
+      open = false;
+    }
+  }
+  if (open) plan.buckets.push_back(bucket);
+}
+
+struct Placed {
+  uint64_t begin, end;
+  int first, last;
+};
+
+uint64_t place_by_liveness(const Graph& graph, uint64_t base, uint64_t alignment, MemoryPlan& plan) {
+  std::vector<TensorId> shared;
+  for (TensorRole role : {TensorRole::kActivation, TensorRole::kWorkspace}) {
+    for (TensorId id : graph.tensors_with_role(role)) shared.push_back(id);
+  }
+  std::stable_sort(shared.begin(), shared.end(),
+                   [&](TensorId a, TensorId b) { return graph.tensor(a).bytes() > graph.tensor(b).bytes(); });
+  std::vector<Placed> placed;
+  uint64_t peak = 0;
+  for (TensorId id : shared) {
+    const size_t i = static_cast<size_t>(id);
+    // A tensor no node touches still gets a place of its own (lifetime of the whole step): the executor
+    // may read it, and hiding a mistake in the graph behind a shared offset would be worse.
+    const int first = plan.first_use[i] < 0 ? 0 : plan.first_use[i];
+    const int last = plan.last_use[i] < 0 ? static_cast<int>(graph.nodes().size()) : plan.last_use[i];
+    const uint64_t size = align_up(graph.tensor(id).bytes(), alignment);
+    std::vector<const Placed*> conflicts;
+    for (const Placed& other : placed) {
+      if (other.first <= last && first <= other.last) conflicts.push_back(&other);
+    }
+    std::sort(conflicts.begin(), conflicts.end(), [](const Placed* a, const Placed* b) { return a->begin < b->begin; });
+    uint64_t candidate = 0;
+    for (const Placed* other : conflicts) {
+      if (candidate + size <= other->begin) break;  // fits in the gap before this one
+      candidate = std::max(candidate, other->end);
+    }
+    placed.push_back(Placed{candidate, candidate + size, first, last});
+    plan.offsets[i] = base + candidate;
+    peak = std::max(peak, candidate + size);
+  }
+  return peak;
+}
+
+}  // namespace
+
+MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
+  if (options.alignment == 0 || (options.alignment & (options.alignment - 1)) != 0) {
+    throw UsageError("plan alignment must be a power of two");
+  }
+  MemoryPlan plan;
+  plan.offsets.assign(graph.tensors().size(), 0);
+  record_uses(graph, plan);
+  order_gradients(graph, plan);
+
+  std::vector<TensorId> parameters;  // in the order of their gradients, so both flat buffers line up
+  for (TensorId gradient : plan.gradient_order) parameters.push_back(graph.tensor(gradient).gradient_of);
+
+  const uint64_t a = options.alignment;
+  uint64_t offset = lay_out(graph, parameters, 0, a, plan);
+  plan.parameter_bytes = offset;
+  plan.gradient_region_offset = align_up(offset, a);
+  offset = lay_out(graph, plan.gradient_order, plan.gradient_region_offset, a, plan);
+  plan.gradient_bytes = offset - plan.gradient_region_offset;
+  uint64_t start = align_up(offset, a);
+  offset = lay_out(graph, graph.tensors_with_role(TensorRole::kOptimizerState), start, a, plan);
+  plan.optimizer_bytes = offset - start;
+  start = align_up(offset, a);
+  offset = lay_out(graph, graph.tensors_with_role(TensorRole::kInput), start, a, plan);
+  plan.input_bytes = offset - start;
+  start = align_up(offset, a);
+  plan.activation_peak_bytes = place_by_liveness(graph, start, a, plan);
+  plan.total_bytes = start + plan.activation_peak_bytes;
+  cut_buckets(graph, options, plan);
+  return plan;
+}
+
+int64_t largest_batch_that_fits(const std::function<uint64_t(int64_t)>& bytes_for_batch, uint64_t capacity_bytes,
+                                int64_t upper) {
+  if (upper < 1 || bytes_for_batch(1) > capacity_bytes) return 0;
+  int64_t low = 1, high = upper;  // invariant: low fits
+  while (low < high) {
+    const int64_t middle = low + (high - low + 1) / 2;
+    if (bytes_for_batch(middle) <= capacity_bytes) {
+      low = middle;
+    } else {
+      high = middle - 1;
+    }
+  }
+  return low;
+}
+
+}  // namespace sb

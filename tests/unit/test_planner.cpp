@@ -1,0 +1,179 @@
+// The memory planner on hand-built graphs: region layout and alignment, activations sharing memory only
+// when their lifetimes are disjoint (checked exhaustively on random graphs), gradients in backward order,
+// buckets, and the largest-batch search.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "scalebench/error.h"
+#include "scalebench/planner.h"
+
+namespace sb {
+namespace {
+
+TensorId add(Graph& graph, const std::string& name, std::vector<int64_t> shape, TensorRole role,
+             TensorId gradient_of = kNoTensor) {
+  TensorInfo info;
+  info.name = name;
+  info.shape = std::move(shape);
+  info.role = role;
+  info.gradient_of = gradient_of;
+  return graph.add_tensor(info);
+}
+
+// x -> h = f(x, w1) -> y = g(h, w2); backward writes dw2 first, then dw1.
+struct TwoLayer {
+  Graph graph;
+  TensorId x, w1, w2, h, y, dy, dh, dw1, dw2;
+  TwoLayer() {
+    x = add(graph, "x", {8, 16}, TensorRole::kInput);
+    w1 = add(graph, "w1", {16, 32}, TensorRole::kParameter);
+    w2 = add(graph, "w2", {32, 4}, TensorRole::kParameter);
+    h = add(graph, "h", {8, 32}, TensorRole::kActivation);
+    y = add(graph, "y", {8, 4}, TensorRole::kActivation);
+    dy = add(graph, "dy", {8, 4}, TensorRole::kActivation);
+    dh = add(graph, "dh", {8, 32}, TensorRole::kActivation);
+    dw1 = add(graph, "dw1", {16, 32}, TensorRole::kGradient, w1);
+    dw2 = add(graph, "dw2", {32, 4}, TensorRole::kGradient, w2);
+    graph.add_node(Node{"gemm", {x, w1}, {h}, {}, false});
+    graph.add_node(Node{"gemm", {h, w2}, {y}, {}, false});
+    graph.add_node(Node{"loss_backward", {y}, {dy}, {}, true});
+    graph.add_node(Node{"gemm", {h, dy}, {dw2}, {}, true});
+    graph.add_node(Node{"gemm", {dy, w2}, {dh}, {}, true});
+    graph.add_node(Node{"gemm", {x, dh}, {dw1}, {}, true});
+  }
+};
+
+TEST(Planner, RegionsInOrderAlignedAndCounted) {
+  TwoLayer t;
+  MemoryPlan plan = plan_memory(t.graph, PlanOptions{1 << 20, 256});
+  // Parameters and gradients both in backward order: w2/dw2 first.
+  EXPECT_EQ(plan.offsets[t.w2], 0u);
+  EXPECT_EQ(plan.offsets[t.w1], 512u);  // 32*4*4 = 512 bytes
+  EXPECT_EQ(plan.parameter_bytes, 512u + 2048u);
+  EXPECT_EQ(plan.gradient_order, (std::vector<TensorId>{t.dw2, t.dw1}));
+  EXPECT_EQ(plan.gradient_region_offset, 2560u);
+  EXPECT_EQ(plan.offsets[t.dw2] - plan.gradient_region_offset, plan.offsets[t.w2]);
+  EXPECT_EQ(plan.offsets[t.dw1] - plan.gradient_region_offset, plan.offsets[t.w1]);
+  EXPECT_EQ(plan.input_bytes, 8u * 16 * 4);
+  for (uint64_t offset : plan.offsets) EXPECT_EQ(offset % 256, 0u);
+  EXPECT_EQ(plan.gradient_ready_node, (std::vector<int>{3, 5}));
+  EXPECT_GE(plan.total_bytes, plan.parameter_bytes + plan.gradient_bytes + plan.input_bytes +
+                                  plan.activation_peak_bytes);
+}
+
+TEST(Planner, DisjointLifetimesShareMemoryOverlappingOnesDoNot) {
+  TwoLayer t;
+  MemoryPlan plan = plan_memory(t.graph);
+  // Lifetimes: h 0..3, y 1..2, dy 2..4, dh 4..5. h is live with y and dy; dh may reuse h's or y's memory.
+  auto overlaps = [&](TensorId a, TensorId b) {
+    const uint64_t a_end = plan.offsets[a] + t.graph.tensor(a).bytes();
+    const uint64_t b_end = plan.offsets[b] + t.graph.tensor(b).bytes();
+    return plan.offsets[a] < b_end && plan.offsets[b] < a_end;
+  };
+  EXPECT_FALSE(overlaps(t.h, t.y));
+  EXPECT_FALSE(overlaps(t.h, t.dy));
+  EXPECT_FALSE(overlaps(t.y, t.dy));
+  EXPECT_FALSE(overlaps(t.dy, t.dh));
+  EXPECT_TRUE(overlaps(t.dh, t.h) || overlaps(t.dh, t.y));
+  // The peak is below the sum of all activations: something was reused.
+  uint64_t sum = 0;
+  for (TensorId id : {t.h, t.y, t.dy, t.dh}) sum += t.graph.tensor(id).bytes();
+  EXPECT_LT(plan.activation_peak_bytes, sum);
+}
+
+TEST(Planner, RandomGraphsNeverOverlapLiveTensors) {
+  std::mt19937 random(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    Graph graph;
+    std::vector<TensorId> activations;
+    const int count = 5 + static_cast<int>(random() % 40);
+    for (int i = 0; i < count; ++i) {
+      activations.push_back(add(graph, "a" + std::to_string(i), {1 + static_cast<int64_t>(random() % 300)},
+                                i % 7 == 0 ? TensorRole::kWorkspace : TensorRole::kActivation));
+    }
+    const int nodes = 3 + static_cast<int>(random() % 30);
+    for (int n = 0; n < nodes; ++n) {
+      Node node{"op", {}, {}, {}, false};
+      node.inputs.push_back(activations[random() % activations.size()]);
+      node.outputs.push_back(activations[random() % activations.size()]);
+      graph.add_node(node);
+    }
+    MemoryPlan plan = plan_memory(graph, PlanOptions{1 << 20, 64});
+    for (TensorId a : activations) {
+      for (TensorId b : activations) {
+        if (a >= b) continue;
+        const int a_first = plan.first_use[a] < 0 ? 0 : plan.first_use[a];
+        const int a_last = plan.last_use[a] < 0 ? nodes : plan.last_use[a];
+        const int b_first = plan.first_use[b] < 0 ? 0 : plan.first_use[b];
+        const int b_last = plan.last_use[b] < 0 ? nodes : plan.last_use[b];
+        if (a_first > b_last || b_first > a_last) continue;  // never live together
+        const uint64_t a_end = plan.offsets[a] + graph.tensor(a).bytes();
+        const uint64_t b_end = plan.offsets[b] + graph.tensor(b).bytes();
+        ASSERT_FALSE(plan.offsets[a] < b_end && plan.offsets[b] < a_end)
+            << "trial " << trial << ": tensors " << a << " and " << b << " are live together and overlap";
+      }
+    }
+    for (TensorId a : activations) {
+      EXPECT_LE(plan.offsets[a] + graph.tensor(a).bytes(), plan.total_bytes);
+    }
+  }
+}
+
+TEST(Planner, BucketsCoverGradientsInOrderAndCloseAtTheirSize) {
+  Graph graph;
+  std::vector<TensorId> gradients;
+  for (int i = 0; i < 6; ++i) {
+    TensorId p = add(graph, "p" + std::to_string(i), {256}, TensorRole::kParameter);  // 1 KiB each
+    gradients.push_back(add(graph, "g" + std::to_string(i), {256}, TensorRole::kGradient, p));
+  }
+  // Written in reverse declaration order, as a backward pass does.
+  for (int i = 5; i >= 0; --i) graph.add_node(Node{"grad", {}, {gradients[static_cast<size_t>(i)]}, {}, true});
+  MemoryPlan plan = plan_memory(graph, PlanOptions{2048, 256});
+  ASSERT_EQ(plan.gradient_order.front(), gradients[5]);
+  ASSERT_EQ(plan.buckets.size(), 3u);
+  uint64_t covered = 0;
+  for (size_t b = 0; b < plan.buckets.size(); ++b) {
+    EXPECT_EQ(plan.buckets[b].bytes, 2048u);
+    EXPECT_EQ(plan.buckets[b].first, 2 * b);
+    EXPECT_EQ(plan.buckets[b].ready_after_node, static_cast<int>(2 * b + 1));
+    covered += plan.buckets[b].bytes;
+  }
+  EXPECT_EQ(covered, plan.gradient_bytes);
+}
+
+TEST(Planner, RefusesParametersWithoutGradientsAndOrphanGradients) {
+  Graph no_gradient;
+  add(no_gradient, "w", {4}, TensorRole::kParameter);
+  EXPECT_THROW(plan_memory(no_gradient), UsageError);
+
+  Graph never_written;
+  TensorId w = add(never_written, "w", {4}, TensorRole::kParameter);
+  add(never_written, "dw", {4}, TensorRole::kGradient, w);
+  EXPECT_THROW(plan_memory(never_written), UsageError);
+
+  Graph orphan;
+  TensorId dx = add(orphan, "dx", {4}, TensorRole::kGradient);
+  orphan.add_node(Node{"grad", {}, {dx}, {}, true});
+  EXPECT_THROW(plan_memory(orphan), UsageError);
+}
+
+TEST(Planner, GraphRejectsBadShapesAndUnknownTensors) {
+  Graph graph;
+  EXPECT_THROW(add(graph, "bad", {4, 0}, TensorRole::kActivation), UsageError);
+  EXPECT_THROW(graph.add_node(Node{"op", {3}, {}, {}, false}), UsageError);
+  TensorId w = add(graph, "w", {3, 5}, TensorRole::kParameter);
+  EXPECT_EQ(graph.parameter_count(), 15);
+  EXPECT_EQ(graph.tensor(w).bytes(), 60u);
+}
+
+TEST(Planner, LargestBatchThatFits) {
+  auto bytes = [](int64_t batch) { return static_cast<uint64_t>(1000 + 100 * batch); };
+  EXPECT_EQ(largest_batch_that_fits(bytes, 1000 + 100 * 37, 1 << 20), 37);
+  EXPECT_EQ(largest_batch_that_fits(bytes, 1000 + 100 * 37 + 99, 1 << 20), 37);
+  EXPECT_EQ(largest_batch_that_fits(bytes, 1099, 1 << 20), 0);
+  EXPECT_EQ(largest_batch_that_fits(bytes, 1u << 30, 64), 64);
+}
+
+}  // namespace
+}  // namespace sb
