@@ -33,6 +33,7 @@ struct TensorInfo {
   DType dtype = DType::kFloat32;
   TensorRole role = TensorRole::kActivation;
   TensorId gradient_of = kNoTensor;  // for kGradient: the parameter it belongs to
+  bool read_after_step = false;      // the host reads it after the step (the loss): live to the end
 
   int64_t elements() const;
   uint64_t bytes() const;

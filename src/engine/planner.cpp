@@ -113,7 +113,8 @@ uint64_t place_by_liveness(const Graph& graph, uint64_t base, uint64_t alignment
     // A tensor no node touches still gets a place of its own (lifetime of the whole step): the executor
     // may read it, and hiding a mistake in the graph behind a shared offset would be worse.
     const int first = plan.first_use[i] < 0 ? 0 : plan.first_use[i];
-    const int last = plan.last_use[i] < 0 ? static_cast<int>(graph.nodes().size()) : plan.last_use[i];
+    const int last = plan.last_use[i] < 0 || graph.tensor(id).read_after_step ? static_cast<int>(graph.nodes().size())
+                                                                               : plan.last_use[i];
     const uint64_t size = align_up(graph.tensor(id).bytes(), alignment);
     std::vector<const Placed*> conflicts;
     for (const Placed& other : placed) {

@@ -1,0 +1,18 @@
+// Reverse-mode differentiation of a forward graph (ARCHITECTURE.md step 4). Walks the forward nodes in
+// reverse, asks each op's backward rule (src/engine/backward_rules.cpp) for the gradients of its inputs,
+// sums the contributions of tensors used more than once (tied embeddings, residual branches) and gives every
+// parameter a kGradient tensor. A parameter's gradient is finalised the moment its last contribution is
+// written, so the planner sees its true ready point and buckets can be reduced during the backward pass.
+#pragma once
+
+#include <map>
+
+#include "scalebench/graph.h"
+
+namespace sb {
+
+// `loss` must be the one-element output of a loss op (softmax_cross_entropy). Returns parameter -> gradient.
+// Throws UsageError for an op without a backward rule, or a parameter the loss does not depend on.
+std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss);
+
+}  // namespace sb

@@ -1,0 +1,53 @@
+// The API workloads build their forward graph with (ARCHITECTURE.md step 3). Each call appends one node
+// with static shapes and returns the output tensor; the backward graph is appended later by autodiff
+// (autodiff.h). Workloads never see a device, a kernel or a library: only these calls.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scalebench/graph.h"
+
+namespace sb {
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(Graph& graph) : graph_(graph) {}
+  Graph& graph() { return graph_; }
+
+  // Leaves of the graph.
+  TensorId parameter(const std::string& name, std::vector<int64_t> shape);
+  TensorId input(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32);
+
+  // y (rows, out) = x (rows, in) · wᵀ (+ bias), w shaped (out, in) as PyTorch's nn.Linear. x may have
+  // leading dimensions; they are flattened into rows and restored in y.
+  TensorId linear(TensorId x, TensorId weight, TensorId bias = kNoTensor);
+  // C = alpha · op(A) · op(B) on the last two dimensions, batched over the leading ones (same count on both).
+  TensorId matmul(TensorId a, TensorId b, bool transpose_a, bool transpose_b, double alpha = 1.0);
+  TensorId add(TensorId a, TensorId b);  // same shapes (residual connections)
+  TensorId gelu(TensorId x);             // exact erf form (BERT)
+  TensorId relu(TensorId x);
+  TensorId tanh(TensorId x);
+  TensorId layernorm(TensorId x, TensorId gamma, TensorId beta, double epsilon);
+  // Rows of `table` (vocab, dim) gathered by int32 `ids`; output shape = ids' shape + (dim).
+  TensorId embedding(TensorId ids, TensorId table, int64_t padding_idx = -1);
+  // Attention probabilities from scores (batch, heads, q, k): softmax(scale · scores) with keys at or past
+  // key_lengths[b] (int32 input, optional) and, when causal, keys after the query masked to 0.
+  TensorId masked_softmax(TensorId scores, double scale, TensorId key_lengths = kNoTensor, bool causal = false);
+  // Mean over non-ignored rows of the label-smoothed cross-entropy of logits (rows, classes) against int32
+  // targets (rows). Returns a one-element loss tensor; the graph's backward starts there.
+  TensorId softmax_cross_entropy(TensorId logits, TensorId targets, double label_smoothing, int64_t ignore_index);
+  // A view with another shape over the same elements (no node; shares the tensor's storage is NOT
+  // supported by the planner yet, so this copies through an identity node).
+  TensorId reshape(TensorId x, std::vector<int64_t> shape);
+
+ private:
+  TensorId activation(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32);
+  const std::vector<int64_t>& shape(TensorId id) const { return graph_.tensor(id).shape; }
+  std::string next_name(const std::string& op);
+
+  Graph& graph_;
+  int counter_ = 0;
+};
+
+}  // namespace sb

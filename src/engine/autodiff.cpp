@@ -1,0 +1,150 @@
+// Reverse-mode differentiation of the forward graph (include/scalebench/autodiff.h).
+#include "scalebench/autodiff.h"
+
+#include <vector>
+
+#include "scalebench/error.h"
+#include "src/engine/backward_rules.h"
+
+namespace sb {
+namespace {
+
+using detail::Contribution;
+
+class Differentiator {
+ public:
+  Differentiator(Graph& graph, TensorId loss)
+      : graph_(graph),
+        context_(graph, [this](TensorId id) { return needs_gradient(id); }),
+        loss_(loss) {
+    forward_.assign(graph.nodes().begin(), graph.nodes().end());  // the graph grows while we walk it
+    const size_t tensors = graph.tensors().size();
+    contributions_.resize(tensors);
+    uses_.assign(tensors, 0);
+    relevant_.assign(tensors, false);
+  }
+
+  std::map<TensorId, TensorId> run() {
+    const int loss_node = find_producer(loss_);
+    if (loss_node < 0 || forward_[static_cast<size_t>(loss_node)].op != "softmax_cross_entropy") {
+      throw UsageError("the loss must be the output of a loss op (softmax_cross_entropy)");
+    }
+    mark_relevant(loss_node);
+    for (int i = loss_node; i >= 0; --i) {
+      const Node& node = forward_[static_cast<size_t>(i)];
+      if (!node_relevant(node)) continue;
+      std::vector<TensorId> dout;
+      bool any = false;
+      for (TensorId out : node.outputs) {
+        dout.push_back(i == loss_node ? kNoTensor : gradient_of_activation(out));
+        any = any || dout.back() != kNoTensor;
+      }
+      if (!any && i != loss_node) continue;
+      const detail::BackwardRule* rule = detail::find_backward_rule(node.op);
+      if (rule == nullptr) throw UsageError("op '" + node.op + "' has no backward rule");
+      std::vector<Contribution> inputs = (*rule)(context_, node, dout);
+      for (size_t j = 0; j < node.inputs.size() && j < inputs.size(); ++j) add_contribution(node.inputs[j], inputs[j]);
+    }
+    for (TensorId p : graph_.tensors_with_role(TensorRole::kParameter)) {
+      if (gradients_.count(p) == 0) {
+        throw UsageError("parameter '" + graph_.tensor(p).name + "' does not affect the loss");
+      }
+    }
+    return gradients_;
+  }
+
+ private:
+  static bool differentiable(const TensorInfo& info) { return dtype_is_floating(info.dtype); }
+
+  bool needs_gradient(TensorId id) const {
+    const TensorInfo& info = graph_.tensor(id);
+    return static_cast<size_t>(id) < relevant_.size() && relevant_[static_cast<size_t>(id)] &&
+           info.role != TensorRole::kInput && differentiable(info);
+  }
+
+  int find_producer(TensorId id) const {
+    for (int i = static_cast<int>(forward_.size()) - 1; i >= 0; --i) {
+      for (TensorId out : forward_[static_cast<size_t>(i)].outputs) {
+        if (out == id) return i;
+      }
+    }
+    return -1;
+  }
+
+  // Tensors the loss depends on, and how many times each is used by a node the loss depends on (the
+  // number of contributions to wait for before a gradient is complete).
+  void mark_relevant(int loss_node) {
+    relevant_[static_cast<size_t>(loss_)] = true;
+    for (int i = loss_node; i >= 0; --i) {
+      const Node& node = forward_[static_cast<size_t>(i)];
+      if (!node_relevant(node)) continue;
+      for (TensorId in : node.inputs) {
+        if (!differentiable(graph_.tensor(in))) continue;
+        relevant_[static_cast<size_t>(in)] = true;
+        ++uses_[static_cast<size_t>(in)];
+      }
+    }
+  }
+
+  bool node_relevant(const Node& node) const {
+    for (TensorId out : node.outputs) {
+      if (relevant_[static_cast<size_t>(out)]) return true;
+    }
+    return false;
+  }
+
+  void add_contribution(TensorId input, const Contribution& contribution) {
+    if (contribution.tensor == kNoTensor || !differentiable(graph_.tensor(input))) return;
+    auto& list = contributions_[static_cast<size_t>(input)];
+    list.push_back(contribution);
+    if (graph_.tensor(input).role == TensorRole::kParameter && static_cast<int>(list.size()) == uses_[static_cast<size_t>(input)]) {
+      finalize_parameter(input);
+    }
+  }
+
+  TensorId gradient_of_activation(TensorId id) {
+    const auto& list = contributions_[static_cast<size_t>(id)];
+    if (list.empty()) return kNoTensor;
+    if (list.size() == 1) return list[0].tensor;
+    return sum(list, context_.gradient_like(id, "_sum"));
+  }
+
+  // The gradient of a parameter is its own kGradient tensor: a fresh single contribution is promoted in
+  // place (no copy); anything else (tied weights, an aliased contribution) is summed into a new one.
+  void finalize_parameter(TensorId parameter) {
+    const auto& list = contributions_[static_cast<size_t>(parameter)];
+    TensorId gradient;
+    if (list.size() == 1 && list[0].fresh) {
+      gradient = list[0].tensor;
+    } else {
+      gradient = sum(list, context_.gradient_like(parameter));
+    }
+    TensorInfo& info = graph_.tensor(gradient);
+    info.role = TensorRole::kGradient;
+    info.gradient_of = parameter;
+    info.name = "grad." + graph_.tensor(parameter).name;
+    gradients_[parameter] = gradient;
+  }
+
+  TensorId sum(const std::vector<Contribution>& list, TensorId out) {
+    Node node{"add_n", {}, {out}, {{"n", double(graph_.tensor(out).elements())}}, true};
+    for (const Contribution& c : list) node.inputs.push_back(c.tensor);
+    context_.emit(node);
+    return out;
+  }
+
+  Graph& graph_;
+  detail::BackwardContext context_;
+  TensorId loss_;
+  std::vector<Node> forward_;
+  std::vector<std::vector<Contribution>> contributions_;
+  std::vector<int> uses_;
+  std::vector<bool> relevant_;
+  std::map<TensorId, TensorId> gradients_;
+};
+
+}  // namespace
+
+std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss) { return Differentiator(graph, loss).run(); }
+
+}  // namespace sb

@@ -1,0 +1,152 @@
+// One backward rule per forward op (src/engine/backward_rules.h). Gradient nodes carry the same size
+// attributes as the forward node, so executors never infer shapes.
+#include "src/engine/backward_rules.h"
+
+#include <map>
+
+#include "scalebench/error.h"
+
+namespace sb::detail {
+
+TensorId BackwardContext::gradient_like(TensorId like, const std::string& suffix) {
+  TensorInfo info = graph_.tensor(like);
+  info.name = "d" + info.name + suffix;
+  info.role = TensorRole::kActivation;
+  info.gradient_of = kNoTensor;
+  info.dtype = DType::kFloat32;
+  return graph_.add_tensor(info);
+}
+
+void BackwardContext::emit(Node node) {
+  node.backward = true;
+  graph_.add_node(std::move(node));
+}
+
+namespace {
+
+double attribute(const Node& node, const char* name) { return node.attributes.at(name); }
+
+Node gemm_node(TensorId a, TensorId b, TensorId c, bool ta, bool tb, double m, double n, double k, double alpha,
+               double batch) {
+  return Node{"gemm", {a, b}, {c},
+              {{"transpose_a", ta ? 1.0 : 0.0}, {"transpose_b", tb ? 1.0 : 0.0}, {"m", m}, {"n", n}, {"k", k},
+               {"alpha", alpha}, {"batch", batch}},
+              true};
+}
+
+// C = alpha op(A) op(B): dA and dB are GEMMs of dC with the other operand; which operand is transposed
+// depends on the forward's transposes (the four cases below), so that no explicit transpose is ever stored.
+std::vector<Contribution> gemm_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  const TensorId a = node.inputs[0], b = node.inputs[1], dc = dout[0];
+  const bool ta = attribute(node, "transpose_a") != 0, tb = attribute(node, "transpose_b") != 0;
+  const double m = attribute(node, "m"), n = attribute(node, "n"), k = attribute(node, "k");
+  const double alpha = attribute(node, "alpha"), batch = attribute(node, "batch");
+  const bool want_a = ctx.needs_gradient(a), want_b = ctx.needs_gradient(b);
+  const TensorId da = want_a ? ctx.gradient_like(a) : kNoTensor;
+  const TensorId db = want_b ? ctx.gradient_like(b) : kNoTensor;
+  if (!ta && !tb) {
+    if (want_a) ctx.emit(gemm_node(dc, b, da, false, true, m, k, n, alpha, batch));
+    if (want_b) ctx.emit(gemm_node(a, dc, db, true, false, k, n, m, alpha, batch));
+  } else if (!ta && tb) {
+    if (want_a) ctx.emit(gemm_node(dc, b, da, false, false, m, k, n, alpha, batch));
+    if (want_b) ctx.emit(gemm_node(dc, a, db, true, false, n, k, m, alpha, batch));
+  } else if (ta && !tb) {
+    if (want_a) ctx.emit(gemm_node(b, dc, da, false, true, k, m, n, alpha, batch));
+    if (want_b) ctx.emit(gemm_node(a, dc, db, false, false, k, n, m, alpha, batch));
+  } else {
+    if (want_a) ctx.emit(gemm_node(b, dc, da, true, true, k, m, n, alpha, batch));
+    if (want_b) ctx.emit(gemm_node(dc, a, db, true, true, n, k, m, alpha, batch));
+  }
+  return {{da, true}, {db, true}};
+}
+
+std::vector<Contribution> bias_add_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  const TensorId dbias = ctx.gradient_like(node.inputs[1]);
+  ctx.emit(Node{"bias_backward", {dout[0]}, {dbias}, node.attributes, true});
+  return {{dout[0], false}, {dbias, true}};
+}
+
+std::vector<Contribution> add_backward(BackwardContext&, const Node&, const std::vector<TensorId>& dout) {
+  return {{dout[0], false}, {dout[0], false}};
+}
+
+// Elementwise activations (an activation's input always needs its gradient when the output does, except for
+// a data input, which no workload feeds straight into one): the backward kernel reads the forward input (gelu) or output (relu, tanh),
+// whichever the kernel documents, so only that tensor stays alive until the backward pass.
+BackwardRule activation_backward(const char* op, bool needs_output) {
+  return [op, needs_output](BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+    const TensorId dx = ctx.gradient_like(node.inputs[0]);
+    const TensorId saved = needs_output ? node.outputs[0] : node.inputs[0];
+    ctx.emit(Node{op, {saved, dout[0]}, {dx}, node.attributes, true});
+    return std::vector<Contribution>{{dx, true}};
+  };
+}
+
+std::vector<Contribution> layernorm_backward(BackwardContext& ctx, const Node& node,
+                                             const std::vector<TensorId>& dout) {
+  const TensorId x = node.inputs[0], gamma = node.inputs[1], beta = node.inputs[2];
+  const TensorId dx = ctx.gradient_like(x), dgamma = ctx.gradient_like(gamma), dbeta = ctx.gradient_like(beta);
+  ctx.emit(Node{"layernorm_backward", {dout[0], x, gamma, node.outputs[1], node.outputs[2]}, {dx, dgamma, dbeta},
+                node.attributes, true});
+  return {{dx, true}, {dgamma, true}, {dbeta, true}};
+}
+
+std::vector<Contribution> embedding_backward(BackwardContext& ctx, const Node& node,
+                                             const std::vector<TensorId>& dout) {
+  const TensorId dtable = ctx.gradient_like(node.inputs[1]);
+  ctx.emit(Node{"embedding_backward", {node.inputs[0], dout[0]}, {dtable}, node.attributes, true});
+  return {{kNoTensor, false}, {dtable, true}};
+}
+
+std::vector<Contribution> masked_softmax_backward(BackwardContext& ctx, const Node& node,
+                                                  const std::vector<TensorId>& dout) {
+  const TensorId dscores = ctx.gradient_like(node.inputs[0]);
+  std::vector<TensorId> inputs{node.outputs[0], dout[0]};
+  if (node.inputs.size() > 1) inputs.push_back(node.inputs[1]);  // key lengths
+  ctx.emit(Node{"masked_softmax_backward", inputs, {dscores}, node.attributes, true});
+  std::vector<Contribution> result{{dscores, true}};
+  if (node.inputs.size() > 1) result.push_back({kNoTensor, false});
+  return result;
+}
+
+// The loss is where the backward pass starts: its incoming gradient is 1 by definition, so the rule
+// ignores dout and the kernel scales by 1 / (rows that count) itself.
+std::vector<Contribution> cross_entropy_backward(BackwardContext& ctx, const Node& node,
+                                                 const std::vector<TensorId>&) {
+  const TensorId dlogits = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"softmax_cross_entropy_backward", {node.inputs[0], node.inputs[1], node.outputs[1]}, {dlogits},
+                node.attributes, true});
+  return {{dlogits, true}, {kNoTensor, false}};
+}
+
+std::vector<Contribution> copy_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"copy", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
+const std::map<std::string, BackwardRule>& rules() {
+  static const std::map<std::string, BackwardRule> table = {
+      {"gemm", gemm_backward},
+      {"bias_add", bias_add_backward},
+      {"add", add_backward},
+      {"gelu", activation_backward("gelu_backward", false)},
+      {"relu", activation_backward("relu_backward", true)},
+      {"tanh", activation_backward("tanh_backward", true)},
+      {"layernorm", layernorm_backward},
+      {"embedding", embedding_backward},
+      {"masked_softmax", masked_softmax_backward},
+      {"softmax_cross_entropy", cross_entropy_backward},
+      {"copy", copy_backward},
+  };
+  return table;
+}
+
+}  // namespace
+
+const BackwardRule* find_backward_rule(const std::string& op) {
+  auto it = rules().find(op);
+  return it == rules().end() ? nullptr : &it->second;
+}
+
+}  // namespace sb::detail

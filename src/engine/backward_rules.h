@@ -1,0 +1,41 @@
+// Backward rules: for one forward node, append the nodes computing its inputs' gradients. Internal to
+// autodiff; one rule per forward op name.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "scalebench/graph.h"
+
+namespace sb::detail {
+
+struct Contribution {
+  TensorId tensor = kNoTensor;
+  bool fresh = false;  // written only for this input (may become the gradient itself), not an alias
+};
+
+class BackwardContext {
+ public:
+  BackwardContext(Graph& graph, std::function<bool(TensorId)> needs_gradient)
+      : graph_(graph), needs_gradient_(std::move(needs_gradient)) {}
+  Graph& graph() { return graph_; }
+  // False for data inputs and for tensors the loss does not depend on: their gradients are never computed.
+  bool needs_gradient(TensorId id) const { return needs_gradient_(id); }
+  // A new activation shaped like `like`, named after it.
+  TensorId gradient_like(TensorId like, const std::string& suffix = "");
+  void emit(Node node);
+
+ private:
+  Graph& graph_;
+  std::function<bool(TensorId)> needs_gradient_;
+};
+
+// Given the node and the gradients of its outputs (kNoTensor where an output does not reach the loss),
+// returns one contribution per input (tensor kNoTensor: not differentiable or not needed).
+using BackwardRule =
+    std::function<std::vector<Contribution>(BackwardContext&, const Node&, const std::vector<TensorId>&)>;
+
+const BackwardRule* find_backward_rule(const std::string& op);
+
+}  // namespace sb::detail

@@ -1,0 +1,198 @@
+// Forward-graph construction with shape checks (include/scalebench/graph_builder.h). Sizes a kernel needs
+// (rows, columns, m/n/k, batch) are stored as node attributes here, once, so executors never infer them.
+#include "scalebench/graph_builder.h"
+
+#include <numeric>
+
+#include "scalebench/error.h"
+
+namespace sb {
+namespace {
+
+int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t value = 1;
+  for (size_t i = begin; i < end; ++i) value *= dims[i];
+  return value;
+}
+
+std::string shape_text(const std::vector<int64_t>& dims) {
+  std::string text = "(";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
+  return text + ")";
+}
+
+}  // namespace
+
+std::string GraphBuilder::next_name(const std::string& op) { return op + "_" + std::to_string(counter_++); }
+
+TensorId GraphBuilder::activation(const std::string& name, std::vector<int64_t> dims, DType dtype) {
+  TensorInfo info;
+  info.name = name;
+  info.shape = std::move(dims);
+  info.dtype = dtype;
+  info.role = TensorRole::kActivation;
+  return graph_.add_tensor(info);
+}
+
+TensorId GraphBuilder::parameter(const std::string& name, std::vector<int64_t> dims) {
+  TensorInfo info;
+  info.name = name;
+  info.shape = std::move(dims);
+  info.role = TensorRole::kParameter;
+  return graph_.add_tensor(info);
+}
+
+TensorId GraphBuilder::input(const std::string& name, std::vector<int64_t> dims, DType dtype) {
+  TensorInfo info;
+  info.name = name;
+  info.shape = std::move(dims);
+  info.dtype = dtype;
+  info.role = TensorRole::kInput;
+  return graph_.add_tensor(info);
+}
+
+TensorId GraphBuilder::linear(TensorId x, TensorId weight, TensorId bias) {
+  const auto& xs = shape(x);
+  const auto& ws = shape(weight);
+  if (ws.size() != 2 || xs.empty() || xs.back() != ws[1]) {
+    throw UsageError("linear: input " + shape_text(xs) + " does not fit weight " + shape_text(ws));
+  }
+  std::vector<int64_t> out_shape = xs;
+  out_shape.back() = ws[0];
+  const int64_t rows = product(xs, 0, xs.size() - 1);
+  TensorId product_tensor = activation(next_name("linear"), out_shape);
+  graph_.add_node(Node{"gemm", {x, weight}, {product_tensor},
+                       {{"transpose_a", 0}, {"transpose_b", 1}, {"m", double(rows)}, {"n", double(ws[0])},
+                        {"k", double(ws[1])}, {"alpha", 1.0}, {"batch", 1}},
+                       false});
+  if (bias == kNoTensor) return product_tensor;
+  if (shape(bias) != std::vector<int64_t>{ws[0]}) throw UsageError("linear: bias must have shape (out)");
+  TensorId with_bias = activation(next_name("bias"), out_shape);
+  graph_.add_node(Node{"bias_add", {product_tensor, bias}, {with_bias},
+                       {{"rows", double(rows)}, {"cols", double(ws[0])}}, false});
+  return with_bias;
+}
+
+TensorId GraphBuilder::matmul(TensorId a, TensorId b, bool transpose_a, bool transpose_b, double alpha) {
+  const auto& as = shape(a);
+  const auto& bs = shape(b);
+  if (as.size() < 2 || as.size() != bs.size() ||
+      !std::equal(as.begin(), as.end() - 2, bs.begin())) {
+    throw UsageError("matmul: operands " + shape_text(as) + " and " + shape_text(bs) + " do not batch together");
+  }
+  const size_t r = as.size();
+  const int64_t m = transpose_a ? as[r - 1] : as[r - 2];
+  const int64_t k = transpose_a ? as[r - 2] : as[r - 1];
+  const int64_t kb = transpose_b ? bs[r - 1] : bs[r - 2];
+  const int64_t n = transpose_b ? bs[r - 2] : bs[r - 1];
+  if (k != kb) throw UsageError("matmul: inner dimensions differ: " + shape_text(as) + " x " + shape_text(bs));
+  std::vector<int64_t> out_shape(as.begin(), as.end() - 2);
+  out_shape.push_back(m);
+  out_shape.push_back(n);
+  TensorId out = activation(next_name("matmul"), out_shape);
+  graph_.add_node(Node{"gemm", {a, b}, {out},
+                       {{"transpose_a", transpose_a ? 1.0 : 0.0}, {"transpose_b", transpose_b ? 1.0 : 0.0},
+                        {"m", double(m)}, {"n", double(n)}, {"k", double(k)}, {"alpha", alpha},
+                        {"batch", double(product(as, 0, r - 2))}},
+                       false});
+  return out;
+}
+
+TensorId GraphBuilder::add(TensorId a, TensorId b) {
+  if (shape(a) != shape(b)) throw UsageError("add: shapes " + shape_text(shape(a)) + " and " + shape_text(shape(b)));
+  TensorId out = activation(next_name("add"), shape(a));
+  graph_.add_node(Node{"add", {a, b}, {out}, {{"n", double(graph_.tensor(a).elements())}}, false});
+  return out;
+}
+
+TensorId GraphBuilder::gelu(TensorId x) {
+  TensorId out = activation(next_name("gelu"), shape(x));
+  graph_.add_node(Node{"gelu", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
+  return out;
+}
+
+TensorId GraphBuilder::relu(TensorId x) {
+  TensorId out = activation(next_name("relu"), shape(x));
+  graph_.add_node(Node{"relu", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
+  return out;
+}
+
+TensorId GraphBuilder::tanh(TensorId x) {
+  TensorId out = activation(next_name("tanh"), shape(x));
+  graph_.add_node(Node{"tanh", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
+  return out;
+}
+
+TensorId GraphBuilder::layernorm(TensorId x, TensorId gamma, TensorId beta, double epsilon) {
+  const auto& xs = shape(x);
+  const std::vector<int64_t> feature{xs.back()};
+  if (shape(gamma) != feature || shape(beta) != feature) throw UsageError("layernorm: gamma/beta must be (features)");
+  const int64_t rows = product(xs, 0, xs.size() - 1);
+  TensorId out = activation(next_name("layernorm"), xs);
+  TensorId mean = activation(next_name("layernorm_mean"), {rows});
+  TensorId rstd = activation(next_name("layernorm_rstd"), {rows});
+  graph_.add_node(Node{"layernorm", {x, gamma, beta}, {out, mean, rstd},
+                       {{"rows", double(rows)}, {"cols", double(xs.back())}, {"epsilon", epsilon}}, false});
+  return out;
+}
+
+TensorId GraphBuilder::embedding(TensorId ids, TensorId table, int64_t padding_idx) {
+  if (graph_.tensor(ids).dtype != DType::kInt32) throw UsageError("embedding: ids must be int32");
+  const auto& ts = shape(table);
+  if (ts.size() != 2) throw UsageError("embedding: table must be (vocab, dim)");
+  std::vector<int64_t> out_shape = shape(ids);
+  out_shape.push_back(ts[1]);
+  TensorId out = activation(next_name("embedding"), out_shape);
+  graph_.add_node(Node{"embedding", {ids, table}, {out},
+                       {{"tokens", double(graph_.tensor(ids).elements())}, {"dim", double(ts[1])},
+                        {"vocab", double(ts[0])}, {"padding_idx", double(padding_idx)}},
+                       false});
+  return out;
+}
+
+TensorId GraphBuilder::masked_softmax(TensorId scores, double scale, TensorId key_lengths, bool causal) {
+  const auto& s = shape(scores);
+  if (s.size() != 4) throw UsageError("masked_softmax: scores must be (batch, heads, q, k)");
+  if (key_lengths != kNoTensor &&
+      (graph_.tensor(key_lengths).dtype != DType::kInt32 || shape(key_lengths) != std::vector<int64_t>{s[0]})) {
+    throw UsageError("masked_softmax: key_lengths must be int32 (batch)");
+  }
+  TensorId out = activation(next_name("softmax"), s);
+  std::vector<TensorId> inputs{scores};
+  if (key_lengths != kNoTensor) inputs.push_back(key_lengths);
+  graph_.add_node(Node{"masked_softmax", inputs, {out},
+                       {{"batch", double(s[0])}, {"heads", double(s[1])}, {"q", double(s[2])}, {"k", double(s[3])},
+                        {"scale", scale}, {"causal", causal ? 1.0 : 0.0}},
+                       false});
+  return out;
+}
+
+TensorId GraphBuilder::softmax_cross_entropy(TensorId logits, TensorId targets, double label_smoothing,
+                                             int64_t ignore_index) {
+  const auto& ls = shape(logits);
+  const int64_t rows = product(ls, 0, ls.size() - 1);
+  if (graph_.tensor(targets).dtype != DType::kInt32 || graph_.tensor(targets).elements() != rows) {
+    throw UsageError("softmax_cross_entropy: targets must be int32 with one entry per logits row");
+  }
+  TensorId loss = activation(next_name("loss"), {1});
+  graph_.tensor(loss).read_after_step = true;
+  TensorId logsumexp = activation(next_name("logsumexp"), {rows});
+  TensorId row_losses = activation(next_name("row_losses"), {rows});
+  graph_.add_node(Node{"softmax_cross_entropy", {logits, targets}, {loss, logsumexp, row_losses},
+                       {{"rows", double(rows)}, {"classes", double(ls.back())},
+                        {"label_smoothing", label_smoothing}, {"ignore_index", double(ignore_index)}},
+                       false});
+  return loss;
+}
+
+TensorId GraphBuilder::reshape(TensorId x, std::vector<int64_t> new_shape) {
+  const int64_t elements = std::accumulate(new_shape.begin(), new_shape.end(), int64_t{1}, std::multiplies<>());
+  if (elements != graph_.tensor(x).elements()) {
+    throw UsageError("reshape: " + shape_text(shape(x)) + " has no " + shape_text(new_shape) + " view");
+  }
+  TensorId out = activation(next_name("reshape"), std::move(new_shape), graph_.tensor(x).dtype);
+  graph_.add_node(Node{"copy", {x}, {out}, {{"n", double(elements)}}, false});
+  return out;
+}
+
+}  // namespace sb
