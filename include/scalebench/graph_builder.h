@@ -37,6 +37,12 @@ class GraphBuilder {
   // Mean over non-ignored rows of the label-smoothed cross-entropy of logits (rows, classes) against int32
   // targets (rows). Returns a one-element loss tensor; the graph's backward starts there.
   TensorId softmax_cross_entropy(TensorId logits, TensorId targets, double label_smoothing, int64_t ignore_index);
+  TensorId scale(TensorId x, double factor);  // y = factor · x (fairseq's embedding scale √d)
+  // y (lead..., rows, cols) = x + table (rows, cols) repeated over the leading dimensions (positions added to
+  // every sequence of a batch).
+  TensorId add_broadcast(TensorId x, TensorId table);
+  // (a, b, c, d) -> (a, c, b, d): splitting heads, (batch, time, heads, dh) -> (batch, heads, time, dh), and back.
+  TensorId swap_middle(TensorId x);
   // A view with another shape over the same elements (no node; shares the tensor's storage is NOT
   // supported by the planner yet, so this copies through an identity node).
   TensorId reshape(TensorId x, std::vector<int64_t> shape);

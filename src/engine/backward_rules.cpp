@@ -125,6 +125,34 @@ std::vector<Contribution> copy_backward(BackwardContext& ctx, const Node& node, 
   return {{dx, true}};
 }
 
+std::vector<Contribution> scale_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"scale", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
+// The table's gradient sums the output gradient over the repeats (a column sum, as for a bias).
+std::vector<Contribution> add_broadcast_backward(BackwardContext& ctx, const Node& node,
+                                                 const std::vector<TensorId>& dout) {
+  TensorId dtable = kNoTensor;
+  if (ctx.needs_gradient(node.inputs[1])) {
+    dtable = ctx.gradient_like(node.inputs[1]);
+    ctx.emit(Node{"bias_backward", {dout[0]}, {dtable},
+                  {{"rows", node.attributes.at("repeats")}, {"cols", node.attributes.at("block")}}, true});
+  }
+  return {{dout[0], false}, {dtable, true}};
+}
+
+// Swapping the middle dimensions of (a, c, b, d) restores (a, b, c, d).
+std::vector<Contribution> swap_middle_backward(BackwardContext& ctx, const Node& node,
+                                               const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  NodeAttributes swapped = node.attributes;
+  std::swap(swapped["b"], swapped["c"]);
+  ctx.emit(Node{"swap_middle", {dout[0]}, {dx}, swapped, true});
+  return {{dx, true}};
+}
+
 const std::map<std::string, BackwardRule>& rules() {
   static const std::map<std::string, BackwardRule> table = {
       {"gemm", gemm_backward},
@@ -138,6 +166,9 @@ const std::map<std::string, BackwardRule>& rules() {
       {"masked_softmax", masked_softmax_backward},
       {"softmax_cross_entropy", cross_entropy_backward},
       {"copy", copy_backward},
+      {"scale", scale_backward},
+      {"add_broadcast", add_broadcast_backward},
+      {"swap_middle", swap_middle_backward},
   };
   return table;
 }

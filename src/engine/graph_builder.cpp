@@ -185,6 +185,35 @@ TensorId GraphBuilder::softmax_cross_entropy(TensorId logits, TensorId targets, 
   return loss;
 }
 
+TensorId GraphBuilder::scale(TensorId x, double factor) {
+  TensorId out = activation(next_name("scale"), shape(x));
+  graph_.add_node(Node{"scale", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}, {"factor", factor}}, false});
+  return out;
+}
+
+TensorId GraphBuilder::add_broadcast(TensorId x, TensorId table) {
+  const auto& xs = shape(x);
+  const auto& ts = shape(table);
+  if (ts.size() > xs.size() || !std::equal(ts.rbegin(), ts.rend(), xs.rbegin())) {
+    throw UsageError("add_broadcast: " + shape_text(ts) + " is not a trailing block of " + shape_text(xs));
+  }
+  const int64_t block = graph_.tensor(table).elements();
+  TensorId out = activation(next_name("add_broadcast"), xs);
+  graph_.add_node(Node{"add_broadcast", {x, table}, {out},
+                       {{"repeats", double(graph_.tensor(x).elements() / block)}, {"block", double(block)}}, false});
+  return out;
+}
+
+TensorId GraphBuilder::swap_middle(TensorId x) {
+  const auto& xs = shape(x);
+  if (xs.size() != 4) throw UsageError("swap_middle: needs a 4-dimensional tensor, got " + shape_text(xs));
+  TensorId out = activation(next_name("swap"), {xs[0], xs[2], xs[1], xs[3]});
+  graph_.add_node(Node{"swap_middle", {x}, {out},
+                       {{"a", double(xs[0])}, {"b", double(xs[1])}, {"c", double(xs[2])}, {"d", double(xs[3])}},
+                       false});
+  return out;
+}
+
 TensorId GraphBuilder::reshape(TensorId x, std::vector<int64_t> new_shape) {
   const int64_t elements = std::accumulate(new_shape.begin(), new_shape.end(), int64_t{1}, std::multiplies<>());
   if (elements != graph_.tensor(x).elements()) {
