@@ -1,0 +1,94 @@
+// CPU reference elementwise ops (src/cpu/activations.h). The GELU derivatives are written out from the
+// forward formulas; tests check them against finite differences.
+#include "src/cpu/activations.h"
+
+#include <cmath>
+#include <string>
+
+#include "scalebench/error.h"
+
+namespace sb::cpu {
+namespace {
+
+constexpr double kInvSqrt2 = 0.70710678118654752440;     // 1 / sqrt(2), erf argument scale
+constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi), normal density
+constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2 / pi), tanh-approximation scale
+constexpr double kGeluCubic = 0.044715;                  // cubic coefficient of the tanh approximation
+
+void check_count(const char* op, int64_t n) {
+  if (n < 0) throw UsageError(std::string(op) + ": negative element count " + std::to_string(n));
+}
+
+}  // namespace
+
+void gelu_forward(const float* x, float* y, int64_t n) {
+  check_count("gelu_forward", n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    y[i] = static_cast<float>(0.5 * v * (1.0 + std::erf(v * kInvSqrt2)));
+  }
+}
+
+void gelu_backward(const float* x, const float* dy, float* dx, int64_t n) {
+  check_count("gelu_backward", n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double cdf = 0.5 * (1.0 + std::erf(v * kInvSqrt2));
+    const double pdf = kInvSqrt2Pi * std::exp(-0.5 * v * v);
+    dx[i] = static_cast<float>(dy[i] * (cdf + v * pdf));
+  }
+}
+
+void gelu_tanh_forward(const float* x, float* y, int64_t n) {
+  check_count("gelu_tanh_forward", n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
+    y[i] = static_cast<float>(0.5 * v * (1.0 + t));
+  }
+}
+
+void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n) {
+  check_count("gelu_tanh_backward", n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    const double t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
+    const double du = kSqrt2OverPi * (1.0 + 3.0 * kGeluCubic * v * v);  // d(tanh argument)/dx
+    dx[i] = static_cast<float>(dy[i] * (0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * du));
+  }
+}
+
+void relu_forward(const float* x, float* y, int64_t n) {
+  check_count("relu_forward", n);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void relu_backward(const float* y, const float* dy, float* dx, int64_t n) {
+  check_count("relu_backward", n);
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+void tanh_forward(const float* x, float* y, int64_t n) {
+  check_count("tanh_forward", n);
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(std::tanh(static_cast<double>(x[i])));
+}
+
+void tanh_backward(const float* y, const float* dy, float* dx, int64_t n) {
+  check_count("tanh_backward", n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double t = y[i];
+    dx[i] = static_cast<float>(dy[i] * (1.0 - t * t));
+  }
+}
+
+void add_forward(const float* a, const float* b, float* y, int64_t n) {
+  check_count("add_forward", n);
+  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+}
+
+void scale_forward(const float* x, float* y, int64_t n, float scale) {
+  check_count("scale_forward", n);
+  for (int64_t i = 0; i < n; ++i) y[i] = scale * x[i];
+}
+
+}  // namespace sb::cpu
