@@ -61,11 +61,15 @@ class Graph {
   const std::vector<Node>& nodes() const { return nodes_; }
 
   std::vector<TensorId> tensors_with_role(TensorRole role) const;
+  TensorId find_tensor(const std::string& name) const;  // throws UsageError when there is none
   int64_t parameter_count() const;  // elements of every kParameter tensor
 
  private:
   std::vector<TensorInfo> tensors_;
   std::vector<Node> nodes_;
 };
+
+// Floating-point operations of the graph's matrix products (2 per multiply-add), forward nodes only or all.
+double matmul_flops(const Graph& graph, bool include_backward);
 
 }  // namespace sb

@@ -43,6 +43,8 @@ class GraphBuilder {
   TensorId add_broadcast(TensorId x, TensorId table);
   // (a, b, c, d) -> (a, c, b, d): splitting heads, (batch, time, heads, dh) -> (batch, heads, time, dh), and back.
   TensorId swap_middle(TensorId x);
+  // The sum of two losses (BERT's MLM + NSP): the backward pass gives each the unit gradient.
+  TensorId add_losses(TensorId a, TensorId b);
   // A view with another shape over the same elements (no node; shares the tensor's storage is NOT
   // supported by the planner yet, so this copies through an identity node).
   TensorId reshape(TensorId x, std::vector<int64_t> shape);

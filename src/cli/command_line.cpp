@@ -129,6 +129,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   RawBandwidthFlags raw;
   add_bandwidth_command(app, raw, result.bandwidth);
   app.add_subcommand("topo", "GPUs, NVLink/PCIe links, P2P support and the NCCL transport in use");
+  app.add_subcommand("list", "Reference workloads: task, unit, batch, parameters, FLOPs, gradient bytes");
 
   try {
     app.parse(argc, argv);

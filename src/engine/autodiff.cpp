@@ -26,20 +26,32 @@ class Differentiator {
 
   std::map<TensorId, TensorId> run() {
     const int loss_node = find_producer(loss_);
-    if (loss_node < 0 || forward_[static_cast<size_t>(loss_node)].op != "softmax_cross_entropy") {
-      throw UsageError("the loss must be the output of a loss op (softmax_cross_entropy)");
+    if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
+      throw UsageError("the loss must be the output of a loss op (softmax_cross_entropy, add_losses)");
     }
     mark_relevant(loss_node);
+    unit_gradient_.assign(graph_.tensors().size(), false);
+    unit_gradient_[static_cast<size_t>(loss_)] = true;
     for (int i = loss_node; i >= 0; --i) {
       const Node& node = forward_[static_cast<size_t>(i)];
       if (!node_relevant(node)) continue;
+      // Losses and sums of losses receive the unit gradient, which no tensor holds: a sum passes it on to
+      // its terms, and a loss op's backward rule starts from it by definition.
+      if (unit_gradient_[static_cast<size_t>(node.outputs[0])]) {
+        if (!is_loss_op(node)) throw UsageError("op '" + node.op + "' cannot produce a loss");
+        if (node.op == "add") {
+          for (TensorId term : node.inputs) unit_gradient_[static_cast<size_t>(term)] = true;
+          continue;
+        }
+      }
+      const bool starts_here = unit_gradient_[static_cast<size_t>(node.outputs[0])];
       std::vector<TensorId> dout;
       bool any = false;
       for (TensorId out : node.outputs) {
-        dout.push_back(i == loss_node ? kNoTensor : gradient_of_activation(out));
+        dout.push_back(starts_here ? kNoTensor : gradient_of_activation(out));
         any = any || dout.back() != kNoTensor;
       }
-      if (!any && i != loss_node) continue;
+      if (!any && !starts_here) continue;
       const detail::BackwardRule* rule = detail::find_backward_rule(node.op);
       if (rule == nullptr) throw UsageError("op '" + node.op + "' has no backward rule");
       std::vector<Contribution> inputs = (*rule)(context_, node, dout);
@@ -55,6 +67,10 @@ class Differentiator {
 
  private:
   static bool differentiable(const TensorInfo& info) { return dtype_is_floating(info.dtype); }
+
+  static bool is_loss_op(const Node& node) {
+    return node.op == "softmax_cross_entropy" || (node.op == "add" && node.attributes.count("loss_sum") != 0);
+  }
 
   bool needs_gradient(TensorId id) const {
     const TensorInfo& info = graph_.tensor(id);
@@ -140,6 +156,7 @@ class Differentiator {
   std::vector<std::vector<Contribution>> contributions_;
   std::vector<int> uses_;
   std::vector<bool> relevant_;
+  std::vector<bool> unit_gradient_;
   std::map<TensorId, TensorId> gradients_;
 };
 

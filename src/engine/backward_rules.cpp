@@ -93,6 +93,7 @@ std::vector<Contribution> layernorm_backward(BackwardContext& ctx, const Node& n
 
 std::vector<Contribution> embedding_backward(BackwardContext& ctx, const Node& node,
                                              const std::vector<TensorId>& dout) {
+  if (!ctx.needs_gradient(node.inputs[1])) return {{kNoTensor, false}, {kNoTensor, false}};  // constant table
   const TensorId dtable = ctx.gradient_like(node.inputs[1]);
   ctx.emit(Node{"embedding_backward", {node.inputs[0], dout[0]}, {dtable}, node.attributes, true});
   return {{kNoTensor, false}, {dtable, true}};

@@ -57,12 +57,29 @@ std::vector<TensorId> Graph::tensors_with_role(TensorRole role) const {
   return ids;
 }
 
+TensorId Graph::find_tensor(const std::string& name) const {
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i].name == name) return static_cast<TensorId>(i);
+  }
+  throw UsageError("the graph has no tensor named '" + name + "'");
+}
+
 int64_t Graph::parameter_count() const {
   int64_t count = 0;
   for (const TensorInfo& info : tensors_) {
     if (info.role == TensorRole::kParameter) count += info.elements();
   }
   return count;
+}
+
+double matmul_flops(const Graph& graph, bool include_backward) {
+  double flops = 0;
+  for (const Node& node : graph.nodes()) {
+    if (node.op != "gemm" || (node.backward && !include_backward)) continue;
+    const NodeAttributes& a = node.attributes;
+    flops += 2.0 * a.at("m") * a.at("n") * a.at("k") * a.at("batch");
+  }
+  return flops;
 }
 
 }  // namespace sb

@@ -185,6 +185,16 @@ TensorId GraphBuilder::softmax_cross_entropy(TensorId logits, TensorId targets, 
   return loss;
 }
 
+TensorId GraphBuilder::add_losses(TensorId a, TensorId b) {
+  if (shape(a) != std::vector<int64_t>{1} || shape(b) != std::vector<int64_t>{1}) {
+    throw UsageError("add_losses: both operands must be one-element losses");
+  }
+  TensorId out = activation(next_name("loss"), {1});
+  graph_.tensor(out).read_after_step = true;
+  graph_.add_node(Node{"add", {a, b}, {out}, {{"n", 1.0}, {"loss_sum", 1.0}}, false});
+  return out;
+}
+
 TensorId GraphBuilder::scale(TensorId x, double factor) {
   TensorId out = activation(next_name("scale"), shape(x));
   graph_.add_node(Node{"scale", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}, {"factor", factor}}, false});

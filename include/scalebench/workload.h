@@ -1,0 +1,50 @@
+// A reference workload: a forward graph built through GraphBuilder for a per-rank batch, the units a step
+// is credited with, analytic FLOPs, and how its synthetic inputs are drawn. One file per workload in
+// workloads/, listed in workloads/registry.cpp (STYLE.md rule 8).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scalebench/graph_builder.h"
+
+namespace sb {
+
+enum class WorkloadScale { kFull, kTiny };  // tiny: the same graph with small dimensions, for the CPU device
+WorkloadScale parse_workload_scale(const std::string& text);
+
+struct WorkloadInfo {
+  std::string name;         // "transformer_big"
+  std::string task;         // "translation (WMT16 en-de)"
+  std::string unit;         // "tokens", "sequences", "images"
+  int64_t default_batch;    // per rank, in the unit's batch granularity (sequences or sentence pairs)
+  int64_t full_parameters;  // shared/WORKLOADS.md's count, asserted by a test
+  std::string reference;    // the implementation it follows
+};
+
+struct BuiltWorkload {
+  TensorId loss = kNoTensor;
+  double units_per_step = 0;           // credited per step (target tokens, sequences...)
+  double forward_flops_per_unit = 0;   // analytic (2 per multiply-add), matrix products only
+};
+
+// Writes `bytes` of host data into an input tensor (the executor decides where it lives).
+using InputWriter = std::function<void(TensorId, const void* data, size_t bytes)>;
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual const WorkloadInfo& info() const = 0;
+  // Appends the forward graph for `batch` to the builder's graph.
+  virtual BuiltWorkload build(GraphBuilder& builder, int64_t batch, WorkloadScale scale) const = 0;
+  // Fills every kInput tensor of a graph built by build() with deterministic synthetic data.
+  virtual void synthesize(const Graph& graph, uint64_t seed, const InputWriter& write) const = 0;
+};
+
+const std::vector<const Workload*>& workload_registry();
+const Workload& find_workload(const std::string& name);  // throws UsageError listing the names
+
+}  // namespace sb

@@ -1,0 +1,54 @@
+// `scalebench list [--json FILE|-]`: every workload with its task, unit, default batch, parameter count,
+// forward FLOPs per unit and gradient bytes, all read off the full-scale graph (no device needed).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "scalebench/autodiff.h"
+#include "scalebench/planner.h"
+#include "scalebench/report.h"
+#include "scalebench/workload.h"
+#include "src/cli/commands.h"
+
+namespace sb {
+
+int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Workload* workload : workload_registry()) {
+    const WorkloadInfo& info = workload->info();
+    Graph graph;
+    GraphBuilder builder(graph);
+    const BuiltWorkload built = workload->build(builder, info.default_batch, WorkloadScale::kFull);
+    const double forward_flops = matmul_flops(graph, false);
+    append_backward(graph, built.loss);
+    const MemoryPlan plan = plan_memory(graph);
+    rows.push_back({{"name", info.name},
+                    {"task", info.task},
+                    {"unit", info.unit},
+                    {"default_batch", info.default_batch},
+                    {"units_per_step", built.units_per_step},
+                    {"parameters", graph.parameter_count()},
+                    {"forward_gflops_per_unit", forward_flops / built.units_per_step / 1e9},
+                    {"train_gflops_per_step", matmul_flops(graph, true) / 1e9},
+                    {"gradient_bytes", plan.gradient_bytes},
+                    {"reference", info.reference}});
+  }
+  if (group.rank() != 0) return 0;
+  if (!command_line.common.json_path.empty()) {
+    nlohmann::json document = {{"schema_version", 1}, {"tool", "scalebench"}, {"command", "list"}, {"workloads", rows}};
+    write_text_file(command_line.common.json_path, document.dump(2) + "\n");
+    if (command_line.common.json_path == "-") return 0;
+  }
+  std::printf("# %-16s %-28s %-6s %6s %13s %14s %14s %12s\n", "workload", "task", "unit", "batch", "parameters",
+              "fwd GFLOP/unit", "train GFLOP/step", "grad (MB)");
+  for (const auto& row : rows) {
+    std::printf("  %-16s %-28s %-6s %6lld %13lld %14.3f %16.1f %12.1f\n", row["name"].get<std::string>().c_str(),
+                row["task"].get<std::string>().c_str(), row["unit"].get<std::string>().c_str(),
+                static_cast<long long>(row["default_batch"].get<int64_t>()),
+                static_cast<long long>(row["parameters"].get<int64_t>()), row["forward_gflops_per_unit"].get<double>(),
+                row["train_gflops_per_step"].get<double>(), row["gradient_bytes"].get<double>() / 1e6);
+  }
+  std::printf("# FLOPs: matrix products of the graph (2 per multiply-add); elementwise work not counted\n");
+  return 0;
+}
+
+}  // namespace sb

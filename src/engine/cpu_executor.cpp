@@ -1,0 +1,197 @@
+// The CPU executor (include/scalebench/executor.h): binds each node's tensors to their planned offsets and
+// calls the sb::cpu kernel of the node's op. Sizes come from node attributes set by the graph builder.
+#include "scalebench/executor.h"
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <new>
+
+#include "scalebench/error.h"
+#include "src/cpu/activations.h"
+#include "src/cpu/bias.h"
+#include "src/cpu/cross_entropy.h"
+#include "src/cpu/embedding.h"
+#include "src/cpu/gemm.h"
+#include "src/cpu/layernorm.h"
+#include "src/cpu/layout.h"
+#include "src/cpu/softmax.h"
+
+namespace sb {
+namespace {
+
+using Kernel = std::function<void(CpuExecutor&, const Node&)>;
+
+int64_t size_attr(const Node& node, const char* name) { return static_cast<int64_t>(node.attributes.at(name)); }
+float float_attr(const Node& node, const char* name) { return static_cast<float>(node.attributes.at(name)); }
+
+void run_gemm(CpuExecutor& e, const Node& node) {
+  const bool ta = size_attr(node, "transpose_a") != 0, tb = size_attr(node, "transpose_b") != 0;
+  const int64_t m = size_attr(node, "m"), n = size_attr(node, "n"), k = size_attr(node, "k");
+  const int64_t batch = size_attr(node, "batch");
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  cpu::gemm_strided_batched(ta, tb, m, n, k, float_attr(node, "alpha"), e.f32(node.inputs[0]), lda,
+                            e.f32(node.inputs[1]), ldb, 0.0f, e.f32(node.outputs[0]), n, batch, m * k, k * n, m * n);
+}
+
+// The reason the kernel set is a table: an op missing here is found when the executor is built, not when the
+// step reaches it.
+const std::map<std::string, Kernel>& kernels() {
+  static const std::map<std::string, Kernel> table = {
+      {"gemm", run_gemm},
+      {"bias_add",
+       [](CpuExecutor& e, const Node& node) {
+         const int64_t rows = size_attr(node, "rows"), cols = size_attr(node, "cols");
+         std::memcpy(e.f32(node.outputs[0]), e.f32(node.inputs[0]), sizeof(float) * rows * cols);
+         cpu::bias_add_forward(e.f32(node.outputs[0]), e.f32(node.inputs[1]), rows, cols);
+       }},
+      {"bias_backward",
+       [](CpuExecutor& e, const Node& node) {
+         cpu::bias_backward(e.f32(node.inputs[0]), e.f32(node.outputs[0]), size_attr(node, "rows"),
+                            size_attr(node, "cols"));
+       }},
+      {"add",
+       [](CpuExecutor& e, const Node& node) {
+         cpu::add_forward(e.f32(node.inputs[0]), e.f32(node.inputs[1]), e.f32(node.outputs[0]), size_attr(node, "n"));
+       }},
+      {"add_n",
+       [](CpuExecutor& e, const Node& node) {
+         const int64_t n = size_attr(node, "n");
+         float* out = e.f32(node.outputs[0]);
+         std::memcpy(out, e.f32(node.inputs[0]), sizeof(float) * n);
+         for (size_t i = 1; i < node.inputs.size(); ++i) cpu::add_forward(out, e.f32(node.inputs[i]), out, n);
+       }},
+      {"copy",
+       [](CpuExecutor& e, const Node& node) {
+         std::memcpy(e.f32(node.outputs[0]), e.f32(node.inputs[0]), sizeof(float) * size_attr(node, "n"));
+       }},
+      {"scale",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::scale_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "factor"));
+       }},
+      {"add_broadcast",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::add_broadcast_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                                    size_attr(n, "repeats"), size_attr(n, "block"));
+       }},
+      {"swap_middle",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::swap_middle(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "a"), size_attr(n, "b"),
+                          size_attr(n, "c"), size_attr(n, "d"));
+       }},
+      {"gelu", [](CpuExecutor& e, const Node& n) { cpu::gelu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n")); }},
+      {"relu", [](CpuExecutor& e, const Node& n) { cpu::relu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n")); }},
+      {"tanh", [](CpuExecutor& e, const Node& n) { cpu::tanh_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n")); }},
+      {"gelu_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::gelu_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"relu_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::relu_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"tanh_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::tanh_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"layernorm",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::layernorm_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.outputs[0]),
+                                e.f32(n.outputs[1]), e.f32(n.outputs[2]), size_attr(n, "rows"), size_attr(n, "cols"),
+                                float_attr(n, "epsilon"));
+       }},
+      {"layernorm_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::layernorm_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.inputs[3]),
+                                 e.f32(n.inputs[4]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), e.f32(n.outputs[2]),
+                                 size_attr(n, "rows"), size_attr(n, "cols"));
+       }},
+      {"embedding",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::embedding_forward(e.i32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "tokens"),
+                                size_attr(n, "dim"), size_attr(n, "vocab"));
+       }},
+      {"embedding_backward",
+       [](CpuExecutor& e, const Node& n) {
+         const int64_t vocab = size_attr(n, "vocab"), dim = size_attr(n, "dim");
+         std::memset(e.f32(n.outputs[0]), 0, sizeof(float) * vocab * dim);
+         cpu::embedding_backward_accumulate(e.i32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                                            size_attr(n, "tokens"), dim, vocab, size_attr(n, "padding_idx"));
+       }},
+      {"masked_softmax",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::masked_softmax_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "batch"),
+                                     size_attr(n, "heads"), size_attr(n, "q"), size_attr(n, "k"),
+                                     float_attr(n, "scale"), n.inputs.size() > 1 ? e.i32(n.inputs[1]) : nullptr,
+                                     size_attr(n, "causal") != 0);
+       }},
+      {"masked_softmax_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::masked_softmax_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                                      size_attr(n, "batch"), size_attr(n, "heads"), size_attr(n, "q"),
+                                      size_attr(n, "k"), float_attr(n, "scale"),
+                                      n.inputs.size() > 2 ? e.i32(n.inputs[2]) : nullptr, size_attr(n, "causal") != 0);
+       }},
+      {"softmax_cross_entropy",
+       [](CpuExecutor& e, const Node& n) {
+         float sum = 0;
+         int64_t counted = 0;
+         cpu::softmax_cross_entropy_forward(e.f32(n.inputs[0]), e.i32(n.inputs[1]), e.f32(n.outputs[2]),
+                                            e.f32(n.outputs[1]), &sum, &counted, size_attr(n, "rows"),
+                                            size_attr(n, "classes"), float_attr(n, "label_smoothing"),
+                                            static_cast<int32_t>(size_attr(n, "ignore_index")));
+         *e.f32(n.outputs[0]) = counted > 0 ? sum / static_cast<float>(counted) : 0.0f;  // mean over counted rows
+       }},
+      {"softmax_cross_entropy_backward",
+       [](CpuExecutor& e, const Node& n) {
+         const int64_t rows = size_attr(n, "rows");
+         const auto ignore = static_cast<int32_t>(size_attr(n, "ignore_index"));
+         const int32_t* targets = e.i32(n.inputs[1]);
+         int64_t counted = 0;
+         for (int64_t r = 0; r < rows; ++r) counted += targets[r] != ignore;
+         cpu::softmax_cross_entropy_backward(e.f32(n.inputs[0]), targets, e.f32(n.inputs[2]), e.f32(n.outputs[0]),
+                                             rows, size_attr(n, "classes"), float_attr(n, "label_smoothing"),
+                                             ignore, counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f);
+       }},
+  };
+  return table;
+}
+
+}  // namespace
+
+CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : graph_(graph), plan_(plan) {
+  for (const Node& node : graph.nodes()) {
+    if (kernels().count(node.op) == 0) throw UsageError("the cpu device has no kernel for op '" + node.op + "'");
+  }
+  try {
+    arena_.resize(plan.total_bytes);
+  } catch (const std::bad_alloc&) {
+    throw RuntimeFailure("out of host memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
+  }
+}
+
+float* CpuExecutor::f32(TensorId id) {
+  return reinterpret_cast<float*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
+}
+const float* CpuExecutor::f32(TensorId id) const {
+  return reinterpret_cast<const float*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
+}
+int32_t* CpuExecutor::i32(TensorId id) {
+  return reinterpret_cast<int32_t*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
+}
+
+void CpuExecutor::run_node(const Node& node) { kernels().at(node.op)(*this, node); }
+
+void CpuExecutor::run_nodes(size_t begin, size_t end) {
+  for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) run_node(graph_.nodes()[i]);
+}
+
+void CpuExecutor::run() { run_nodes(0, graph_.nodes().size()); }
+
+size_t CpuExecutor::forward_node_count() const {
+  size_t count = 0;
+  while (count < graph_.nodes().size() && !graph_.nodes()[count].backward) ++count;
+  return count;
+}
+
+}  // namespace sb

@@ -1,0 +1,27 @@
+// Building blocks shared by the transformer-family workloads (fairseq Transformer, BERT): multi-head
+// attention, the feed-forward block and post-LayerNorm residual layers, as GraphBuilder calls.
+#pragma once
+
+#include <string>
+
+#include "scalebench/graph_builder.h"
+
+namespace sb::workloads {
+
+struct TransformerDims {
+  int64_t batch, model, heads, ffn;
+};
+
+// Q from `query` (B, Tq, D), K and V from `memory` (B, Tk, D); keys at or past key_lengths[b] masked;
+// causal masks future keys. Q, K, V, O projections D -> D with bias ("<prefix>.q.weight", ...).
+TensorId multi_head_attention(GraphBuilder& b, const std::string& prefix, TensorId query, TensorId memory,
+                              const TransformerDims& dims, TensorId key_lengths, bool causal);
+
+// W2 · act(W1 · x + b1) + b2 with W1 D -> ffn, W2 ffn -> D; gelu (BERT) or relu (fairseq).
+TensorId feed_forward(GraphBuilder& b, const std::string& prefix, TensorId x, const TransformerDims& dims, bool gelu);
+
+// x + sublayer, then LayerNorm ("<prefix>.weight", "<prefix>.bias"): the post-norm residual of both references.
+TensorId add_and_norm(GraphBuilder& b, const std::string& prefix, TensorId x, TensorId sublayer, int64_t model,
+                      double epsilon);
+
+}  // namespace sb::workloads
