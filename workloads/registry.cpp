@@ -6,6 +6,7 @@
 namespace sb {
 namespace workloads {
 const Workload& transformer_big();
+const Workload& bert_base();
 }  // namespace workloads
 
 WorkloadScale parse_workload_scale(const std::string& text) {
@@ -17,6 +18,7 @@ WorkloadScale parse_workload_scale(const std::string& text) {
 const std::vector<const Workload*>& workload_registry() {
   static const std::vector<const Workload*> kWorkloads = {
       &workloads::transformer_big(),
+      &workloads::bert_base(),
   };
   return kWorkloads;
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 
 #include "scalebench/autodiff.h"
@@ -41,42 +42,89 @@ TEST_P(EveryWorkload, FullScaleParameterCountAndPlan) {
   EXPECT_GT(built.units_per_step, 0);
 }
 
-TEST_P(EveryWorkload, TinyScaleTrainsOnTheCpu) {
-  const Workload& workload = *GetParam();
+// A tiny instance on the CPU device with synthetic inputs and small random weights (LayerNorm gains 1).
+struct TinyRun {
   Graph graph;
-  GraphBuilder builder(graph);
-  BuiltWorkload built = workload.build(builder, 3, WorkloadScale::kTiny);
-  const auto gradients = append_backward(graph, built.loss);
-  MemoryPlan plan = plan_memory(graph);
-  CpuExecutor executor(graph, plan);
-  workload.synthesize(graph, 42, [&](TensorId id, const void* data, size_t bytes) {
-    ASSERT_EQ(bytes, graph.tensor(id).bytes()) << graph.tensor(id).name;
-    std::memcpy(executor.f32(id), data, bytes);
-  });
-  uint32_t seed = 1;
-  for (TensorId p : graph.tensors_with_role(TensorRole::kParameter)) {  // small random weights, LN gains 1
-    const TensorInfo& info = graph.tensor(p);
-    const bool norm = info.name.find("norm") != std::string::npos || info.name.find("LayerNorm") != std::string::npos;
-    std::mt19937 random(seed++);
-    std::normal_distribution<float> normal(0.0f, 0.1f);
-    for (int64_t i = 0; i < info.elements(); ++i) {
-      executor.f32(p)[i] = norm && info.name.find("bias") == std::string::npos ? 1.0f : normal(random);
+  BuiltWorkload built;
+  std::map<TensorId, TensorId> gradients;
+  MemoryPlan plan;
+  std::unique_ptr<CpuExecutor> executor;
+
+  explicit TinyRun(const Workload& workload) {
+    GraphBuilder builder(graph);
+    built = workload.build(builder, 3, WorkloadScale::kTiny);
+    gradients = append_backward(graph, built.loss);
+    plan = plan_memory(graph);
+    executor = std::make_unique<CpuExecutor>(graph, plan);
+    workload.synthesize(graph, 42, [&](TensorId id, const void* data, size_t bytes) {
+      ASSERT_EQ(bytes, graph.tensor(id).bytes()) << graph.tensor(id).name;
+      std::memcpy(executor->f32(id), data, bytes);
+    });
+    uint32_t seed = 1;
+    for (TensorId p : graph.tensors_with_role(TensorRole::kParameter)) {
+      const TensorInfo& info = graph.tensor(p);
+      const bool gain = (info.name.find("norm") != std::string::npos || info.name.find("LayerNorm") != std::string::npos) &&
+                        info.name.find("bias") == std::string::npos;
+      std::mt19937 random(seed++);
+      std::normal_distribution<float> normal(0.0f, 0.1f);
+      for (int64_t i = 0; i < info.elements(); ++i) executor->f32(p)[i] = gain ? 1.0f + normal(random) : normal(random);
     }
   }
-  executor.run();
-  const float first = *executor.f32(built.loss);
+  float loss() { return *executor->f32(built.loss); }
+};
+
+TEST_P(EveryWorkload, TinyScaleGradientsMatchFiniteDifferences) {
+  TinyRun run(*GetParam());
+  run.executor->run();
+  const size_t forward = run.executor->forward_node_count();
+  std::mt19937 random(9);
+  double diff_sq = 0, num_sq = 0;
+  int checked = 0;
+  for (const auto& [parameter, gradient] : run.gradients) {
+    const int64_t n = run.graph.tensor(parameter).elements();
+    // The largest-gradient element and two random ones of every parameter tensor.
+    int64_t largest = 0;
+    for (int64_t i = 1; i < n; ++i) {
+      if (std::fabs(run.executor->f32(gradient)[i]) > std::fabs(run.executor->f32(gradient)[largest])) largest = i;
+    }
+    for (int64_t i : {largest, static_cast<int64_t>(random() % n), static_cast<int64_t>(random() % n)}) {
+      const double analytic = run.executor->f32(gradient)[i];
+      float& value = run.executor->f32(parameter)[i];
+      const float saved = value;
+      const double eps = 1e-2;
+      value = static_cast<float>(saved + eps);
+      run.executor->run_nodes(0, forward);
+      const double up = run.loss();
+      value = static_cast<float>(saved - eps);
+      run.executor->run_nodes(0, forward);
+      const double down = run.loss();
+      value = saved;
+      const double numeric = (up - down) / (2 * eps);
+      diff_sq += (numeric - analytic) * (numeric - analytic);
+      num_sq += numeric * numeric;
+      ++checked;
+    }
+  }
+  ASSERT_GT(num_sq, 0);
+  EXPECT_LT(std::sqrt(diff_sq / num_sq), 2e-2) << GetParam()->info().name << ": " << checked << " elements";
+}
+
+TEST_P(EveryWorkload, TinyScaleTrainsOnTheCpu) {
+  TinyRun run(*GetParam());
+  run.executor->run();
+  const float first = run.loss();
   ASSERT_TRUE(std::isfinite(first));
   for (int step = 0; step < 20; ++step) {
-    for (const auto& [parameter, gradient] : gradients) {
-      for (int64_t i = 0; i < graph.tensor(parameter).elements(); ++i) {
-        executor.f32(parameter)[i] -= 0.5f * executor.f32(gradient)[i];
+    for (const auto& [parameter, gradient] : run.gradients) {
+      for (int64_t i = 0; i < run.graph.tensor(parameter).elements(); ++i) {
+        run.executor->f32(parameter)[i] -= 0.5f * run.executor->f32(gradient)[i];
       }
     }
-    executor.run();
+    run.executor->run();
   }
-  const float last = *executor.f32(built.loss);
+  const float last = run.loss();
   EXPECT_TRUE(std::isfinite(last));
-  EXPECT_LT(last, 0.8f * first) << workload.info().name << ": first " << first << " last " << last;
+  EXPECT_LT(last, 0.8f * first) << GetParam()->info().name << ": first " << first << " last " << last;
 }
 
 INSTANTIATE_TEST_SUITE_P(Registry, EveryWorkload, ::testing::ValuesIn(workload_registry()),
