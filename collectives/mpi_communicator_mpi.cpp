@@ -52,7 +52,8 @@ void divide_in_place(void* data, size_t count, DType type, int divisor) {
         values[i] = float_to_fp16_bits(fp16_bits_to_float(values[i]) / divisor);
       return;
     }
-    case DType::kInt32: break;  // refused before the collective ran
+    case DType::kInt32:
+    case DType::kUInt8: break;  // refused before the collective ran
   }
   SB_FATAL("divide_in_place: no average for this dtype");
 }
@@ -237,6 +238,7 @@ class MpiCommunicator final : public Communicator {
       case DType::kFloat32: return MPI_FLOAT;
       case DType::kFloat64: return MPI_DOUBLE;
       case DType::kInt32: return MPI_INT32_T;
+      case DType::kUInt8: return MPI_UINT8_T;
       case DType::kBFloat16:
       case DType::kFloat16: return half_type_;
     }

@@ -28,6 +28,7 @@ ncclDataType_t to_nccl(DType type) {
     case DType::kFloat16: return ncclFloat16;
     case DType::kFloat64: return ncclFloat64;
     case DType::kInt32: return ncclInt32;
+    case DType::kUInt8: return ncclUint8;
   }
   return ncclFloat32;
 }

@@ -3,7 +3,7 @@
 // 12 post-norm layers (768, 12 heads, FFN 3072 GELU), tanh pooler on [CLS]; the MLM head runs on the 20
 // masked positions only (gathered before the vocabulary GEMM, as google's gather_indexes) with its decoder
 // tied to the word embeddings plus an output bias; NSP is a 2-way classifier on the pooled output; the loss
-// is their sum. Dropout is not in the graph yet.
+// is their sum. Dropout 0.1 on hidden states and attention probabilities.
 #include <algorithm>
 #include <random>
 
@@ -44,7 +44,7 @@ class BertBase final : public Workload {
 
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const Shape s = shape_for(scale);
-    const TransformerDims d{batch, s.model, s.heads, s.ffn};
+    const TransformerDims d{batch, s.model, s.heads, s.ffn, 0.1, 0.1};  // hidden and attention dropout
     const TensorId ids = b.input("input_ids", {batch, s.time}, DType::kInt32);
     const TensorId types = b.input("token_type_ids", {batch, s.time}, DType::kInt32);
     const TensorId positions = b.input("position_ids", {s.time}, DType::kInt32);
@@ -59,12 +59,12 @@ class BertBase final : public Workload {
                        b.embedding(types, b.parameter("embeddings.token_type_embeddings.weight", {2, s.model})));
     x = b.add_broadcast(x, b.embedding(positions, b.parameter("embeddings.position_embeddings.weight",
                                                               {s.max_positions, s.model})));
-    x = layer_norm(b, "embeddings.LayerNorm", x, s.model);
+    x = b.dropout(layer_norm(b, "embeddings.LayerNorm", x, s.model), d.dropout);
     for (int64_t l = 0; l < s.layers; ++l) {
       const std::string p = "encoder.layer." + std::to_string(l);
       x = add_and_norm(b, p + ".attention.output.LayerNorm", x,
-                       multi_head_attention(b, p + ".attention", x, x, d, lengths, false), s.model, kEpsilon);
-      x = add_and_norm(b, p + ".output.LayerNorm", x, feed_forward(b, p + ".ffn", x, d, true), s.model, kEpsilon);
+                       multi_head_attention(b, p + ".attention", x, x, d, lengths, false), d, kEpsilon);
+      x = add_and_norm(b, p + ".output.LayerNorm", x, feed_forward(b, p + ".ffn", x, d, true), d, kEpsilon);
     }
     const TensorId rows = b.reshape(x, {batch * s.time, s.model});
     const TensorId pooled = b.tanh(dense(b, "pooler.dense", b.embedding(cls_rows, rows), s.model, s.model));

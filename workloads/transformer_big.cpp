@@ -1,7 +1,7 @@
 // transformer_big: fairseq's transformer_wmt_en_de_big (shared/WORKLOADS.md §7): 6+6 post-norm layers,
 // d 1024, 16 heads, FFN 4096 ReLU, one 32,768 x 1024 embedding shared by encoder input, decoder input and
 // the output projection, scaled by sqrt(d), sinusoidal positions, label-smoothed cross-entropy (0.1) over
-// the target tokens. Proxy batch: 500 sentence pairs x 32 tokens a side. Dropout is not in the graph yet.
+// the target tokens, dropout 0.3 (attention 0.1). Proxy batch: 500 sentence pairs x 32 tokens a side.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -34,7 +34,7 @@ class TransformerBig final : public Workload {
 
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const Shape s = shape_for(scale);
-    const TransformerDims d{batch, s.model, s.heads, s.ffn};
+    const TransformerDims d{batch, s.model, s.heads, s.ffn, 0.3, 0.1};  // transformer_wmt_en_de_big
     const TensorId src = b.input("source", {batch, s.time}, DType::kInt32);
     const TensorId src_positions = b.input("source_positions", {batch, s.time}, DType::kInt32);
     const TensorId src_lengths = b.input("source_lengths", {batch}, DType::kInt32);
@@ -47,23 +47,24 @@ class TransformerBig final : public Workload {
 
     const double embed_scale = std::sqrt(static_cast<double>(s.model));
     auto embed_words = [&](TensorId ids, TensorId positions) {
-      return b.add(b.scale(b.embedding(ids, embed, kPad), embed_scale), b.embedding(positions, sinusoids, kPad));
+      return b.dropout(
+          b.add(b.scale(b.embedding(ids, embed, kPad), embed_scale), b.embedding(positions, sinusoids, kPad)), d.dropout);
     };
     TensorId x = embed_words(src, src_positions);
     for (int64_t l = 0; l < s.layers; ++l) {
       const std::string p = "encoder.layers." + std::to_string(l);
       x = add_and_norm(b, p + ".self_attn_layer_norm", x,
-                       multi_head_attention(b, p + ".self_attn", x, x, d, src_lengths, false), s.model, 1e-5);
-      x = add_and_norm(b, p + ".final_layer_norm", x, feed_forward(b, p, x, d, false), s.model, 1e-5);
+                       multi_head_attention(b, p + ".self_attn", x, x, d, src_lengths, false), d, 1e-5);
+      x = add_and_norm(b, p + ".final_layer_norm", x, feed_forward(b, p, x, d, false), d, 1e-5);
     }
     TensorId y = embed_words(tgt, tgt_positions);
     for (int64_t l = 0; l < s.layers; ++l) {
       const std::string p = "decoder.layers." + std::to_string(l);
       y = add_and_norm(b, p + ".self_attn_layer_norm", y,
-                       multi_head_attention(b, p + ".self_attn", y, y, d, tgt_lengths, true), s.model, 1e-5);
+                       multi_head_attention(b, p + ".self_attn", y, y, d, tgt_lengths, true), d, 1e-5);
       y = add_and_norm(b, p + ".encoder_attn_layer_norm", y,
-                       multi_head_attention(b, p + ".encoder_attn", y, x, d, src_lengths, false), s.model, 1e-5);
-      y = add_and_norm(b, p + ".final_layer_norm", y, feed_forward(b, p, y, d, false), s.model, 1e-5);
+                       multi_head_attention(b, p + ".encoder_attn", y, x, d, src_lengths, false), d, 1e-5);
+      y = add_and_norm(b, p + ".final_layer_norm", y, feed_forward(b, p, y, d, false), d, 1e-5);
     }
     const TensorId logits = b.linear(y, embed);  // the shared embedding, transposed, no bias
     BuiltWorkload built;

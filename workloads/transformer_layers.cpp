@@ -25,7 +25,8 @@ TensorId multi_head_attention(GraphBuilder& b, const std::string& prefix, Tensor
   const TensorId k = split_heads(b, projection(b, prefix + ".k_proj", memory, d.model, d.model), d, tk);
   const TensorId v = split_heads(b, projection(b, prefix + ".v_proj", memory, d.model, d.model), d, tk);
   const double scale = 1.0 / std::sqrt(static_cast<double>(d.model / d.heads));
-  const TensorId probs = b.masked_softmax(b.matmul(q, k, false, true), scale, key_lengths, causal);
+  const TensorId probs =
+      b.dropout(b.masked_softmax(b.matmul(q, k, false, true), scale, key_lengths, causal), d.attention_dropout);
   const TensorId context = b.reshape(b.swap_middle(b.matmul(probs, v, false, false)), {d.batch, tq, d.model});
   return projection(b, prefix + ".out_proj", context, d.model, d.model);
 }
@@ -36,10 +37,10 @@ TensorId feed_forward(GraphBuilder& b, const std::string& prefix, TensorId x, co
   return projection(b, prefix + ".fc2", hidden, d.ffn, d.model);
 }
 
-TensorId add_and_norm(GraphBuilder& b, const std::string& prefix, TensorId x, TensorId sublayer, int64_t model,
-                      double epsilon) {
-  return b.layernorm(b.add(x, sublayer), b.parameter(prefix + ".weight", {model}),
-                     b.parameter(prefix + ".bias", {model}), epsilon);
+TensorId add_and_norm(GraphBuilder& b, const std::string& prefix, TensorId x, TensorId sublayer,
+                      const TransformerDims& d, double epsilon) {
+  return b.layernorm(b.add(x, b.dropout(sublayer, d.dropout)), b.parameter(prefix + ".weight", {d.model}),
+                     b.parameter(prefix + ".bias", {d.model}), epsilon);
 }
 
 }  // namespace sb::workloads

@@ -10,6 +10,8 @@ namespace sb::workloads {
 
 struct TransformerDims {
   int64_t batch, model, heads, ffn;
+  double dropout = 0;            // on every sublayer's output before its residual add
+  double attention_dropout = 0;  // on the attention probabilities
 };
 
 // Q from `query` (B, Tq, D), K and V from `memory` (B, Tk, D); keys at or past key_lengths[b] masked;
@@ -20,8 +22,9 @@ TensorId multi_head_attention(GraphBuilder& b, const std::string& prefix, Tensor
 // W2 · act(W1 · x + b1) + b2 with W1 D -> ffn, W2 ffn -> D; gelu (BERT) or relu (fairseq).
 TensorId feed_forward(GraphBuilder& b, const std::string& prefix, TensorId x, const TransformerDims& dims, bool gelu);
 
-// x + sublayer, then LayerNorm ("<prefix>.weight", "<prefix>.bias"): the post-norm residual of both references.
-TensorId add_and_norm(GraphBuilder& b, const std::string& prefix, TensorId x, TensorId sublayer, int64_t model,
-                      double epsilon);
+// LayerNorm(x + dropout(sublayer)) ("<prefix>.weight", "<prefix>.bias"): the post-norm residual of both
+// references, with dims.dropout on the sublayer's output as both apply it.
+TensorId add_and_norm(GraphBuilder& b, const std::string& prefix, TensorId x, TensorId sublayer,
+                      const TransformerDims& dims, double epsilon);
 
 }  // namespace sb::workloads

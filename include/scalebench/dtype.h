@@ -7,7 +7,8 @@
 
 namespace sb {
 
-enum class DType { kFloat32, kBFloat16, kFloat16, kFloat64, kInt32 };
+// kUInt8 holds masks (dropout) inside the engine; collectives refuse it.
+enum class DType { kFloat32, kBFloat16, kFloat16, kFloat64, kInt32, kUInt8 };
 
 size_t dtype_size(DType type);
 const char* dtype_name(DType type);         // "fp32", "bf16", ...

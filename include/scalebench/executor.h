@@ -19,6 +19,14 @@ class CpuExecutor {
 
   float* f32(TensorId id);
   int32_t* i32(TensorId id);
+  uint8_t* u8(TensorId id);
+
+  // Dropout masks depend on (seed, step): the same step replays the same masks (finite differences), the
+  // next step draws fresh ones. Data-parallel ranks use seed = base seed + rank.
+  void set_random_stream(uint64_t seed, uint64_t step);
+  uint64_t seed() const { return seed_; }
+  uint64_t step() const { return step_; }
+  uint64_t dropout_offset(const Node& node) const;  // first Philox block of a dropout node this step
   const float* f32(TensorId id) const;
 
   void run();                          // every node, in order
@@ -31,6 +39,8 @@ class CpuExecutor {
   const Graph& graph_;
   const MemoryPlan& plan_;
   std::vector<unsigned char> arena_;
+  uint64_t seed_ = 0, step_ = 0;
+  uint64_t blocks_per_step_ = 0;  // Philox blocks all dropout nodes use in one step
 };
 
 }  // namespace sb

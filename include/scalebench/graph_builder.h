@@ -43,6 +43,10 @@ class GraphBuilder {
   TensorId add_broadcast(TensorId x, TensorId table);
   // (a, b, c, d) -> (a, c, b, d): splitting heads, (batch, time, heads, dh) -> (batch, heads, time, dh), and back.
   TensorId swap_middle(TensorId x);
+  // Inverted dropout with probability p (identity at p = 0: no node). Masks come from the counter-based
+  // Philox stream of include/scalebench/philox.h, so the CPU and CUDA devices draw the same masks; each
+  // dropout node owns a fixed range of the stream, and the executor moves to a fresh range every step.
+  TensorId dropout(TensorId x, double probability);
   // The sum of two losses (BERT's MLM + NSP): the backward pass gives each the unit gradient.
   TensorId add_losses(TensorId a, TensorId b);
   // A view with another shape over the same elements (no node; shares the tensor's storage is NOT
@@ -56,6 +60,7 @@ class GraphBuilder {
 
   Graph& graph_;
   int counter_ = 0;
+  int64_t dropout_blocks_ = 0;  // Philox blocks used by this graph's dropout nodes so far
 };
 
 }  // namespace sb

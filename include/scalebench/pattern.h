@@ -107,6 +107,7 @@ inline double pattern_tolerance(DType type, const PatternSpec& spec) {
     case DType::kFloat32: return 1e-6;         // 24 significant bits
     case DType::kFloat64: return 1e-14;
     case DType::kInt32: return 0;              // averages of integers are refused before they run
+    case DType::kUInt8: return 0;              // not a collective type
   }
   return 0;
 }

@@ -81,6 +81,7 @@ void resolve_bandwidth(const RawBandwidthFlags& raw, BandwidthOptions& options) 
   }
   options.dtype = parse_dtype(raw.dtype);
   options.reduce = parse_reduce_op(raw.redop);
+  if (options.dtype == DType::kUInt8) throw UsageError("--dtype uint8 is not a collective type (accepted: fp32, bf16, fp16, fp64, int32)");
   if (options.reduce == ReduceOp::kAvg && options.dtype == DType::kInt32) {
     throw UsageError("--redop avg is not defined for int32");
   }

@@ -20,6 +20,7 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::kFloat16, "fp16", 2, true, 2048.0},
     {DType::kFloat64, "fp64", 8, true, 9007199254740992.0},
     {DType::kInt32, "int32", 4, false, 2147483647.0},
+    {DType::kUInt8, "uint8", 1, false, 255.0},
 };
 
 const DTypeInfo& info(DType type) {

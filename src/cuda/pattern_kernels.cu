@@ -97,6 +97,7 @@ void fill_pattern(void* buffer, size_t count, DType type, const PatternSpec& spe
     case DType::kFloat32: return launch_fill<float>(buffer, count, spec, poison, stream);
     case DType::kFloat64: return launch_fill<double>(buffer, count, spec, poison, stream);
     case DType::kInt32: return launch_fill<int32_t>(buffer, count, spec, poison, stream);
+    case DType::kUInt8: break;  // masks are never verification data
     case DType::kBFloat16: return launch_fill<__nv_bfloat16>(buffer, count, spec, poison, stream);
     case DType::kFloat16: return launch_fill<__half>(buffer, count, spec, poison, stream);
   }
@@ -109,6 +110,7 @@ void count_mismatches(const void* buffer, size_t count, DType type, const Patter
     case DType::kFloat32: return launch_count<float>(buffer, count, spec, tolerance, counter, stream);
     case DType::kFloat64: return launch_count<double>(buffer, count, spec, tolerance, counter, stream);
     case DType::kInt32: return launch_count<int32_t>(buffer, count, spec, tolerance, counter, stream);
+    case DType::kUInt8: break;
     case DType::kBFloat16:
       return launch_count<__nv_bfloat16>(buffer, count, spec, tolerance, counter, stream);
     case DType::kFloat16: return launch_count<__half>(buffer, count, spec, tolerance, counter, stream);

@@ -154,6 +154,13 @@ std::vector<Contribution> swap_middle_backward(BackwardContext& ctx, const Node&
   return {{dx, true}};
 }
 
+// The saved mask decides; the scale 1 / (1 - p) is recomputed from p.
+std::vector<Contribution> dropout_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"dropout_backward", {dout[0], node.outputs[1]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
 const std::map<std::string, BackwardRule>& rules() {
   static const std::map<std::string, BackwardRule> table = {
       {"gemm", gemm_backward},
@@ -170,6 +177,7 @@ const std::map<std::string, BackwardRule>& rules() {
       {"scale", scale_backward},
       {"add_broadcast", add_broadcast_backward},
       {"swap_middle", swap_middle_backward},
+      {"dropout", dropout_backward},
   };
   return table;
 }

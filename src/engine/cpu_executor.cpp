@@ -2,6 +2,7 @@
 // calls the sb::cpu kernel of the node's op. Sizes come from node attributes set by the graph builder.
 #include "scalebench/executor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -11,6 +12,7 @@
 #include "src/cpu/activations.h"
 #include "src/cpu/bias.h"
 #include "src/cpu/cross_entropy.h"
+#include "src/cpu/dropout.h"
 #include "src/cpu/embedding.h"
 #include "src/cpu/gemm.h"
 #include "src/cpu/layernorm.h"
@@ -78,6 +80,16 @@ const std::map<std::string, Kernel>& kernels() {
        [](CpuExecutor& e, const Node& n) {
          cpu::swap_middle(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "a"), size_attr(n, "b"),
                           size_attr(n, "c"), size_attr(n, "d"));
+       }},
+      {"dropout",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::dropout_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), e.u8(n.outputs[1]), size_attr(n, "n"),
+                              float_attr(n, "p"), e.seed(), e.dropout_offset(n));
+       }},
+      {"dropout_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::dropout_backward(e.f32(n.inputs[0]), e.u8(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"),
+                               float_attr(n, "p"));
        }},
       {"gelu", [](CpuExecutor& e, const Node& n) { cpu::gelu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n")); }},
       {"relu", [](CpuExecutor& e, const Node& n) { cpu::relu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n")); }},
@@ -162,6 +174,11 @@ const std::map<std::string, Kernel>& kernels() {
 CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : graph_(graph), plan_(plan) {
   for (const Node& node : graph.nodes()) {
     if (kernels().count(node.op) == 0) throw UsageError("the cpu device has no kernel for op '" + node.op + "'");
+    if (node.op == "dropout") {
+      const uint64_t end = static_cast<uint64_t>(node.attributes.at("block_offset")) +
+                           (static_cast<uint64_t>(node.attributes.at("n")) + 3) / 4;
+      blocks_per_step_ = std::max(blocks_per_step_, end);
+    }
   }
   try {
     arena_.resize(plan.total_bytes);
@@ -176,6 +193,17 @@ float* CpuExecutor::f32(TensorId id) {
 const float* CpuExecutor::f32(TensorId id) const {
   return reinterpret_cast<const float*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
 }
+uint8_t* CpuExecutor::u8(TensorId id) { return arena_.data() + plan_.offsets.at(static_cast<size_t>(id)); }
+
+void CpuExecutor::set_random_stream(uint64_t seed, uint64_t step) {
+  seed_ = seed;
+  step_ = step;
+}
+
+uint64_t CpuExecutor::dropout_offset(const Node& node) const {
+  return step_ * blocks_per_step_ + static_cast<uint64_t>(node.attributes.at("block_offset"));
+}
+
 int32_t* CpuExecutor::i32(TensorId id) {
   return reinterpret_cast<int32_t*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
 }

@@ -185,6 +185,19 @@ TensorId GraphBuilder::softmax_cross_entropy(TensorId logits, TensorId targets, 
   return loss;
 }
 
+TensorId GraphBuilder::dropout(TensorId x, double probability) {
+  if (probability < 0 || probability >= 1) throw UsageError("dropout probability must be in [0, 1)");
+  if (probability == 0) return x;
+  const int64_t n = graph_.tensor(x).elements();
+  TensorId out = activation(next_name("dropout"), shape(x));
+  TensorId mask = activation(next_name("dropout_mask"), shape(x), DType::kUInt8);
+  // Philox blocks of four values: this node's range starts where the previous dropout's ended.
+  graph_.add_node(Node{"dropout", {x}, {out, mask},
+                       {{"n", double(n)}, {"p", probability}, {"block_offset", double(dropout_blocks_)}}, false});
+  dropout_blocks_ += (n + 3) / 4;
+  return out;
+}
+
 TensorId GraphBuilder::add_losses(TensorId a, TensorId b) {
   if (shape(a) != std::vector<int64_t>{1} || shape(b) != std::vector<int64_t>{1}) {
     throw UsageError("add_losses: both operands must be one-element losses");

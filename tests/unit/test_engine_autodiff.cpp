@@ -1,6 +1,6 @@
 // The engine end to end on the CPU device: a tiny transformer-like graph (tied embedding, layernorm, MLP
 // with GELU, residual, causal masked attention, label-smoothed cross-entropy with padding,
-// multi-head split and merge, scaled embedding plus learned positions) is built, differentiated, planned
+// multi-head split and merge, scaled embedding plus learned positions, dropout) is built, differentiated, planned
 // and run; every parameter's gradient is checked against central finite
 // differences of the whole loss, and plain SGD on one repeated batch makes the loss fall.
 #include <gtest/gtest.h>
@@ -42,13 +42,14 @@ struct TinyModel {
 
     TensorId x = b.scale(b.embedding(ids, table, kPad), 1.5);            // (B, T, D)
     x = b.layernorm(b.add_broadcast(x, positions), g0, b0, 1e-5);
-    TensorId h = b.gelu(b.linear(x, w1, c1));                             // (B, T, H)
+    TensorId h = b.dropout(b.gelu(b.linear(x, w1, c1)), 0.2);             // (B, T, H)
     x = b.add(x, b.linear(h, w2, c2));                                    // residual
     auto heads = [&](TensorId t) {  // (B, T, D) -> (B, heads, T, D / heads)
       return b.swap_middle(b.reshape(t, {kBatch, kTime, kHeads, kDim / kHeads}));
     };
     TensorId q = heads(b.linear(x, wq)), k = heads(b.linear(x, wk)), v = heads(x);
-    TensorId p = b.masked_softmax(b.matmul(q, k, false, true), 1.0 / std::sqrt(double(kDim / kHeads)), lengths, true);
+    TensorId p = b.dropout(
+        b.masked_softmax(b.matmul(q, k, false, true), 1.0 / std::sqrt(double(kDim / kHeads)), lengths, true), 0.1);
     TensorId context = b.reshape(b.swap_middle(b.matmul(p, v, false, false)), {kBatch, kTime, kDim});
     TensorId logits = b.linear(b.tanh(b.add(x, context)), table);         // tied output projection
     loss = b.softmax_cross_entropy(b.reshape(logits, {kBatch * kTime, kVocab}), targets, 0.1, kPad);
@@ -164,6 +165,44 @@ TEST(EngineAutodiff, RefusesALossThatIsNotALossOpAndUnusedParameters) {
   u.parameter("orphan", {5});
   TensorId loss = u.softmax_cross_entropy(logits, u.input("t", {2}, DType::kInt32), 0.0, -100);
   EXPECT_THROW(append_backward(unused, loss), UsageError);
+}
+
+}  // namespace
+}  // namespace sb
+
+namespace sb {
+namespace {
+
+TEST(EngineDropout, MasksRepeatWithinAStepAndChangeAcrossSteps) {
+  Graph graph;
+  GraphBuilder b(graph);
+  TensorId x = b.input("x", {64, 16});
+  TensorId w = b.parameter("w", {16, 16});
+  TensorId first = b.dropout(b.linear(x, w), 0.5);
+  TensorId second = b.dropout(first, 0.5);
+  TensorId loss = b.softmax_cross_entropy(second, b.input("t", {64}, DType::kInt32), 0.0, -1);
+  append_backward(graph, loss);
+  MemoryPlan plan = plan_memory(graph);
+  CpuExecutor e(graph, plan);
+  std::vector<float> data = test::random_normal(64 * 16, 1);
+  std::copy(data.begin(), data.end(), e.f32(x));
+  std::copy_n(test::random_normal(256, 2).begin(), 256, e.f32(w));
+  for (int i = 0; i < 64; ++i) e.i32(graph.find_tensor("t"))[i] = i % 16;
+  const TensorId mask = graph.nodes()[1].outputs[1];
+  auto run_and_copy = [&](uint64_t seed, uint64_t step) {
+    e.set_random_stream(seed, step);
+    e.run();
+    return std::vector<uint8_t>(e.u8(mask), e.u8(mask) + 64 * 16);
+  };
+  const auto step0 = run_and_copy(7, 0);
+  EXPECT_EQ(step0, run_and_copy(7, 0));
+  EXPECT_NE(step0, run_and_copy(7, 1));
+  EXPECT_NE(step0, run_and_copy(8, 0));
+  // The two dropout nodes own different ranges of the stream: their masks differ in one step.
+  const TensorId other = graph.nodes()[2].outputs[1];
+  e.set_random_stream(7, 0);
+  e.run();
+  EXPECT_NE(std::vector<uint8_t>(e.u8(mask), e.u8(mask) + 1024), std::vector<uint8_t>(e.u8(other), e.u8(other) + 1024));
 }
 
 }  // namespace
