@@ -38,10 +38,10 @@ int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
     write_text_file(command_line.common.json_path, document.dump(2) + "\n");
     if (command_line.common.json_path == "-") return 0;
   }
-  std::printf("# %-16s %-30s %-6s %6s %13s %14s %14s %12s\n", "workload", "task", "unit", "batch", "parameters",
+  std::printf("# %-16s %-30s %-9s %6s %13s %14s %14s %12s\n", "workload", "task", "unit", "batch", "parameters",
               "fwd GFLOP/unit", "train GFLOP/step", "grad (MB)");
   for (const auto& row : rows) {
-    std::printf("  %-16s %-30s %-6s %6lld %13lld %14.3f %16.1f %12.1f\n", row["name"].get<std::string>().c_str(),
+    std::printf("  %-16s %-30s %-9s %6lld %13lld %14.3f %16.1f %12.1f\n", row["name"].get<std::string>().c_str(),
                 row["task"].get<std::string>().c_str(), row["unit"].get<std::string>().c_str(),
                 static_cast<long long>(row["default_batch"].get<int64_t>()),
                 static_cast<long long>(row["parameters"].get<int64_t>()), row["forward_gflops_per_unit"].get<double>(),
