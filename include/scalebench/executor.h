@@ -1,9 +1,11 @@
-// Running a planned graph. The CPU executor is the numerical reference: one host arena of the plan's size,
-// every node dispatched by op name to the sb::cpu kernel of the same name (a CUDA executor with the same
-// dispatch comes next, issue 3).
+// Running a planned graph. An executor owns one arena of the plan's size on its device and runs the nodes
+// in order, each dispatched by op name to the kernel of the same name on that device: sb::cpu (the
+// numerical reference) or sb::cuda. Tensors are moved in and out with host copies; the CPU executor also
+// exposes its memory directly for tests.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "scalebench/graph.h"
@@ -11,7 +13,39 @@
 
 namespace sb {
 
-class CpuExecutor {
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  virtual void write_tensor(TensorId id, const void* host, size_t bytes) = 0;
+  virtual void read_tensor(TensorId id, void* host, size_t bytes) = 0;
+
+  virtual void run_nodes(size_t begin, size_t end) = 0;  // enqueued; read_tensor waits for them
+  void run();                                             // every node, in order
+  size_t forward_node_count() const;                      // nodes before the first backward node
+
+  // Dropout masks depend on (seed, step): the same step replays the same masks (finite differences), the
+  // next step draws fresh ones. Data-parallel ranks use seed = base seed + rank.
+  void set_random_stream(uint64_t seed, uint64_t step);
+  uint64_t seed() const { return seed_; }
+  uint64_t step() const { return step_; }
+  uint64_t dropout_offset(const Node& node) const;  // first Philox block of a dropout node this step
+
+  const Graph& graph() const { return graph_; }
+  const MemoryPlan& plan() const { return plan_; }
+
+ protected:
+  Executor(const Graph& graph, const MemoryPlan& plan);
+
+  const Graph& graph_;
+  const MemoryPlan& plan_;
+
+ private:
+  uint64_t seed_ = 0, step_ = 0;
+  uint64_t blocks_per_step_ = 0;  // Philox blocks all dropout nodes use in one step
+};
+
+class CpuExecutor final : public Executor {
  public:
   // Allocates plan.total_bytes of host memory (RuntimeFailure if that fails); throws UsageError when the
   // graph holds an op the CPU has no kernel for, before anything runs.
@@ -20,27 +54,18 @@ class CpuExecutor {
   float* f32(TensorId id);
   int32_t* i32(TensorId id);
   uint8_t* u8(TensorId id);
-
-  // Dropout masks depend on (seed, step): the same step replays the same masks (finite differences), the
-  // next step draws fresh ones. Data-parallel ranks use seed = base seed + rank.
-  void set_random_stream(uint64_t seed, uint64_t step);
-  uint64_t seed() const { return seed_; }
-  uint64_t step() const { return step_; }
-  uint64_t dropout_offset(const Node& node) const;  // first Philox block of a dropout node this step
   const float* f32(TensorId id) const;
 
-  void run();                          // every node, in order
-  void run_nodes(size_t begin, size_t end);
-  size_t forward_node_count() const;   // nodes before the first backward node
+  void write_tensor(TensorId id, const void* host, size_t bytes) override;
+  void read_tensor(TensorId id, void* host, size_t bytes) override;
+  void run_nodes(size_t begin, size_t end) override;
 
  private:
-  void run_node(const Node& node);
-
-  const Graph& graph_;
-  const MemoryPlan& plan_;
   std::vector<unsigned char> arena_;
-  uint64_t seed_ = 0, step_ = 0;
-  uint64_t blocks_per_step_ = 0;  // Philox blocks all dropout nodes use in one step
 };
+
+// The CUDA executor on the current device (fp32 for now); throws UsageError when scalebench was built
+// without CUDA or an op has no CUDA kernel, RuntimeFailure when the arena does not fit.
+std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan);
 
 }  // namespace sb

@@ -171,14 +171,9 @@ const std::map<std::string, Kernel>& kernels() {
 
 }  // namespace
 
-CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : graph_(graph), plan_(plan) {
+CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(graph, plan) {
   for (const Node& node : graph.nodes()) {
     if (kernels().count(node.op) == 0) throw UsageError("the cpu device has no kernel for op '" + node.op + "'");
-    if (node.op == "dropout") {
-      const uint64_t end = static_cast<uint64_t>(node.attributes.at("block_offset")) +
-                           (static_cast<uint64_t>(node.attributes.at("n")) + 3) / 4;
-      blocks_per_step_ = std::max(blocks_per_step_, end);
-    }
   }
   try {
     arena_.resize(plan.total_bytes);
@@ -193,33 +188,19 @@ float* CpuExecutor::f32(TensorId id) {
 const float* CpuExecutor::f32(TensorId id) const {
   return reinterpret_cast<const float*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
 }
-uint8_t* CpuExecutor::u8(TensorId id) { return arena_.data() + plan_.offsets.at(static_cast<size_t>(id)); }
-
-void CpuExecutor::set_random_stream(uint64_t seed, uint64_t step) {
-  seed_ = seed;
-  step_ = step;
-}
-
-uint64_t CpuExecutor::dropout_offset(const Node& node) const {
-  return step_ * blocks_per_step_ + static_cast<uint64_t>(node.attributes.at("block_offset"));
-}
-
 int32_t* CpuExecutor::i32(TensorId id) {
   return reinterpret_cast<int32_t*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
 }
+uint8_t* CpuExecutor::u8(TensorId id) { return arena_.data() + plan_.offsets.at(static_cast<size_t>(id)); }
 
-void CpuExecutor::run_node(const Node& node) { kernels().at(node.op)(*this, node); }
+void CpuExecutor::write_tensor(TensorId id, const void* host, size_t bytes) { std::memcpy(u8(id), host, bytes); }
+void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) { std::memcpy(host, u8(id), bytes); }
 
 void CpuExecutor::run_nodes(size_t begin, size_t end) {
-  for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) run_node(graph_.nodes()[i]);
-}
-
-void CpuExecutor::run() { run_nodes(0, graph_.nodes().size()); }
-
-size_t CpuExecutor::forward_node_count() const {
-  size_t count = 0;
-  while (count < graph_.nodes().size() && !graph_.nodes()[count].backward) ++count;
-  return count;
+  for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
+    const Node& node = graph_.nodes()[i];
+    kernels().at(node.op)(*this, node);
+  }
 }
 
 }  // namespace sb

@@ -1,0 +1,11 @@
+// Without the CUDA toolkit there is no CUDA executor: asking for one is a usage error.
+#include "scalebench/error.h"
+#include "scalebench/executor.h"
+
+namespace sb {
+
+std::unique_ptr<Executor> make_cuda_executor(const Graph&, const MemoryPlan&) {
+  throw UsageError("the cuda device needs scalebench built with the CUDA toolkit");
+}
+
+}  // namespace sb

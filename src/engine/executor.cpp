@@ -1,0 +1,34 @@
+// What every executor shares (include/scalebench/executor.h): node ranges and the dropout random stream.
+#include <algorithm>
+
+#include "scalebench/executor.h"
+
+namespace sb {
+
+Executor::Executor(const Graph& graph, const MemoryPlan& plan) : graph_(graph), plan_(plan) {
+  for (const Node& node : graph.nodes()) {
+    if (node.op != "dropout") continue;
+    const uint64_t end = static_cast<uint64_t>(node.attributes.at("block_offset")) +
+                         (static_cast<uint64_t>(node.attributes.at("n")) + 3) / 4;
+    blocks_per_step_ = std::max(blocks_per_step_, end);
+  }
+}
+
+void Executor::run() { run_nodes(0, graph_.nodes().size()); }
+
+size_t Executor::forward_node_count() const {
+  size_t count = 0;
+  while (count < graph_.nodes().size() && !graph_.nodes()[count].backward) ++count;
+  return count;
+}
+
+void Executor::set_random_stream(uint64_t seed, uint64_t step) {
+  seed_ = seed;
+  step_ = step;
+}
+
+uint64_t Executor::dropout_offset(const Node& node) const {
+  return step_ * blocks_per_step_ + static_cast<uint64_t>(node.attributes.at("block_offset"));
+}
+
+}  // namespace sb
