@@ -116,14 +116,14 @@ class BertBase final : public Workload {
         row[t] = kMask;
       }
     }
-    write(graph.find_tensor("input_ids"), ids.data(), ids.size() * 4);
-    write(graph.find_tensor("token_type_ids"), types.data(), types.size() * 4);
-    write(graph.find_tensor("position_ids"), positions.data(), positions.size() * 4);
-    write(graph.find_tensor("lengths"), lengths.data(), lengths.size() * 4);
-    write(graph.find_tensor("masked_rows"), masked_rows.data(), masked_rows.size() * 4);
-    write(graph.find_tensor("masked_labels"), masked_labels.data(), masked_labels.size() * 4);
-    write(graph.find_tensor("cls_rows"), cls_rows.data(), cls_rows.size() * 4);
-    write(graph.find_tensor("next_sentence_labels"), nsp.data(), nsp.size() * 4);
+    write_input(write, graph, "input_ids", ids);
+    write_input(write, graph, "token_type_ids", types);
+    write_input(write, graph, "position_ids", positions);
+    write_input(write, graph, "lengths", lengths);
+    write_input(write, graph, "masked_rows", masked_rows);
+    write_input(write, graph, "masked_labels", masked_labels);
+    write_input(write, graph, "cls_rows", cls_rows);
+    write_input(write, graph, "next_sentence_labels", nsp);
   }
 };
 

@@ -102,14 +102,14 @@ class TransformerBig final : public Workload {
     cpu::make_positions(tgt_in.data(), tgt_positions.data(), batch, time, kPad);
     std::vector<float> sinusoids((time + kPad + 1) * model);
     cpu::sinusoidal_positions(sinusoids.data(), time + kPad + 1, model, kPad);
-    write(graph.find_tensor("source"), src.data(), src.size() * 4);
-    write(graph.find_tensor("source_positions"), src_positions.data(), src_positions.size() * 4);
-    write(graph.find_tensor("source_lengths"), src_lengths.data(), src_lengths.size() * 4);
-    write(graph.find_tensor("target_input"), tgt_in.data(), tgt_in.size() * 4);
-    write(graph.find_tensor("target_positions"), tgt_positions.data(), tgt_positions.size() * 4);
-    write(graph.find_tensor("target_lengths"), tgt_lengths.data(), tgt_lengths.size() * 4);
-    write(graph.find_tensor("targets"), targets.data(), targets.size() * 4);
-    write(graph.find_tensor("sinusoidal_positions"), sinusoids.data(), sinusoids.size() * 4);
+    write_input(write, graph, "source", src);
+    write_input(write, graph, "source_positions", src_positions);
+    write_input(write, graph, "source_lengths", src_lengths);
+    write_input(write, graph, "target_input", tgt_in);
+    write_input(write, graph, "target_positions", tgt_positions);
+    write_input(write, graph, "target_lengths", tgt_lengths);
+    write_input(write, graph, "targets", targets);
+    write_input(write, graph, "sinusoidal_positions", sinusoids);
   }
 };
 }  // namespace

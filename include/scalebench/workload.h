@@ -34,6 +34,12 @@ struct BuiltWorkload {
 // Writes `bytes` of host data into an input tensor (the executor decides where it lives).
 using InputWriter = std::function<void(TensorId, const void* data, size_t bytes)>;
 
+// Writes a host vector into the input tensor called `name`.
+template <typename T>
+void write_input(const InputWriter& write, const Graph& graph, const std::string& name, const std::vector<T>& values) {
+  write(graph.find_tensor(name), values.data(), values.size() * sizeof(T));
+}
+
 class Workload {
  public:
   virtual ~Workload() = default;
