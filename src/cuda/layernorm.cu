@@ -1,0 +1,278 @@
+// LayerNorm kernels (layernorm.h). Forward and dx: one block per row, fp32 block reductions in a fixed order
+// (warp butterfly, then the per-warp totals in warp order), float4 accesses when cols % 4 == 0 and the
+// pointers are 16-byte aligned. dgamma/dbeta: a (32 columns x 8 rows) thread tile per (column tile, row
+// chunk) writes partial sums; a second kernel adds the chunks in order, so results are bitwise reproducible.
+#include <cstdint>
+#include <string>
+
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/layernorm.h"
+
+namespace sb::cuda {
+namespace {
+
+constexpr int kMaxRowThreads = 256;
+constexpr int kColumnTile = 32;      // columns per partial-sum block: one warp across a row
+constexpr int kRowThreads = 8;       // warps per partial-sum block, striding the chunk's rows
+constexpr int64_t kMinChunkRows = 32;
+constexpr int64_t kMaxChunks = 1024;
+constexpr int kFinalThreads = 256;
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;  // identical in every lane: fp addition is commutative
+}
+
+// Sum over the block (blockDim.x a multiple of 32); every thread gets the same value. `shared` holds 32 floats.
+__device__ float block_sum(float v, float* shared) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();  // the previous call's reads of `shared` are done
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  const int warps = static_cast<int>(blockDim.x >> 5);
+  return warp_sum(lane < warps ? shared[lane] : 0.0f);
+}
+
+__device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
+
+// One block per row. kVec4: cols % 4 == 0 and x, y, gamma, beta 16-byte aligned.
+template <bool kVec4>
+__global__ void layernorm_forward_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
+                                         const float* __restrict__ beta, float* __restrict__ y,
+                                         float* __restrict__ mean, float* __restrict__ rstd, int64_t cols,
+                                         float epsilon) {
+  __shared__ float shared[32];
+  const int64_t row = blockIdx.x;
+  const float* xr = x + row * cols;
+  float* yr = y + row * cols;
+  const int64_t n4 = cols / 4;
+
+  float sum = 0.0f;
+  if (kVec4) {
+    const float4* x4 = reinterpret_cast<const float4*>(xr);
+    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) sum += sum4(x4[i]);
+  } else {
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) sum += xr[c];
+  }
+  const float mu = block_sum(sum, shared) / static_cast<float>(cols);
+
+  float sq = 0.0f;  // second pass: no cancellation for rows with a large mean
+  if (kVec4) {
+    const float4* x4 = reinterpret_cast<const float4*>(xr);
+    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) {
+      const float4 v = x4[i];
+      const float a = v.x - mu, b = v.y - mu, c = v.z - mu, d = v.w - mu;
+      sq += (a * a + b * b) + (c * c + d * d);
+    }
+  } else {
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const float d = xr[c] - mu;
+      sq += d * d;
+    }
+  }
+  const float var = block_sum(sq, shared) / static_cast<float>(cols);  // biased
+  const float inv_std = 1.0f / sqrtf(var + epsilon);
+
+  if (kVec4) {
+    const float4* x4 = reinterpret_cast<const float4*>(xr);
+    const float4* g4 = reinterpret_cast<const float4*>(gamma);
+    const float4* b4 = reinterpret_cast<const float4*>(beta);
+    float4* y4 = reinterpret_cast<float4*>(yr);
+    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) {
+      const float4 v = x4[i], g = g4[i], b = b4[i];
+      y4[i] = make_float4((v.x - mu) * inv_std * g.x + b.x, (v.y - mu) * inv_std * g.y + b.y,
+                          (v.z - mu) * inv_std * g.z + b.z, (v.w - mu) * inv_std * g.w + b.w);
+    }
+  } else {
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = (xr[c] - mu) * inv_std * gamma[c] + beta[c];
+  }
+  if (threadIdx.x == 0) {
+    mean[row] = mu;
+    rstd[row] = inv_std;
+  }
+}
+
+// dx of one row per block: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma.
+template <bool kVec4>
+__global__ void layernorm_dx_kernel(const float* __restrict__ dy, const float* __restrict__ x,
+                                    const float* __restrict__ gamma, const float* __restrict__ mean,
+                                    const float* __restrict__ rstd, float* __restrict__ dx, int64_t cols) {
+  __shared__ float shared[32];
+  const int64_t row = blockIdx.x;
+  const float* xr = x + row * cols;
+  const float* dyr = dy + row * cols;
+  float* dxr = dx + row * cols;
+  const float mu = mean[row];
+  const float inv_std = rstd[row];
+  const int64_t n4 = cols / 4;
+
+  float g_sum = 0.0f, gx_sum = 0.0f;
+  if (kVec4) {
+    const float4* x4 = reinterpret_cast<const float4*>(xr);
+    const float4* d4 = reinterpret_cast<const float4*>(dyr);
+    const float4* g4 = reinterpret_cast<const float4*>(gamma);
+    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) {
+      const float4 v = x4[i], d = d4[i], w = g4[i];
+      const float ga = d.x * w.x, gb = d.y * w.y, gc = d.z * w.z, gd = d.w * w.w;
+      g_sum += (ga + gb) + (gc + gd);
+      gx_sum += (ga * ((v.x - mu) * inv_std) + gb * ((v.y - mu) * inv_std)) +
+                (gc * ((v.z - mu) * inv_std) + gd * ((v.w - mu) * inv_std));
+    }
+  } else {
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const float g = dyr[c] * gamma[c];
+      g_sum += g;
+      gx_sum += g * ((xr[c] - mu) * inv_std);
+    }
+  }
+  const float g_mean = block_sum(g_sum, shared) / static_cast<float>(cols);
+  const float gx_mean = block_sum(gx_sum, shared) / static_cast<float>(cols);
+
+  if (kVec4) {
+    const float4* x4 = reinterpret_cast<const float4*>(xr);
+    const float4* d4 = reinterpret_cast<const float4*>(dyr);
+    const float4* g4 = reinterpret_cast<const float4*>(gamma);
+    float4* o4 = reinterpret_cast<float4*>(dxr);
+    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) {
+      const float4 v = x4[i], d = d4[i], w = g4[i];
+      o4[i] = make_float4(inv_std * (d.x * w.x - g_mean - ((v.x - mu) * inv_std) * gx_mean),
+                          inv_std * (d.y * w.y - g_mean - ((v.y - mu) * inv_std) * gx_mean),
+                          inv_std * (d.z * w.z - g_mean - ((v.z - mu) * inv_std) * gx_mean),
+                          inv_std * (d.w * w.w - g_mean - ((v.w - mu) * inv_std) * gx_mean));
+    }
+  } else {
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const float xhat = (xr[c] - mu) * inv_std;
+      dxr[c] = inv_std * (dyr[c] * gamma[c] - g_mean - xhat * gx_mean);
+    }
+  }
+}
+
+// Block (kColumnTile, kRowThreads) at (column tile blockIdx.x, row chunk blockIdx.y): partial sums of
+// dy * xhat and dy over the chunk's rows, written to partial_*[chunk * cols + c]. A warp reads 32
+// consecutive columns of one row (coalesced).
+__global__ void layernorm_param_partial_kernel(const float* __restrict__ dy, const float* __restrict__ x,
+                                               const float* __restrict__ mean, const float* __restrict__ rstd,
+                                               float* __restrict__ partial_gamma, float* __restrict__ partial_beta,
+                                               int64_t rows, int64_t cols, int64_t chunk_rows) {
+  __shared__ float tile_gamma[kRowThreads][kColumnTile + 1];
+  __shared__ float tile_beta[kRowThreads][kColumnTile + 1];
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.y) * chunk_rows;
+  const int64_t last = first + chunk_rows < rows ? first + chunk_rows : rows;
+  float g = 0.0f, b = 0.0f;
+  if (c < cols) {
+    for (int64_t r = first + threadIdx.y; r < last; r += kRowThreads) {
+      const float d = dy[r * cols + c];
+      g += d * ((x[r * cols + c] - mean[r]) * rstd[r]);
+      b += d;
+    }
+  }
+  tile_gamma[threadIdx.y][threadIdx.x] = g;
+  tile_beta[threadIdx.y][threadIdx.x] = b;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    float gs = 0.0f, bs = 0.0f;
+    for (int i = 0; i < kRowThreads; ++i) {
+      gs += tile_gamma[i][threadIdx.x];
+      bs += tile_beta[i][threadIdx.x];
+    }
+    partial_gamma[static_cast<int64_t>(blockIdx.y) * cols + c] = gs;
+    partial_beta[static_cast<int64_t>(blockIdx.y) * cols + c] = bs;
+  }
+}
+
+// One thread per column: the chunks' partial sums added in chunk order.
+__global__ void layernorm_param_final_kernel(const float* __restrict__ partial_gamma,
+                                             const float* __restrict__ partial_beta, float* __restrict__ dgamma,
+                                             float* __restrict__ dbeta, int64_t chunks, int64_t cols) {
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  float g = 0.0f, b = 0.0f;
+  for (int64_t k = 0; k < chunks; ++k) {
+    g += partial_gamma[k * cols + c];
+    b += partial_beta[k * cols + c];
+  }
+  dgamma[c] = g;
+  dbeta[c] = b;
+}
+
+bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// Threads per row block: enough warps to cover the row once (in float4s when vectorised), at most 256.
+int row_threads(int64_t work) {
+  const int64_t warps = (work + 31) / 32;
+  const int64_t threads = warps * 32;
+  return static_cast<int>(threads < kMaxRowThreads ? (threads < 32 ? 32 : threads) : kMaxRowThreads);
+}
+
+void check_shape(const char* op, int64_t rows, int64_t cols) {
+  SB_CHECK(rows >= 0 && cols > 0, std::string(op) + ": rows must be >= 0 and cols > 0");
+  SB_CHECK(rows <= INT32_MAX, std::string(op) + ": rows must fit a 1-D grid (<= 2^31 - 1)");
+}
+
+}  // namespace
+
+void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+                       int64_t rows, int64_t cols, float epsilon, cudaStream_t stream) {
+  check_shape("layernorm_forward", rows, cols);
+  SB_CHECK(epsilon >= 0.0f, "layernorm_forward: epsilon must be >= 0");
+  if (rows == 0) return;
+  SB_CHECK(x && gamma && beta && y && mean && rstd, "layernorm_forward: null pointer");
+  const bool vec4 = cols % 4 == 0 && aligned16(x) && aligned16(y) && aligned16(gamma) && aligned16(beta);
+  const int threads = row_threads(vec4 ? cols / 4 : cols);
+  const dim3 grid(static_cast<unsigned>(rows));
+  if (vec4) {
+    layernorm_forward_kernel<true><<<grid, threads, 0, stream>>>(x, gamma, beta, y, mean, rstd, cols, epsilon);
+  } else {
+    layernorm_forward_kernel<false><<<grid, threads, 0, stream>>>(x, gamma, beta, y, mean, rstd, cols, epsilon);
+  }
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void layernorm_backward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
+                        float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols, cudaStream_t stream) {
+  check_shape("layernorm_backward", rows, cols);
+  SB_CHECK(gamma && dgamma && dbeta, "layernorm_backward: null pointer");
+  if (rows == 0) {  // empty column sums, as the CPU reference writes
+    SB_CUDA_CHECK(cudaMemsetAsync(dgamma, 0, sizeof(float) * cols, stream));
+    SB_CUDA_CHECK(cudaMemsetAsync(dbeta, 0, sizeof(float) * cols, stream));
+    return;
+  }
+  SB_CHECK(dy && x && mean && rstd && dx, "layernorm_backward: null pointer");
+
+  const bool vec4 = cols % 4 == 0 && aligned16(dy) && aligned16(x) && aligned16(gamma) && aligned16(dx);
+  const int threads = row_threads(vec4 ? cols / 4 : cols);
+  const dim3 grid(static_cast<unsigned>(rows));
+  if (vec4) {
+    layernorm_dx_kernel<true><<<grid, threads, 0, stream>>>(dy, x, gamma, mean, rstd, dx, cols);
+  } else {
+    layernorm_dx_kernel<false><<<grid, threads, 0, stream>>>(dy, x, gamma, mean, rstd, dx, cols);
+  }
+  SB_CUDA_CHECK_LAUNCH();
+
+  // Chunks of >= 32 rows, at most 1024 of them (gridDim.y <= 65535): 4096 rows -> 128 chunks of 32.
+  int64_t chunk_rows = (rows + kMaxChunks - 1) / kMaxChunks;
+  if (chunk_rows < kMinChunkRows) chunk_rows = kMinChunkRows;
+  const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
+  const int64_t column_tiles = (cols + kColumnTile - 1) / kColumnTile;
+  SB_CHECK(column_tiles <= INT32_MAX, "layernorm_backward: cols too large for the grid");
+
+  float* workspace = nullptr;
+  SB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&workspace), sizeof(float) * 2 * chunks * cols, stream));
+  float* partial_gamma = workspace;
+  float* partial_beta = workspace + chunks * cols;
+  layernorm_param_partial_kernel<<<dim3(static_cast<unsigned>(column_tiles), static_cast<unsigned>(chunks)),
+                                   dim3(kColumnTile, kRowThreads), 0, stream>>>(
+      dy, x, mean, rstd, partial_gamma, partial_beta, rows, cols, chunk_rows);
+  SB_CUDA_CHECK_LAUNCH();
+  const int64_t final_blocks = (cols + kFinalThreads - 1) / kFinalThreads;
+  layernorm_param_final_kernel<<<static_cast<unsigned>(final_blocks), kFinalThreads, 0, stream>>>(
+      partial_gamma, partial_beta, dgamma, dbeta, chunks, cols);
+  SB_CUDA_CHECK_LAUNCH();
+  SB_CUDA_CHECK(cudaFreeAsync(workspace, stream));
+}
+
+}  // namespace sb::cuda

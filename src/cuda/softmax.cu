@@ -1,0 +1,115 @@
+// Masked attention softmax kernels (softmax.h): one warp per (b, h, q) row, lanes striding the keys so that
+// each warp access is 32 consecutive floats (coalesced). Max, sum of exponentials and the backward dot product
+// are fp32 warp butterfly reductions (fixed order: reproducible). Valid keys are the prefix [0, valid) as in
+// the CPU reference; everything past it is written as exactly 0.
+#include <cstdint>
+#include <string>
+
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/softmax.h"
+
+namespace sb::cuda {
+namespace {
+
+constexpr int kWarpsPerBlock = 4;
+constexpr int kThreads = kWarpsPerBlock * 32;
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// Unmasked keys of `row` (a prefix): key_lengths[b] clamped to [0, k_len], and at most q + 1 when causal.
+__device__ __forceinline__ int64_t valid_keys(int64_t row, int64_t heads, int64_t q_len, int64_t k_len,
+                                              const int32_t* key_lengths, bool causal) {
+  int64_t valid = k_len;
+  if (key_lengths != nullptr) {
+    const int64_t length = key_lengths[row / (heads * q_len)];
+    valid = length < 0 ? 0 : (length > k_len ? k_len : length);
+  }
+  if (causal) {
+    const int64_t q = row % q_len;
+    if (q + 1 < valid) valid = q + 1;
+  }
+  return valid;
+}
+
+__global__ void masked_softmax_forward_kernel(const float* __restrict__ scores, float* __restrict__ probs,
+                                              int64_t rows, int64_t heads, int64_t q_len, int64_t k_len,
+                                              float scale, const int32_t* __restrict__ key_lengths, bool causal) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (row >= rows) return;  // the whole warp leaves together
+  const int lane = threadIdx.x & 31;
+  const float* s = scores + row * k_len;
+  float* p = probs + row * k_len;
+  const int64_t valid = valid_keys(row, heads, q_len, k_len, key_lengths, causal);
+
+  float max_logit = -INFINITY;
+  for (int64_t k = lane; k < valid; k += 32) max_logit = fmaxf(max_logit, scale * s[k]);
+  max_logit = warp_max(max_logit);
+  float sum = 0.0f;
+  for (int64_t k = lane; k < valid; k += 32) sum += expf(scale * s[k] - max_logit);
+  sum = warp_sum(sum);  // >= 1 whenever valid > 0 (the max term is exp(0))
+  for (int64_t k = lane; k < k_len; k += 32) p[k] = k < valid ? expf(scale * s[k] - max_logit) / sum : 0.0f;
+}
+
+__global__ void masked_softmax_backward_kernel(const float* __restrict__ probs, const float* __restrict__ dprobs,
+                                               float* __restrict__ dscores, int64_t rows, int64_t heads,
+                                               int64_t q_len, int64_t k_len, float scale,
+                                               const int32_t* __restrict__ key_lengths, bool causal) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  const int lane = threadIdx.x & 31;
+  const float* p = probs + row * k_len;
+  const float* dp = dprobs + row * k_len;
+  float* ds = dscores + row * k_len;
+  const int64_t valid = valid_keys(row, heads, q_len, k_len, key_lengths, causal);
+
+  float dot = 0.0f;
+  for (int64_t k = lane; k < valid; k += 32) dot += p[k] * dp[k];
+  dot = warp_sum(dot);
+  for (int64_t k = lane; k < k_len; k += 32) ds[k] = k < valid ? scale * p[k] * (dp[k] - dot) : 0.0f;
+}
+
+// Rows of the launch, or 0 when there is nothing to do.
+int64_t checked_rows(const char* op, int64_t batch, int64_t heads, int64_t q_len, int64_t k_len) {
+  SB_CHECK(batch >= 0 && heads >= 0 && q_len >= 0 && k_len >= 0,
+           std::string(op) + ": batch, heads, q_len and k_len must be >= 0");
+  if (batch == 0 || heads == 0 || q_len == 0 || k_len == 0) return 0;
+  const int64_t rows = batch * heads * q_len;
+  SB_CHECK((rows + kWarpsPerBlock - 1) / kWarpsPerBlock <= INT32_MAX, std::string(op) + ": too many rows");
+  return rows;
+}
+
+}  // namespace
+
+void masked_softmax_forward(const float* scores, float* probs, int64_t batch, int64_t heads, int64_t q_len,
+                            int64_t k_len, float scale, const int32_t* key_lengths, bool causal,
+                            cudaStream_t stream) {
+  const int64_t rows = checked_rows("masked_softmax_forward", batch, heads, q_len, k_len);
+  if (rows == 0) return;
+  SB_CHECK(scores && probs, "masked_softmax_forward: null pointer");
+  const unsigned blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  masked_softmax_forward_kernel<<<blocks, kThreads, 0, stream>>>(scores, probs, rows, heads, q_len, k_len, scale,
+                                                                 key_lengths, causal);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void masked_softmax_backward(const float* probs, const float* dprobs, float* dscores, int64_t batch,
+                             int64_t heads, int64_t q_len, int64_t k_len, float scale, const int32_t* key_lengths,
+                             bool causal, cudaStream_t stream) {
+  const int64_t rows = checked_rows("masked_softmax_backward", batch, heads, q_len, k_len);
+  if (rows == 0) return;
+  SB_CHECK(probs && dprobs && dscores, "masked_softmax_backward: null pointer");
+  const unsigned blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  masked_softmax_backward_kernel<<<blocks, kThreads, 0, stream>>>(probs, dprobs, dscores, rows, heads, q_len,
+                                                                  k_len, scale, key_lengths, causal);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace sb::cuda
