@@ -1,0 +1,24 @@
+// CUDA GEMM (sb::cuda) through cuBLASLt: the same names, arguments and row-major conventions as
+// src/cpu/gemm.h plus the stream; device pointers. fp32 data, fp32 compute (CUBLAS_COMPUTE_32F: no TF32),
+// so results agree with the CPU's double sums to fp32 accumulation error. beta == 0 never reads C.
+// Tests: tests/gpu/test_cuda_dense.cpp (suite CudaDense).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace sb::cuda {
+
+// C (m, n) = alpha * op(A) (m, k) * op(B) (k, n) + beta * C, row-major, as sb::cpu::gemm. Throws UsageError
+// on a negative size or a leading dimension that is too small (checked on the host, before any launch).
+void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, cudaStream_t stream);
+
+// `batch` GEMMs; operand g at a + g * stride_a (elements), and so on; a stride of 0 shares that operand.
+void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                          int64_t ldc, int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                          cudaStream_t stream);
+
+}  // namespace sb::cuda
