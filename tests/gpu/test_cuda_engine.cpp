@@ -3,7 +3,9 @@
 // of every step and every parameter's gradient norm must agree. Skips when no GPU is visible.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "scalebench/autodiff.h"
@@ -64,17 +66,27 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
     gpu->read_tensor(built.loss, &gpu_loss, 4);
     ASSERT_TRUE(std::isfinite(gpu_loss));
     EXPECT_NEAR(gpu_loss, cpu_loss, kLossTolerance * std::fabs(cpu_loss)) << workload.info().name << " step " << step;
+    // Gradients that are zero in exact arithmetic (an attention key bias: softmax ignores a shift shared by
+    // all keys) are rounding noise on both devices, so each norm is compared within the relative tolerance
+    // plus a floor of 1e-5 of the largest gradient norm of the step.
+    std::map<TensorId, std::vector<float>> cpu_gradients, gpu_gradients;
+    double largest = 0;
     for (const auto& [parameter, gradient] : gradients) {
       const TensorInfo& info = graph.tensor(parameter);
-      std::vector<float> g_cpu(static_cast<size_t>(info.elements())), g_gpu(g_cpu.size());
-      std::vector<float> w(g_cpu.size());
-      cpu.read_tensor(gradient, g_cpu.data(), info.bytes());
-      gpu->read_tensor(gradient, g_gpu.data(), info.bytes());
-      const double n_cpu = norm(g_cpu), n_gpu = norm(g_gpu);
-      EXPECT_NEAR(n_gpu, n_cpu, kGradientNormTolerance * n_cpu + 1e-12) << info.name << " step " << step;
+      cpu_gradients[parameter].resize(static_cast<size_t>(info.elements()));
+      gpu_gradients[parameter].resize(static_cast<size_t>(info.elements()));
+      cpu.read_tensor(gradient, cpu_gradients[parameter].data(), info.bytes());
+      gpu->read_tensor(gradient, gpu_gradients[parameter].data(), info.bytes());
+      largest = std::max(largest, norm(cpu_gradients[parameter]));
+    }
+    for (const auto& [parameter, gradient] : gradients) {
+      const TensorInfo& info = graph.tensor(parameter);
+      const double n_cpu = norm(cpu_gradients[parameter]), n_gpu = norm(gpu_gradients[parameter]);
+      EXPECT_NEAR(n_gpu, n_cpu, kGradientNormTolerance * n_cpu + 1e-5 * largest) << info.name << " step " << step;
       // The same SGD update on both devices, from the CPU's weights and gradients (keeps them in lock-step).
+      std::vector<float> w(cpu_gradients[parameter].size());
       cpu.read_tensor(parameter, w.data(), info.bytes());
-      for (size_t i = 0; i < w.size(); ++i) w[i] -= 0.3f * g_cpu[i];
+      for (size_t i = 0; i < w.size(); ++i) w[i] -= 0.3f * cpu_gradients[parameter][i];
       cpu.write_tensor(parameter, w.data(), info.bytes());
       gpu->write_tensor(parameter, w.data(), info.bytes());
     }
