@@ -10,6 +10,7 @@
 
 #include "scalebench/graph.h"
 #include "scalebench/planner.h"
+#include "scalebench/optimizer.h"
 
 namespace sb {
 
@@ -21,6 +22,9 @@ class Executor {
   virtual void read_tensor(TensorId id, void* host, size_t bytes) = 0;
 
   virtual void run_nodes(size_t begin, size_t end) = 0;  // enqueued; read_tensor waits for them
+  // One AdamW step over the flat parameter and gradient regions of the plan (its moments live beside the
+  // arena: 2 x parameter bytes, allocated on first use). `step` counts from 1.
+  virtual void adamw_step(const AdamWSettings& settings, int64_t step) = 0;
   void run();                                             // every node, in order
   size_t forward_node_count() const;                      // nodes before the first backward node
 
@@ -59,9 +63,11 @@ class CpuExecutor final : public Executor {
   void write_tensor(TensorId id, const void* host, size_t bytes) override;
   void read_tensor(TensorId id, void* host, size_t bytes) override;
   void run_nodes(size_t begin, size_t end) override;
+  void adamw_step(const AdamWSettings& settings, int64_t step) override;
 
  private:
   std::vector<unsigned char> arena_;
+  std::vector<float> first_moment_, second_moment_;
 };
 
 // The CUDA executor on the current device (fp32 for now); throws UsageError when scalebench was built

@@ -99,6 +99,12 @@ std::string canonical_form(const CommandLine& cl) {
   std::string text = "command=" + cl.command + ";device=" + c.device + ";backend=" + backend_name(c.backend) +
                      ";sharing=" + std::to_string(c.allow_gpu_sharing) + ";timeout=" +
                      std::to_string(c.timeout_seconds) + ";json=" + c.json_path + ";csv=" + c.csv_path;
+  if (cl.command == "run") {
+    const RunOptions& r = cl.run;
+    text += ";workload=" + r.workload + ";batch=" + std::to_string(r.batch) + ";scale=" + r.scale +
+            ";warmup=" + std::to_string(r.warmup_steps) + ";steps=" + std::to_string(r.steps) +
+            ";seed=" + std::to_string(r.seed) + ";lr=" + std::to_string(r.learning_rate);
+  }
   if (cl.command == "bandwidth") {
     const BandwidthOptions& b = cl.bandwidth;
     text += ";ops=";
@@ -131,6 +137,16 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_bandwidth_command(app, raw, result.bandwidth);
   app.add_subcommand("topo", "GPUs, NVLink/PCIe links, P2P support and the NCCL transport in use");
   app.add_subcommand("list", "Reference workloads: task, unit, batch, parameters, FLOPs, gradient bytes");
+  CLI::App* run = app.add_subcommand("run", "Train a workload; every rank trains alone (per-GPU throughput)");
+  run->add_option("-w,--workload", result.run.workload, "Workload name (scalebench list)")->required();
+  run->add_option("--batch", result.run.batch, "Per-rank batch (default: the workload's reference batch)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--scale", result.run.scale, "full, or tiny (same graph, small dimensions, for the CPU)")
+      ->check(CLI::IsMember({"full", "tiny"}));
+  run->add_option("--warmup", result.run.warmup_steps, "Untimed steps")->check(CLI::NonNegativeNumber);
+  run->add_option("--steps", result.run.steps, "Timed steps (every one kept)")->check(CLI::PositiveNumber);
+  run->add_option("--seed", result.run.seed, "Base seed of data, weights and dropout (rank is added)");
+  run->add_option("--lr", result.run.learning_rate, "AdamW learning rate")->check(CLI::PositiveNumber);
 
   try {
     app.parse(argc, argv);

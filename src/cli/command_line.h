@@ -19,10 +19,21 @@ struct CommonOptions {
   std::string csv_path;
 };
 
+struct RunOptions {
+  std::string workload;
+  int64_t batch = 0;  // 0: the workload's default
+  std::string scale = "full";
+  int warmup_steps = 3;
+  int steps = 20;
+  uint64_t seed = 1;
+  double learning_rate = 1e-4;
+};
+
 struct CommandLine {
   std::string command;  // "bandwidth", "topo"; empty when help was printed
   CommonOptions common;
   BandwidthOptions bandwidth;
+  RunOptions run;
   std::vector<std::string> argv;
   // Every option's effective value in a fixed order: hashed so that ranks can check they agree.
   std::string canonical;

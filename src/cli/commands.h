@@ -10,6 +10,7 @@ namespace sb {
 int run_bandwidth_command(const CommandLine& command_line, ProcessGroup& group);
 int run_topo_command_line(const CommandLine& command_line, ProcessGroup& group);
 int run_list_command(const CommandLine& command_line, ProcessGroup& group);
+int run_train_command(const CommandLine& command_line, ProcessGroup& group);
 
 // Parses, agrees and dispatches; prints usage and runtime errors as one line. Returns the exit code.
 int run_scalebench(ProcessGroup& group, int argc, char** argv);

@@ -18,6 +18,7 @@
 #include "src/cuda/layernorm.h"
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
+#include "src/cuda/optimizer.h"
 #include "src/cuda/softmax.h"
 
 namespace sb {
@@ -48,6 +49,7 @@ class CudaExecutor final : public Executor {
   ~CudaExecutor() override {
     cudaStreamSynchronize(stream_);
     cudaFree(scratch_);
+    cudaFree(moments_);
     cudaFree(arena_);
     cudaStreamDestroy(stream_);
   }
@@ -68,6 +70,22 @@ class CudaExecutor final : public Executor {
     }
   }
 
+  void adamw_step(const AdamWSettings& settings, int64_t step) override {
+    const size_t n = plan_.parameter_bytes / sizeof(float);
+    if (moments_ == nullptr) {
+      const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&moments_), 2 * n * sizeof(float) + 1);
+      if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        throw RuntimeFailure("out of GPU memory for the optimizer's moments (" + std::to_string(2 * n * 4) + " bytes)");
+      }
+      SB_CUDA_CHECK(status);
+      SB_CUDA_CHECK(cudaMemsetAsync(moments_, 0, 2 * n * sizeof(float), stream_));
+    }
+    cuda::adamw_step(static_cast<float*>(arena_), reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset)),
+                     moments_, moments_ + n, static_cast<int64_t>(n), settings, step, stream_);
+  }
+
+  unsigned char* u8_at(uint64_t offset) { return static_cast<unsigned char*>(arena_) + offset; }
   unsigned char* u8(TensorId id) { return static_cast<unsigned char*>(arena_) + plan_.offsets.at(static_cast<size_t>(id)); }
   float* f32(TensorId id) { return reinterpret_cast<float*>(u8(id)); }
   int32_t* i32(TensorId id) { return reinterpret_cast<int32_t*>(u8(id)); }
@@ -91,6 +109,7 @@ class CudaExecutor final : public Executor {
  private:
   void* arena_ = nullptr;
   void* scratch_ = nullptr;
+  float* moments_ = nullptr;  // AdamW's first and second moments, back to back
   cudaStream_t stream_ = nullptr;
   std::map<TensorId, int64_t> counted_rows_;
 };

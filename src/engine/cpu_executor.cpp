@@ -17,6 +17,7 @@
 #include "src/cpu/gemm.h"
 #include "src/cpu/layernorm.h"
 #include "src/cpu/layout.h"
+#include "src/cpu/optimizer.h"
 #include "src/cpu/softmax.h"
 
 namespace sb {
@@ -195,6 +196,17 @@ uint8_t* CpuExecutor::u8(TensorId id) { return arena_.data() + plan_.offsets.at(
 
 void CpuExecutor::write_tensor(TensorId id, const void* host, size_t bytes) { std::memcpy(u8(id), host, bytes); }
 void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) { std::memcpy(host, u8(id), bytes); }
+
+void CpuExecutor::adamw_step(const AdamWSettings& settings, int64_t step) {
+  const size_t n = plan_.parameter_bytes / sizeof(float);
+  if (first_moment_.size() != n) {
+    first_moment_.assign(n, 0.0f);
+    second_moment_.assign(n, 0.0f);
+  }
+  cpu::adamw_step(reinterpret_cast<float*>(arena_.data()),
+                  reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset), first_moment_.data(),
+                  second_moment_.data(), static_cast<int64_t>(n), settings, step);
+}
 
 void CpuExecutor::run_nodes(size_t begin, size_t end) {
   for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {

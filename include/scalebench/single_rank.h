@@ -1,0 +1,44 @@
+// One rank training one workload (issue 3's `scalebench run`; the data-parallel trainer builds on it): build
+// the graph, differentiate, plan, stop before allocating if it cannot fit (saying which batch would), fill
+// inputs and weights, then train with AdamW and time every step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scalebench/device.h"
+#include "scalebench/optimizer.h"
+#include "scalebench/workload.h"
+
+namespace sb {
+
+struct SingleRankOptions {
+  std::string workload;
+  int64_t batch = 0;  // 0: the workload's default
+  WorkloadScale scale = WorkloadScale::kFull;
+  int warmup_steps = 3;
+  int steps = 20;
+  uint64_t seed = 1;
+  AdamWSettings adamw;
+};
+
+struct SingleRankResult {
+  std::string workload;
+  int64_t batch = 0;
+  int64_t parameters = 0;
+  double units_per_step = 0;
+  double train_flops_per_step = 0;  // matrix products, forward and backward
+  uint64_t plan_bytes = 0;          // arena + optimizer moments
+  std::vector<double> step_ms;      // timed steps only
+  std::vector<float> losses;        // every step, warm-up included
+};
+
+// Bytes a run needs on the device: the plan's arena plus AdamW's two moments.
+uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale);
+
+// Throws UsageError for bad options, RuntimeFailure when the plan does not fit the device (before allocating:
+// "needs X GiB, device has Y GiB; largest batch that fits: B").
+SingleRankResult train_single_rank(const SingleRankOptions& options, Device& device);
+
+}  // namespace sb

@@ -1,0 +1,81 @@
+// `scalebench run --workload NAME`: every rank trains the workload alone on its device (the "solo" phase:
+// per-GPU throughput, stragglers visible); rank 0 prints one row per rank. Failures are gathered, not thrown
+// one rank at a time, so an out-of-memory on one GPU ends every rank cleanly with its message.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "scalebench/error.h"
+#include "scalebench/report.h"
+#include "scalebench/single_rank.h"
+#include "scalebench/stats.h"
+#include "src/cli/commands.h"
+#include "src/cli/session.h"
+
+namespace sb {
+
+int run_train_command(const CommandLine& cl, ProcessGroup& group) {
+  Session session = open_session(group, cl.common);
+  SingleRankOptions options;
+  options.workload = cl.run.workload;
+  options.batch = cl.run.batch;
+  options.scale = parse_workload_scale(cl.run.scale);
+  options.warmup_steps = cl.run.warmup_steps;
+  options.steps = cl.run.steps;
+  options.seed = cl.run.seed + static_cast<uint64_t>(group.rank());
+  options.adamw.learning_rate = static_cast<float>(cl.run.learning_rate);
+  find_workload(options.workload);  // a bad name is the same usage error on every rank
+
+  nlohmann::json mine;
+  try {
+    const SingleRankResult r = train_single_rank(options, *session.device);
+    const SampleStats ms = summarize(r.step_ms);
+    mine = {{"rank", group.rank()}, {"host", group.host()}, {"device", session.device->description().name},
+            {"status", "ok"}, {"batch", r.batch}, {"parameters", r.parameters},
+            {"units_per_step", r.units_per_step}, {"step_ms_p50", ms.p50}, {"step_ms_p99", ms.p99},
+            {"step_ms_min", ms.min}, {"units_per_second", r.units_per_step / (ms.p50 / 1e3)},
+            {"tflops", r.train_flops_per_step / (ms.p50 / 1e3) / 1e12}, {"plan_bytes", r.plan_bytes},
+            {"loss_first", r.losses.front()}, {"loss_last", r.losses.back()}, {"step_ms", r.step_ms}};
+  } catch (const RuntimeFailure& e) {
+    mine = {{"rank", group.rank()}, {"host", group.host()}, {"status", "failed"}, {"error", e.what()}};
+  }
+  std::vector<nlohmann::json> ranks;
+  for (const std::string& text : group.allgather_strings(mine.dump())) ranks.push_back(nlohmann::json::parse(text));
+
+  std::string first_error;
+  for (const auto& r : ranks) {
+    if (r["status"] != "ok" && first_error.empty()) first_error = r["error"].get<std::string>();
+  }
+  if (group.rank() == 0) {
+    const WorkloadInfo& info = find_workload(options.workload).info();
+    std::printf("# scalebench run: %s (%s), scale %s, %d warm-up + %d timed steps, fp32, AdamW lr %g\n",
+                info.name.c_str(), info.task.c_str(), cl.run.scale.c_str(), options.warmup_steps, options.steps,
+                cl.run.learning_rate);
+    std::printf("# every rank trains alone; step = forward + backward + optimizer, host clock around a synced step\n");
+    std::printf("# %4s %-12s %-14s %6s %10s %10s %14s %9s %10s %10s\n", "rank", "host", "device", "batch", "step p50",
+                "step p99", info.unit.c_str(), "TFLOP/s", "loss first", "loss last");
+    std::printf("# %4s %-12s %-14s %6s %10s %10s %14s %9s %10s %10s\n", "", "", "", "", "(ms)", "(ms)", "(per s)", "", "",
+                "");
+    for (const auto& r : ranks) {
+      if (r["status"] != "ok") {
+        std::printf("  %4d %-12s failed: %s\n", r["rank"].get<int>(), r["host"].get<std::string>().c_str(),
+                    r["error"].get<std::string>().c_str());
+        continue;
+      }
+      std::printf("  %4d %-12s %-14.14s %6lld %10.2f %10.2f %14.1f %9.2f %10.4f %10.4f\n", r["rank"].get<int>(),
+                  r["host"].get<std::string>().c_str(), r["device"].get<std::string>().c_str(),
+                  static_cast<long long>(r["batch"].get<int64_t>()), r["step_ms_p50"].get<double>(),
+                  r["step_ms_p99"].get<double>(), r["units_per_second"].get<double>(), r["tflops"].get<double>(),
+                  r["loss_first"].get<double>(), r["loss_last"].get<double>());
+    }
+    if (!cl.common.json_path.empty()) {
+      nlohmann::json doc = {{"schema_version", 1}, {"tool", "scalebench"}, {"command", "run"},
+                            {"status", first_error.empty() ? "ok" : "failed"}, {"workload", info.name},
+                            {"scale", cl.run.scale}, {"argv", cl.argv}, {"ranks", ranks}};
+      write_text_file(cl.common.json_path, doc.dump(2) + "\n");
+    }
+  }
+  if (!first_error.empty()) throw RuntimeFailure(first_error);
+  return kExitOk;
+}
+
+}  // namespace sb

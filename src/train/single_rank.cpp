@@ -1,0 +1,120 @@
+// The single-rank training loop (include/scalebench/single_rank.h). A step is forward, backward and the
+// optimizer; its time is taken on the host around a synchronised step (the loss is read back every step),
+// which costs a few microseconds of pipeline drain per step — small next to a training step, and gone once
+// the data-parallel trainer times with device events.
+#include "scalebench/single_rank.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "scalebench/autodiff.h"
+#include "scalebench/error.h"
+#include "scalebench/executor.h"
+#include "scalebench/planner.h"
+
+namespace sb {
+namespace {
+
+// What the CUDA context, cuBLASLt workspaces and NCCL buffers take outside the plan (measured on H200:
+// ~0.6 GiB for the context and handles); 2 GiB keeps a margin until the memory issue measures it per run.
+constexpr uint64_t kDeviceReserveBytes = 2ull << 30;
+
+struct Planned {
+  Graph graph;
+  BuiltWorkload built;
+  std::map<TensorId, TensorId> gradients;
+  MemoryPlan plan;
+};
+
+void build_and_plan(const Workload& workload, int64_t batch, WorkloadScale scale, Planned& out) {
+  GraphBuilder builder(out.graph);
+  out.built = workload.build(builder, batch, scale);
+  out.gradients = append_backward(out.graph, out.built.loss);
+  out.plan = plan_memory(out.graph);
+}
+
+std::string gib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+  return text;
+}
+
+// Weights as the references initialise them in spirit: N(0, 0.02) everywhere, LayerNorm gains 1 and biases 0.
+void initialise_parameters(const Graph& graph, uint64_t seed, Executor& executor) {
+  std::mt19937_64 random(seed);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  for (TensorId p : graph.tensors_with_role(TensorRole::kParameter)) {
+    const TensorInfo& info = graph.tensor(p);
+    const bool norm = info.name.find("orm") != std::string::npos;
+    const bool bias = info.name.find("bias") != std::string::npos;
+    std::vector<float> values(static_cast<size_t>(info.elements()));
+    for (float& v : values) v = norm ? (bias ? 0.0f : 1.0f) : (bias ? 0.0f : normal(random));
+    executor.write_tensor(p, values.data(), info.bytes());
+  }
+}
+
+}  // namespace
+
+uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale) {
+  Planned planned;
+  build_and_plan(workload, batch, scale, planned);
+  return planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
+}
+
+SingleRankResult train_single_rank(const SingleRankOptions& options, Device& device) {
+  const Workload& workload = find_workload(options.workload);
+  if (options.steps < 1) throw UsageError("--steps must be at least 1");
+  if (options.warmup_steps < 0) throw UsageError("--warmup must not be negative");
+  const int64_t batch = options.batch > 0 ? options.batch : workload.info().default_batch;
+  Planned planned;
+  build_and_plan(workload, batch, options.scale, planned);
+
+  const uint64_t needed = planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
+  const uint64_t total = device.description().total_memory;
+  const uint64_t usable = device.kind() == DeviceKind::kCuda && total > kDeviceReserveBytes ? total - kDeviceReserveBytes : total;
+  if (needed > usable) {
+    const int64_t fits = largest_batch_that_fits(
+        [&](int64_t b) { return single_rank_bytes(workload, b, options.scale); }, usable, batch);
+    throw RuntimeFailure(workload.info().name + " at batch " + std::to_string(batch) + " needs " + gib(needed) +
+                         ", device has " + gib(usable) + " usable; largest batch that fits: " + std::to_string(fits));
+  }
+  std::unique_ptr<Executor> executor;
+  if (device.kind() == DeviceKind::kCuda) {
+    executor = make_cuda_executor(planned.graph, planned.plan);
+  } else {
+    executor = std::make_unique<CpuExecutor>(planned.graph, planned.plan);
+  }
+  workload.synthesize(planned.graph, options.seed, [&](TensorId id, const void* data, size_t bytes) {
+    executor->write_tensor(id, data, bytes);
+  });
+  initialise_parameters(planned.graph, options.seed + 1000, *executor);
+
+  SingleRankResult result;
+  result.workload = workload.info().name;
+  result.batch = batch;
+  result.parameters = planned.graph.parameter_count();
+  result.units_per_step = planned.built.units_per_step;
+  result.train_flops_per_step = matmul_flops(planned.graph, true);
+  result.plan_bytes = needed;
+  const int total_steps = options.warmup_steps + options.steps;
+  for (int step = 0; step < total_steps; ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    executor->set_random_stream(options.seed, static_cast<uint64_t>(step));
+    executor->run();
+    executor->adamw_step(options.adamw, step + 1);
+    float loss = 0;
+    executor->read_tensor(planned.built.loss, &loss, sizeof loss);  // synchronises the step
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!std::isfinite(loss)) {
+      throw RuntimeFailure(result.workload + ": the loss is not finite at step " + std::to_string(step));
+    }
+    result.losses.push_back(loss);
+    if (step >= options.warmup_steps) result.step_ms.push_back(ms);
+  }
+  return result;
+}
+
+}  // namespace sb

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `scalebench run` on the CPU device at tiny scale: trains (the loss falls), writes JSON, every rank reports;
+# a plan that cannot fit stops before allocating with the largest batch that would (exit 3).
+source "$(dirname "$0")/lib/common.bash"
+expect_exit 0 "transformer_big tiny" -- "$SB" run --device cpu --workload transformer_big --scale tiny --batch 4 \
+  --steps 8 --lr 1e-3 --json "$WORK/run.json"
+python3 - "$WORK/run.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: run JSON"; failures=$((failures + 1)); }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rank = doc["ranks"][0]
+assert doc["command"] == "run" and doc["status"] == "ok" and rank["status"] == "ok", doc
+assert rank["loss_last"] < rank["loss_first"], rank
+assert len(rank["step_ms"]) == 8 and rank["units_per_second"] > 0
+PY
+expect_exit 2 "unknown workload" -- "$SB" run --device cpu --workload resnet9000
+expect_output "unknown workload 'resnet9000'" "the workload is named"
+expect_exit 3 "a batch that cannot fit" -- "$SB" run --device cpu --workload bert_base --batch 100000000
+expect_output "needs .* GiB, device has .* GiB usable; largest batch that fits: [0-9]+" "the fit error names the batch"
+if mpi_available; then
+  expect_exit 0 "two ranks train alone" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" run --device cpu --workload bert_base \
+    --scale tiny --batch 2 --steps 3
+  expect_lines 2 "^ +[01] +" "one row per rank"
+fi
+finish
