@@ -19,7 +19,7 @@ TEST(CudaOptimizer, AdamWMatchesTheCpuOverFiveSteps) {
   std::vector<float> p = test::random_normal(n, 1), m(n, 0.0f), v(n, 0.0f);
   std::vector<float> p_gpu_host(n);
   float *p_d, *g_d, *m_d, *v_d;
-  for (float** ptr : {&p_d, &g_d, &m_d, &v_d}) ASSERT_EQ(cudaMalloc(ptr, n * sizeof(float)), cudaSuccess);
+  for (float** ptr : {&p_d, &g_d, &m_d, &v_d}) ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(ptr), n * sizeof(float)), cudaSuccess);
   cudaMemcpy(p_d, p.data(), n * 4, cudaMemcpyHostToDevice);
   cudaMemset(m_d, 0, n * 4);
   cudaMemset(v_d, 0, n * 4);
