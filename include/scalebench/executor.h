@@ -70,8 +70,9 @@ class CpuExecutor final : public Executor {
   std::vector<float> first_moment_, second_moment_;
 };
 
-// The CUDA executor on the current device (fp32 for now); throws UsageError when scalebench was built
-// without CUDA or an op has no CUDA kernel, RuntimeFailure when the arena does not fit.
-std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan);
+// The CUDA executor on the current device: fp32 data; GEMMs in exact fp32 or, with `tf32_gemms`, on TF32
+// tensor cores. Throws UsageError when scalebench was built without CUDA or an op has no CUDA kernel,
+// RuntimeFailure when the arena does not fit.
+std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms = false);
 
 }  // namespace sb

@@ -21,6 +21,7 @@ struct SingleRankOptions {
   int steps = 20;
   uint64_t seed = 1;
   AdamWSettings adamw;
+  bool tf32_gemms = false;  // --precision tf32 (CUDA only)
 };
 
 struct SingleRankResult {

@@ -103,7 +103,7 @@ std::string canonical_form(const CommandLine& cl) {
     const RunOptions& r = cl.run;
     text += ";workload=" + r.workload + ";batch=" + std::to_string(r.batch) + ";scale=" + r.scale +
             ";warmup=" + std::to_string(r.warmup_steps) + ";steps=" + std::to_string(r.steps) +
-            ";seed=" + std::to_string(r.seed) + ";lr=" + std::to_string(r.learning_rate);
+            ";seed=" + std::to_string(r.seed) + ";lr=" + std::to_string(r.learning_rate) + ";precision=" + r.precision;
   }
   if (cl.command == "bandwidth") {
     const BandwidthOptions& b = cl.bandwidth;
@@ -147,6 +147,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--steps", result.run.steps, "Timed steps (every one kept)")->check(CLI::PositiveNumber);
   run->add_option("--seed", result.run.seed, "Base seed of data, weights and dropout (rank is added)");
   run->add_option("--lr", result.run.learning_rate, "AdamW learning rate")->check(CLI::PositiveNumber);
+  run->add_option("--precision", result.run.precision, "fp32, or tf32 (GEMMs on TF32 tensor cores; GPU only)")
+      ->check(CLI::IsMember({"fp32", "tf32"}));
 
   try {
     app.parse(argc, argv);

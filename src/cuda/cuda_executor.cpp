@@ -33,7 +33,8 @@ float float_attr(const Node& node, const char* name) { return static_cast<float>
 
 class CudaExecutor final : public Executor {
  public:
-  CudaExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(graph, plan) {
+  CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms)
+      : Executor(graph, plan), gemm_math_(tf32_gemms ? cuda::GemmMath::kTf32 : cuda::GemmMath::kFp32) {
     for (const Node& node : graph.nodes()) {
       if (kernels().count(node.op) == 0) throw UsageError("the cuda device has no kernel for op '" + node.op + "'");
     }
@@ -64,6 +65,7 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
   void run_nodes(size_t begin, size_t end) override {
+    cuda::set_gemm_math(gemm_math_);
     for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
       const Node& node = graph_.nodes()[i];
       kernels().at(node.op)(*this, node);
@@ -109,7 +111,8 @@ class CudaExecutor final : public Executor {
  private:
   void* arena_ = nullptr;
   void* scratch_ = nullptr;
-  float* moments_ = nullptr;  // AdamW's first and second moments, back to back
+  float* moments_ = nullptr;
+  cuda::GemmMath gemm_math_;  // AdamW's first and second moments, back to back
   cudaStream_t stream_ = nullptr;
   std::map<TensorId, int64_t> counted_rows_;
 };
@@ -265,8 +268,8 @@ const std::map<std::string, Kernel>& kernels() {
 
 }  // namespace
 
-std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan) {
-  return std::make_unique<CudaExecutor>(graph, plan);
+std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms) {
+  return std::make_unique<CudaExecutor>(graph, plan, tf32_gemms);
 }
 
 }  // namespace sb

@@ -147,15 +147,18 @@ struct Problem {
   int64_t batch, stride_a, stride_b, stride_c;
 };
 
+thread_local GemmMath gemm_math = GemmMath::kFp32;
+
 // The heuristic's choice for a shape, layout and alignment, cached per thread (the query costs tens of
 // microseconds of host time, a GEMM of a small layer about as much). found == false is cached too.
 struct PlanKey {
   int device;
+  int math;
   bool transpose_a, transpose_b;
   int64_t m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
   uint32_t align_a, align_b, align_c;
   auto tied() const {
-    return std::tie(device, transpose_a, transpose_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
+    return std::tie(device, math, transpose_a, transpose_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
                     stride_c, align_a, align_b, align_c);
   }
   bool operator<(const PlanKey& other) const { return tied() < other.tied(); }
@@ -176,7 +179,9 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
   MatmulDesc desc;
   {
     cublasLtMatmulDesc_t raw = nullptr;
-    SB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&raw, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    const cublasComputeType_t compute =
+        gemm_math == GemmMath::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    SB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&raw, compute, CUDA_R_32F));
     desc.reset(raw);
   }
   const cublasOperation_t op_first = p.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -192,7 +197,7 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
                                       : make_layout(p.k, p.m, p.lda, p.batch, p.stride_a);
   const Layout result = make_layout(p.n, p.m, p.ldc, p.batch, p.stride_c);
 
-  PlanKey key{device,   p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
+  PlanKey key{device,   static_cast<int>(gemm_math), p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
               batched ? p.stride_a : 0, batched ? p.stride_b : 0, batched ? p.stride_c : 0,
               operand_alignment(p.a, p.batch, p.stride_a), operand_alignment(p.b, p.batch, p.stride_b),
               operand_alignment(p.c, p.batch, p.stride_c)};
@@ -304,5 +309,7 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
     if (!run_matmul(entry, stream)) SB_FATAL(describe(entry));
   }
 }
+
+void set_gemm_math(GemmMath math) { gemm_math = math; }
 
 }  // namespace sb::cuda

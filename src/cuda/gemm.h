@@ -10,6 +10,11 @@
 
 namespace sb::cuda {
 
+// The arithmetic of this thread's GEMMs: exact fp32 (the default, comparable with the CPU) or TF32 tensor
+// cores (CUBLAS_COMPUTE_32F_FAST_TF32: fp32 data, 10-bit mantissa products, fp32 accumulation).
+enum class GemmMath { kFp32, kTf32 };
+void set_gemm_math(GemmMath math);
+
 // C (m, n) = alpha * op(A) (m, k) * op(B) (k, n) + beta * C, row-major, as sb::cpu::gemm. Throws UsageError
 // on a negative size or a leading dimension that is too small (checked on the host, before any launch).
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

@@ -68,6 +68,9 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
   const Workload& workload = find_workload(options.workload);
   if (options.steps < 1) throw UsageError("--steps must be at least 1");
   if (options.warmup_steps < 0) throw UsageError("--warmup must not be negative");
+  if (options.tf32_gemms && device.kind() != DeviceKind::kCuda) {
+    throw UsageError("--precision tf32 needs the cuda device (the cpu device is the fp32 reference)");
+  }
   const int64_t batch = options.batch > 0 ? options.batch : workload.info().default_batch;
   Planned planned;
   build_and_plan(workload, batch, options.scale, planned);
@@ -83,7 +86,7 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
   }
   std::unique_ptr<Executor> executor;
   if (device.kind() == DeviceKind::kCuda) {
-    executor = make_cuda_executor(planned.graph, planned.plan);
+    executor = make_cuda_executor(planned.graph, planned.plan, options.tf32_gemms);
   } else {
     executor = std::make_unique<CpuExecutor>(planned.graph, planned.plan);
   }
