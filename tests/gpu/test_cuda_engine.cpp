@@ -13,6 +13,7 @@
 #include "scalebench/executor.h"
 #include "scalebench/planner.h"
 #include "scalebench/workload.h"
+#include "tests/support/tensor_compare.h"
 
 namespace sb {
 namespace {
@@ -23,11 +24,6 @@ namespace {
 constexpr double kLossTolerance = 1e-3;
 constexpr double kGradientNormTolerance = 2e-3;
 
-double norm(const std::vector<float>& values) {
-  double sum = 0;
-  for (float v : values) sum += double(v) * v;
-  return std::sqrt(sum);
-}
 
 class CudaEngine : public ::testing::TestWithParam<const Workload*> {};
 
@@ -77,11 +73,11 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
       gpu_gradients[parameter].resize(static_cast<size_t>(info.elements()));
       cpu.read_tensor(gradient, cpu_gradients[parameter].data(), info.bytes());
       gpu->read_tensor(gradient, gpu_gradients[parameter].data(), info.bytes());
-      largest = std::max(largest, norm(cpu_gradients[parameter]));
+      largest = std::max(largest, test::l2_norm(cpu_gradients[parameter]));
     }
     for (const auto& [parameter, gradient] : gradients) {
       const TensorInfo& info = graph.tensor(parameter);
-      const double n_cpu = norm(cpu_gradients[parameter]), n_gpu = norm(gpu_gradients[parameter]);
+      const double n_cpu = test::l2_norm(cpu_gradients[parameter]), n_gpu = test::l2_norm(gpu_gradients[parameter]);
       EXPECT_NEAR(n_gpu, n_cpu, kGradientNormTolerance * n_cpu + 1e-5 * largest) << info.name << " step " << step;
       // The same SGD update on both devices, from the CPU's weights and gradients (keeps them in lock-step).
       std::vector<float> w(cpu_gradients[parameter].size());

@@ -23,6 +23,13 @@ inline size_t count_unwritten(const std::vector<float>& output) {
   return count;
 }
 
+// Elements that are NaN or infinite (an unwritten poison, or an overflow).
+inline size_t count_non_finite(const std::vector<float>& values) {
+  size_t count = 0;
+  for (float v : values) count += std::isfinite(v) ? 0 : 1;
+  return count;
+}
+
 template <typename T>
 double l2_norm(const std::vector<T>& values) {
   double sum = 0;

@@ -13,6 +13,7 @@
 #include "src/cpu/embedding.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/random_data.h"
+#include "tests/support/tensor_compare.h"
 
 namespace sb {
 namespace {
@@ -20,17 +21,7 @@ namespace {
 constexpr float kPoison = std::numeric_limits<float>::quiet_NaN();
 constexpr double kGradientTolerance = 1e-2;
 
-size_t count_non_finite(const std::vector<float>& v) {
-  size_t count = 0;
-  for (float x : v) count += std::isfinite(x) ? 0 : 1;
-  return count;
-}
 
-double norm(const std::vector<float>& v) {
-  double sum = 0;
-  for (float x : v) sum += static_cast<double>(x) * x;
-  return std::sqrt(sum);
-}
 
 // Small integers in [-8, 8] (never all zero): every sum of them is exact in fp32 whatever the order.
 std::vector<float> small_integers(size_t count, uint32_t seed) {
@@ -57,8 +48,8 @@ TEST(CpuEmbedding, ForwardGathersExactRows) {
     const std::vector<int32_t> ids = test::random_ids(s.tokens, ++seed, 0, static_cast<int32_t>(s.vocab - 1));
     std::vector<float> out(s.tokens * s.dim, kPoison);
     cpu::embedding_forward(ids.data(), table.data(), out.data(), s.tokens, s.dim, s.vocab);
-    ASSERT_EQ(count_non_finite(out), 0u);
-    EXPECT_GT(norm(out), 0);
+    ASSERT_EQ(test::count_non_finite(out), 0u);
+    EXPECT_GT(test::l2_norm(out), 0);
     for (int64_t t = 0; t < s.tokens; ++t) {
       EXPECT_EQ(std::memcmp(&out[t * s.dim], &table[ids[t] * s.dim], s.dim * sizeof(float)), 0) << "token " << t;
     }

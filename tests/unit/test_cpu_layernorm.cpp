@@ -10,6 +10,7 @@
 #include "src/cpu/layernorm.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/random_data.h"
+#include "tests/support/tensor_compare.h"
 
 namespace sb {
 namespace {
@@ -26,17 +27,7 @@ struct Shape {
   int64_t cols;
 };
 
-double norm(const std::vector<float>& v) {
-  double sum = 0;
-  for (float x : v) sum += static_cast<double>(x) * x;
-  return std::sqrt(sum);
-}
 
-size_t count_non_finite(const std::vector<float>& v) {
-  size_t count = 0;
-  for (float x : v) count += std::isfinite(x) ? 0 : 1;
-  return count;
-}
 
 // |got - ref| <= atol + rtol |ref| everywhere; the message names the worst element.
 ::testing::AssertionResult all_close(const std::vector<float>& got, const std::vector<double>& ref) {
@@ -78,7 +69,7 @@ TEST(CpuLayerNorm, ForwardMatchesDoubleFormula) {
       std::vector<float> y(s.rows * s.cols, kPoison), mean(s.rows, kPoison), rstd(s.rows, kPoison);
       cpu::layernorm_forward(d.x.data(), d.gamma.data(), d.beta.data(), y.data(), mean.data(), rstd.data(),
                              s.rows, s.cols, epsilon);
-      ASSERT_EQ(count_non_finite(y) + count_non_finite(mean) + count_non_finite(rstd), 0u);
+      ASSERT_EQ(test::count_non_finite(y) + test::count_non_finite(mean) + test::count_non_finite(rstd), 0u);
 
       std::vector<double> y_ref(y.size()), mean_ref(s.rows), rstd_ref(s.rows);
       for (int64_t r = 0; r < s.rows; ++r) {
@@ -94,8 +85,8 @@ TEST(CpuLayerNorm, ForwardMatchesDoubleFormula) {
       EXPECT_TRUE(all_close(y, y_ref));
       EXPECT_TRUE(all_close(mean, mean_ref));
       EXPECT_TRUE(all_close(rstd, rstd_ref));
-      EXPECT_GT(norm(d.x), 0);
-      EXPECT_GT(norm(y), 0);
+      EXPECT_GT(test::l2_norm(d.x), 0);
+      EXPECT_GT(test::l2_norm(y), 0);
     }
   }
 }
@@ -106,7 +97,7 @@ TEST(CpuLayerNorm, NormalizedRowsHaveZeroMeanAndUnitVariance) {
   std::vector<float> y(s.rows * s.cols, kPoison), mean(s.rows, kPoison), rstd(s.rows, kPoison);
   cpu::layernorm_forward(d.x.data(), d.gamma.data(), d.beta.data(), y.data(), mean.data(), rstd.data(), s.rows,
                          s.cols, cpu::kFairseqLayerNormEpsilon);
-  ASSERT_EQ(count_non_finite(y), 0u);
+  ASSERT_EQ(test::count_non_finite(y), 0u);
   for (int64_t r = 0; r < s.rows; ++r) {
     double sum = 0, sq = 0;
     for (int64_t c = 0; c < s.cols; ++c) {
@@ -129,7 +120,7 @@ TEST(CpuLayerNorm, ConstantRowGivesBeta) {
     std::vector<float> y(s.rows * s.cols, kPoison), mean(s.rows, kPoison), rstd(s.rows, kPoison);
     cpu::layernorm_forward(d.x.data(), d.gamma.data(), d.beta.data(), y.data(), mean.data(), rstd.data(), s.rows,
                            s.cols, epsilon);
-    ASSERT_EQ(count_non_finite(y) + count_non_finite(rstd), 0u);
+    ASSERT_EQ(test::count_non_finite(y) + test::count_non_finite(rstd), 0u);
     for (int64_t c = 0; c < s.cols; ++c) EXPECT_EQ(y[c], d.beta[c]);
     EXPECT_FLOAT_EQ(rstd[0], static_cast<float>(1.0 / std::sqrt(static_cast<double>(epsilon))));
   }
@@ -154,7 +145,7 @@ TEST(CpuLayerNorm, GradientsMatchFiniteDifferences) {
       std::vector<float> dx(d.x.size(), kPoison), dgamma(s.cols, kPoison), dbeta(s.cols, kPoison);
       cpu::layernorm_backward(w.data(), d.x.data(), d.gamma.data(), mean.data(), rstd.data(), dx.data(),
                               dgamma.data(), dbeta.data(), s.rows, s.cols);
-      ASSERT_EQ(count_non_finite(dx) + count_non_finite(dgamma) + count_non_finite(dbeta), 0u);
+      ASSERT_EQ(test::count_non_finite(dx) + test::count_non_finite(dgamma) + test::count_non_finite(dbeta), 0u);
 
       const auto check_dx = test::compare_with_finite_differences(d.x, loss, dx);
       EXPECT_LE(check_dx.relative_error, kGradientTolerance) << "dx: " << check_dx.describe();

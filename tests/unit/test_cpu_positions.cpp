@@ -10,6 +10,7 @@
 
 #include "src/cpu/positions.h"
 #include "tests/support/random_data.h"
+#include "tests/support/tensor_compare.h"
 
 namespace sb {
 namespace {
@@ -18,11 +19,6 @@ constexpr float kPoison = std::numeric_limits<float>::quiet_NaN();
 constexpr int64_t kFairseqPad = 1;  // fairseq's Dictionary puts <pad> at index 1
 constexpr double kFp32Epsilon = 1.0 / (1 << 24);  // unit roundoff of fp32
 
-size_t count_non_finite(const std::vector<float>& v) {
-  size_t count = 0;
-  for (float x : v) count += std::isfinite(x) ? 0 : 1;
-  return count;
-}
 
 std::vector<float> make_table(int64_t positions, int64_t dim, int64_t padding_idx) {
   std::vector<float> table(positions * dim, kPoison);
@@ -39,7 +35,7 @@ TEST(CpuPositions, TableMatchesClosedForm) {
     SCOPED_TRACE(::testing::Message() << "dim " << dim);
     const int64_t positions = 259;
     const std::vector<float> table = make_table(positions, dim, kFairseqPad);
-    ASSERT_EQ(count_non_finite(table), 0u);
+    ASSERT_EQ(test::count_non_finite(table), 0u);
     const int64_t half = dim / 2;
     const double step = std::log(10000.0) / static_cast<double>(half - 1);
     double worst_excess = -1;
@@ -81,7 +77,7 @@ TEST(CpuPositions, HandCheckedValues) {
 
 TEST(CpuPositions, WithoutPaddingEveryRowIsASinusoid) {
   const std::vector<float> table = make_table(6, 10, cpu::kNoPaddingIdx);
-  ASSERT_EQ(count_non_finite(table), 0u);
+  ASSERT_EQ(test::count_non_finite(table), 0u);
   for (int64_t p = 0; p < 6; ++p) {
     for (int64_t i = 0; i < 5; ++i) {
       const float s = table[p * 10 + i], c = table[p * 10 + 5 + i];
@@ -140,7 +136,7 @@ TEST(CpuPositions, LookupGivesZeroRowsAtPadding) {
   const std::vector<float> table = make_table(rows, dim, kFairseqPad);
   std::vector<float> out(batch * seq_len * dim, kPoison);
   cpu::embedding_forward(positions.data(), table.data(), out.data(), batch * seq_len, dim, rows);
-  ASSERT_EQ(count_non_finite(out), 0u);
+  ASSERT_EQ(test::count_non_finite(out), 0u);
   for (int64_t t = 0; t < batch * seq_len; ++t) {
     if (tokens[t] != kFairseqPad) continue;
     for (int64_t c = 0; c < dim; ++c) EXPECT_EQ(out[t * dim + c], 0.0f) << t;

@@ -12,6 +12,7 @@
 #include "src/cpu/softmax.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/random_data.h"
+#include "tests/support/tensor_compare.h"
 
 namespace sb {
 namespace {
@@ -54,17 +55,7 @@ const std::vector<Case>& cases() {
   return all;
 }
 
-size_t count_non_finite(const std::vector<float>& v) {
-  size_t count = 0;
-  for (float x : v) count += std::isfinite(x) ? 0 : 1;
-  return count;
-}
 
-double norm(const std::vector<float>& v) {
-  double sum = 0;
-  for (float x : v) sum += static_cast<double>(x) * x;
-  return std::sqrt(sum);
-}
 
 std::vector<float> run_forward(const Case& c, const std::vector<float>& scores) {
   std::vector<float> probs(c.size(), kPoison);
@@ -79,9 +70,9 @@ TEST(CpuSoftmax, ForwardMatchesDoubleFormula) {
     SCOPED_TRACE(c.describe());
     const std::vector<float> scores = test::random_normal(c.size(), ++seed, 4.0f);
     const std::vector<float> probs = run_forward(c, scores);
-    ASSERT_EQ(count_non_finite(probs), 0u);
-    EXPECT_GT(norm(scores), 0);
-    EXPECT_GT(norm(probs), 0);
+    ASSERT_EQ(test::count_non_finite(probs), 0u);
+    EXPECT_GT(test::l2_norm(scores), 0);
+    EXPECT_GT(test::l2_norm(probs), 0);
     for (int64_t b = 0; b < c.batch; ++b) {
       for (int64_t h = 0; h < c.heads; ++h) {
         for (int64_t q = 0; q < c.q_len; ++q) {
@@ -109,7 +100,7 @@ TEST(CpuSoftmax, RowsSumToOneAndMaskedProbabilitiesAreExactlyZero) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.describe());
     const std::vector<float> probs = run_forward(c, test::random_normal(c.size(), ++seed, 4.0f));
-    ASSERT_EQ(count_non_finite(probs), 0u);
+    ASSERT_EQ(test::count_non_finite(probs), 0u);
     for (int64_t b = 0; b < c.batch; ++b) {
       const bool empty = !c.key_lengths.empty() && c.key_lengths[b] == 0;
       for (int64_t h = 0; h < c.heads; ++h) {
@@ -175,7 +166,7 @@ TEST(CpuSoftmax, KeyPaddingEqualsTheUnpaddedProblem) {
       }
     }
     const std::vector<float> probs = run_forward(padded, scores);
-    ASSERT_EQ(count_non_finite(probs), 0u);
+    ASSERT_EQ(test::count_non_finite(probs), 0u);
     for (int64_t b = 0; b < padded.batch; ++b) {
       const int64_t length = padded.key_lengths[b];
       const Case alone{1, padded.heads, padded.q_len, length, {}, causal};
@@ -201,16 +192,16 @@ TEST(CpuSoftmax, KeyPaddingEqualsTheUnpaddedProblem) {
 TEST(CpuSoftmax, EmptySequenceGivesZerosNotNaN) {
   const Case c{2, 3, 4, 5, {0, 5}, false};
   const std::vector<float> probs = run_forward(c, test::random_normal(c.size(), 9));
-  ASSERT_EQ(count_non_finite(probs), 0u);
+  ASSERT_EQ(test::count_non_finite(probs), 0u);
   for (int64_t i = 0; i < c.heads * c.q_len * c.k_len; ++i) EXPECT_EQ(probs[i], 0.0f) << i;
 
   std::vector<float> dscores(c.size(), kPoison);
   const std::vector<float> dprobs = test::random_normal(c.size(), 10);
   cpu::masked_softmax_backward(probs.data(), dprobs.data(), dscores.data(), c.batch, c.heads, c.q_len, c.k_len,
                                kScale, c.lengths(), c.causal);
-  ASSERT_EQ(count_non_finite(dscores), 0u);
+  ASSERT_EQ(test::count_non_finite(dscores), 0u);
   for (int64_t i = 0; i < c.heads * c.q_len * c.k_len; ++i) EXPECT_EQ(dscores[i], 0.0f) << i;
-  EXPECT_GT(norm(dscores), 0);  // the second sequence still has gradient
+  EXPECT_GT(test::l2_norm(dscores), 0);  // the second sequence still has gradient
 }
 
 TEST(CpuSoftmax, BackwardMatchesFiniteDifferences) {
@@ -229,7 +220,7 @@ TEST(CpuSoftmax, BackwardMatchesFiniteDifferences) {
     std::vector<float> dscores(c.size(), kPoison);
     cpu::masked_softmax_backward(probs.data(), w.data(), dscores.data(), c.batch, c.heads, c.q_len, c.k_len,
                                  kScale, c.lengths(), c.causal);
-    ASSERT_EQ(count_non_finite(dscores), 0u);
+    ASSERT_EQ(test::count_non_finite(dscores), 0u);
     for (int64_t b = 0; b < c.batch; ++b) {
       for (int64_t h = 0; h < c.heads; ++h) {
         for (int64_t q = 0; q < c.q_len; ++q) {
@@ -270,8 +261,8 @@ TEST(CpuSoftmax, BackwardIgnoresDprobsAtMaskedKeys) {
   std::vector<float> dscores(c.size(), kPoison);
   cpu::masked_softmax_backward(probs.data(), dprobs.data(), dscores.data(), c.batch, c.heads, c.q_len, c.k_len,
                                kScale, c.lengths(), c.causal);
-  EXPECT_EQ(count_non_finite(dscores), 0u);
-  EXPECT_GT(norm(dscores), 0);
+  EXPECT_EQ(test::count_non_finite(dscores), 0u);
+  EXPECT_GT(test::l2_norm(dscores), 0);
 }
 
 }  // namespace
