@@ -1,0 +1,40 @@
+// Element types of the CUDA kernels. Activations and their gradients are stored as T = float or bf16
+// (mixed precision: --precision bf16); every kernel loads T, computes in fp32 and rounds once when it stores
+// T. Parameters (weights, biases, LayerNorm gains, embedding tables) and their gradients stay fp32: a kernel
+// that reads an activation and a parameter takes `const T*` for the one and `const float*` for the other.
+// Kernel wrappers are templates declared in their headers and instantiated for float and bf16 in their .cu
+// files (SB_INSTANTIATE_FOR_ELEMENTS), so host code needs no CUDA compiler to call them.
+#pragma once
+
+#include <cuda_bf16.h>
+
+namespace sb::cuda {
+
+using bf16 = __nv_bfloat16;
+
+template <typename T>
+__host__ __device__ inline float to_float(T value);
+template <>
+__host__ __device__ inline float to_float<float>(float value) { return value; }
+template <>
+__host__ __device__ inline float to_float<bf16>(bf16 value) { return __bfloat162float(value); }
+
+template <typename T>
+__host__ __device__ inline T from_float(float value);
+template <>
+__host__ __device__ inline float from_float<float>(float value) { return value; }
+template <>
+__host__ __device__ inline bf16 from_float<bf16>(float value) { return __float2bfloat16_rn(value); }
+
+// Elements of T in one 16-byte vector access (4 floats, 8 bf16).
+template <typename T>
+constexpr int kElementsPer16Bytes = static_cast<int>(16 / sizeof(T));
+
+}  // namespace sb::cuda
+
+// Explicit instantiations of a kernel wrapper template for every element type, in its .cu file:
+//   #define SB_GELU(T) template void gelu_forward<T>(const T*, T*, int64_t, cudaStream_t);
+//   SB_INSTANTIATE_FOR_ELEMENTS(SB_GELU)
+#define SB_INSTANTIATE_FOR_ELEMENTS(MACRO) \
+  MACRO(float)                             \
+  MACRO(::sb::cuda::bf16)
