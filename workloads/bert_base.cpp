@@ -8,14 +8,13 @@
 #include <random>
 
 #include "scalebench/workload.h"
-#include "workloads/transformer_layers.h"
+#include "workloads/bert_encoder.h"
 
 namespace sb::workloads {
 namespace {
 
 constexpr int32_t kFirstWordPiece = 999;  // below: [PAD] 0, [unused], [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103
 constexpr int32_t kCls = 101, kSep = 102, kMask = 103;
-constexpr double kEpsilon = 1e-12;
 
 struct Shape {
   int64_t vocab, model, heads, ffn, layers, max_positions, time, predictions;
@@ -24,14 +23,6 @@ struct Shape {
 Shape shape_for(WorkloadScale scale) {
   return scale == WorkloadScale::kFull ? Shape{30522, 768, 12, 3072, 12, 512, 128, 20}
                                        : Shape{1100, 32, 4, 64, 2, 16, 16, 3};
-}
-
-TensorId dense(GraphBuilder& b, const std::string& name, TensorId x, int64_t in, int64_t out) {
-  return b.linear(x, b.parameter(name + ".weight", {out, in}), b.parameter(name + ".bias", {out}));
-}
-
-TensorId layer_norm(GraphBuilder& b, const std::string& name, TensorId x, int64_t model) {
-  return b.layernorm(x, b.parameter(name + ".weight", {model}), b.parameter(name + ".bias", {model}), kEpsilon);
 }
 
 class BertBase final : public Workload {
@@ -54,25 +45,17 @@ class BertBase final : public Workload {
     const TensorId cls_rows = b.input("cls_rows", {batch}, DType::kInt32);
     const TensorId nsp_labels = b.input("next_sentence_labels", {batch}, DType::kInt32);
 
-    const TensorId words = b.parameter("embeddings.word_embeddings.weight", {s.vocab, s.model});
-    TensorId x = b.add(b.embedding(ids, words),
-                       b.embedding(types, b.parameter("embeddings.token_type_embeddings.weight", {2, s.model})));
-    x = b.add_broadcast(x, b.embedding(positions, b.parameter("embeddings.position_embeddings.weight",
-                                                              {s.max_positions, s.model})));
-    x = b.dropout(layer_norm(b, "embeddings.LayerNorm", x, s.model), d.dropout);
-    for (int64_t l = 0; l < s.layers; ++l) {
-      const std::string p = "encoder.layer." + std::to_string(l);
-      x = add_and_norm(b, p + ".attention.output.LayerNorm", x,
-                       multi_head_attention(b, p + ".attention", x, x, d, lengths, false), d, kEpsilon);
-      x = add_and_norm(b, p + ".output.LayerNorm", x, feed_forward(b, p + ".ffn", x, d, true), d, kEpsilon);
-    }
-    const TensorId rows = b.reshape(x, {batch * s.time, s.model});
-    const TensorId pooled = b.tanh(dense(b, "pooler.dense", b.embedding(cls_rows, rows), s.model, s.model));
+    const BertEncoderOutput encoder =
+        bert_encoder(b, d, s.vocab, s.layers, s.max_positions, BertEncoderInputs{ids, types, positions, lengths});
+    const TensorId words = encoder.word_embeddings;
+    const TensorId rows = b.reshape(encoder.sequence, {batch * s.time, s.model});
+    const TensorId pooled = bert_pooler(b, rows, cls_rows, s.model);
 
-    TensorId h = b.gelu(dense(b, "cls.predictions.transform.dense", b.embedding(masked_rows, rows), s.model, s.model));
-    h = layer_norm(b, "cls.predictions.transform.LayerNorm", h, s.model);
+    TensorId h = b.gelu(
+        bert_dense(b, "cls.predictions.transform.dense", b.embedding(masked_rows, rows), s.model, s.model));
+    h = bert_layer_norm(b, "cls.predictions.transform.LayerNorm", h, s.model);
     const TensorId mlm_logits = b.linear(h, words, b.parameter("cls.predictions.bias", {s.vocab}));
-    const TensorId nsp_logits = dense(b, "cls.seq_relationship", pooled, s.model, 2);
+    const TensorId nsp_logits = bert_dense(b, "cls.seq_relationship", pooled, s.model, 2);
     BuiltWorkload built;
     built.loss = b.add_losses(b.softmax_cross_entropy(mlm_logits, masked_labels, 0.0, -1),
                               b.softmax_cross_entropy(nsp_logits, nsp_labels, 0.0, -1));
