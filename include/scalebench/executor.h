@@ -33,7 +33,8 @@ class Executor {
   void set_random_stream(uint64_t seed, uint64_t step);
   uint64_t seed() const { return seed_; }
   uint64_t step() const { return step_; }
-  uint64_t dropout_offset(const Node& node) const;  // first Philox block of a dropout node this step
+  // First Philox block this step of a node that draws random numbers (dropout, san_turn_mask).
+  uint64_t dropout_offset(const Node& node) const;
 
   const Graph& graph() const { return graph_; }
   const MemoryPlan& plan() const { return plan_; }

@@ -34,6 +34,10 @@ struct TensorInfo {
   TensorRole role = TensorRole::kActivation;
   TensorId gradient_of = kNoTensor;  // for kGradient: the parameter it belongs to
   bool read_after_step = false;      // the host reads it after the step (the loss): live to the end
+  // A kParameter this graph never reads (another task's head of a multi-task model): it stays in the model,
+  // so the flat buffers, the optimizer and the all-reduce carry it, and autodiff gives it a zero-filled
+  // gradient instead of refusing it. Set by GraphBuilder::declare_unused_parameter.
+  bool unused_this_step = false;
 
   int64_t elements() const;
   uint64_t bytes() const;
@@ -69,7 +73,8 @@ class Graph {
   std::vector<Node> nodes_;
 };
 
-// Floating-point operations of the graph's matrix products (2 per multiply-add), forward nodes only or all.
+// Floating-point operations of the graph's matrix products (2 per multiply-add), forward nodes only or all:
+// gemm nodes, and composite ops (the SAN blocks) by their `matmul_flops` attribute.
 double matmul_flops(const Graph& graph, bool include_backward);
 
 }  // namespace sb

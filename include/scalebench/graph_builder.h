@@ -18,6 +18,12 @@ class GraphBuilder {
   // Leaves of the graph.
   TensorId parameter(const std::string& name, std::vector<int64_t> shape);
   TensorId input(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32);
+  // The loss of this graph does not depend on `parameter` (a multi-task model builds one task's head per
+  // graph; the other heads are still trained, so they stay). Its gradient is zero-filled by one node at the
+  // start of the backward pass, where PyTorch DDP's find_unused_parameters marks such parameters ready.
+  // Forward nodes may still read it (mt-dnn computes BERT's pooler for every task). append_backward throws
+  // if the loss does depend on it.
+  void declare_unused_parameter(TensorId parameter);
 
   // y (rows, out) = x (rows, in) · wᵀ (+ bias), w shaped (out, in) as PyTorch's nn.Linear. x may have
   // leading dimensions; they are flattened into rows and restored in y.
@@ -49,6 +55,35 @@ class GraphBuilder {
   TensorId dropout(TensorId x, double probability);
   // The sum of two losses (BERT's MLM + NSP): the backward pass gives each the unit gradient.
   TensorId add_losses(TensorId a, TensorId b);
+  // (K, shape...) from K tensors of one shape (fp32), in order: per-turn logits of the SAN answer module.
+  TensorId stack(const std::vector<TensorId>& parts);
+
+  // MT-DNN's SAN answer module (src/cpu/san.h, shared/WORKLOADS.md §12), one node per block; the workload
+  // unrolls the turns. fp32 only: every float input must be fp32 (the CUDA kernels have no bf16 path, so a
+  // bf16 encoder's output is cast first) and every output is fp32. Masks are uint8 inputs shaped (B, L),
+  // nonzero = excluded (PyTorch's masked_fill masks). Implemented in src/engine/graph_builder_san.cpp.
+  // torch.nn.GRUCell: x (B, I), h (B, H), w_ih (3H, I), w_hh (3H, H), b_ih and b_hh (3H) -> h' (B, H).
+  TensorId gru_cell(TensorId x, TensorId h, TensorId w_ih, TensorId w_hh, TensorId b_ih, TensorId b_hh);
+  // LinearSelfAttn: sum over unmasked l of softmax_l(memory_l . weight + bias) memory_l.
+  //   memory (B, L, H), mask (B, L), weight (1, H) as nn.Linear(H, 1), bias (1) -> (B, H).
+  TensorId san_self_attention(TensorId memory, TensorId mask, TensorId weight, TensorId bias);
+  // BilinearFlatSim, softmax and weighted sum: alpha = softmax_l(keys_l . (weight state + bias)) over unmasked
+  // l, result sum_l alpha_l values_l. keys and values (B, L, Hm) may be one tensor (mt-dnn scores a dropped-
+  // out copy of the memory but sums the original); state (B, Hs), mask (B, L), weight (Hm, Hs), bias (Hm).
+  TensorId san_bilinear_attention(TensorId keys, TensorId values, TensorId state, TensorId mask, TensorId weight,
+                                  TensorId bias);
+  // Classifier features [x, s, |x - s|, x * s]: x, s (B, H) -> (B, 4H).
+  TensorId san_merge(TensorId x, TensorId s);
+  // mt-dnn's stochastic turn dropout (generate_mask) as a (B, K) fp32 mask of 0 and 1 / (1 - drop_p), one
+  // turn per row always kept. A forward-only node without inputs: its uniforms come from the dropout Philox
+  // stream (its own block range), so the mask is fresh every step, the same on every device and replayed
+  // with the step; drawing it on the host would fix it for the run or add a copy to every step.
+  TensorId san_turn_mask(int64_t batch, int64_t turns, double drop_p);
+  // log(mean_t turn_mask[b, t] * softmax(turn_logits[t, b])): turn_logits (K, B, C), turn_mask (B, K) ->
+  // scores (B, C), log-probabilities up to the dropped turns' mass; softmax_cross_entropy over them is
+  // mt-dnn's F.cross_entropy on the SAN output.
+  TensorId san_turn_average(TensorId turn_logits, TensorId turn_mask);
+
   // A view with another shape over the same elements (no node; shares the tensor's storage is NOT
   // supported by the planner yet, so this copies through an identity node).
   TensorId reshape(TensorId x, std::vector<int64_t> shape);

@@ -156,6 +156,26 @@ const std::map<std::string, Kernel>& kernels() {
          }
        }},
       {"copy", [](CudaExecutor& e, const Node& n) { copy(e, n.outputs[0], n.inputs[0], size_attr(n, "n")); }},
+      {"zero_fill",
+       [](CudaExecutor& e, const Node& n) {
+         SB_CUDA_CHECK(cudaMemsetAsync(e.f32(n.outputs[0]), 0, sizeof(float) * size_attr(n, "n"), e.stream()));
+       }},
+      {"stack",
+       [](CudaExecutor& e, const Node& n) {
+         const int64_t count = size_attr(n, "n");
+         for (size_t i = 0; i < n.inputs.size(); ++i) {
+           SB_CUDA_CHECK(cudaMemcpyAsync(e.f32(n.outputs[0]) + i * count, e.f32(n.inputs[i]), sizeof(float) * count,
+                                         cudaMemcpyDeviceToDevice, e.stream()));
+         }
+       }},
+      {"unstack",
+       [](CudaExecutor& e, const Node& n) {
+         const int64_t count = size_attr(n, "n");
+         for (size_t i = 0; i < n.outputs.size(); ++i) {
+           SB_CUDA_CHECK(cudaMemcpyAsync(e.f32(n.outputs[i]), e.f32(n.inputs[0]) + i * count, sizeof(float) * count,
+                                         cudaMemcpyDeviceToDevice, e.stream()));
+         }
+       }},
       {"scale",
        [](CudaExecutor& e, const Node& n) {
          cuda::scale_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "factor"),

@@ -30,6 +30,7 @@ class Differentiator {
       throw UsageError("the loss must be the output of a loss op (softmax_cross_entropy, add_losses)");
     }
     mark_relevant(loss_node);
+    zero_fill_unused_parameters();
     unit_gradient_.assign(graph_.tensors().size(), false);
     unit_gradient_[static_cast<size_t>(loss_)] = true;
     for (int i = loss_node; i >= 0; --i) {
@@ -125,6 +126,21 @@ class Differentiator {
     return sum(list, context_.gradient_like(id, "_sum"));
   }
 
+  // Parameters declared unused get their zero gradient before anything else: nothing in the backward pass
+  // waits for them, so their bucket may be reduced first.
+  void zero_fill_unused_parameters() {
+    for (TensorId p : graph_.tensors_with_role(TensorRole::kParameter)) {
+      if (!graph_.tensor(p).unused_this_step) continue;
+      if (relevant_[static_cast<size_t>(p)]) {
+        throw UsageError("parameter '" + graph_.tensor(p).name + "' is declared unused but the loss depends on it");
+      }
+      const double elements = static_cast<double>(graph_.tensor(p).elements());
+      const TensorId gradient = context_.gradient_like(p);
+      context_.emit(Node{"zero_fill", {}, {gradient}, {{"n", elements}}, true});
+      register_gradient(p, gradient);
+    }
+  }
+
   // The gradient of a parameter is its own kGradient tensor: a fresh single contribution is promoted in
   // place (no copy); anything else (tied weights, an aliased contribution) is summed into a new one.
   void finalize_parameter(TensorId parameter) {
@@ -135,6 +151,10 @@ class Differentiator {
     } else {
       gradient = sum(list, context_.gradient_like(parameter));
     }
+    register_gradient(parameter, gradient);
+  }
+
+  void register_gradient(TensorId parameter, TensorId gradient) {
     TensorInfo& info = graph_.tensor(gradient);
     info.role = TensorRole::kGradient;
     info.gradient_of = parameter;

@@ -13,6 +13,7 @@ TensorId BackwardContext::gradient_like(TensorId like, const std::string& suffix
   info.name = "d" + info.name + suffix;
   info.role = TensorRole::kActivation;
   info.gradient_of = kNoTensor;
+  info.unused_this_step = false;
   info.dtype = DType::kFloat32;
   return graph_.add_tensor(info);
 }
@@ -161,6 +162,18 @@ std::vector<Contribution> dropout_backward(BackwardContext& ctx, const Node& nod
   return {{dx, true}};
 }
 
+// One node writes every part's gradient (slices of dout); parts that need none get a buffer nobody reads.
+std::vector<Contribution> stack_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  Node unstack{"unstack", {dout[0]}, {}, node.attributes, true};
+  std::vector<Contribution> result;
+  for (TensorId part : node.inputs) {
+    unstack.outputs.push_back(ctx.gradient_like(part));
+    result.push_back({ctx.needs_gradient(part) ? unstack.outputs.back() : kNoTensor, true});
+  }
+  ctx.emit(unstack);
+  return result;
+}
+
 const std::map<std::string, BackwardRule>& rules() {
   static const std::map<std::string, BackwardRule> table = {
       {"gemm", gemm_backward},
@@ -178,6 +191,7 @@ const std::map<std::string, BackwardRule>& rules() {
       {"add_broadcast", add_broadcast_backward},
       {"swap_middle", swap_middle_backward},
       {"dropout", dropout_backward},
+      {"stack", stack_backward},
   };
   return table;
 }
@@ -186,7 +200,7 @@ const std::map<std::string, BackwardRule>& rules() {
 
 const BackwardRule* find_backward_rule(const std::string& op) {
   auto it = rules().find(op);
-  return it == rules().end() ? nullptr : &it->second;
+  return it == rules().end() ? find_san_backward_rule(op) : &it->second;
 }
 
 }  // namespace sb::detail

@@ -19,6 +19,7 @@
 #include "src/cpu/layout.h"
 #include "src/cpu/optimizer.h"
 #include "src/cpu/softmax.h"
+#include "src/engine/cpu_kernels_san.h"
 
 namespace sb {
 namespace {
@@ -67,6 +68,24 @@ const std::map<std::string, Kernel>& kernels() {
       {"copy",
        [](CpuExecutor& e, const Node& node) {
          std::memcpy(e.f32(node.outputs[0]), e.f32(node.inputs[0]), sizeof(float) * size_attr(node, "n"));
+       }},
+      {"zero_fill",
+       [](CpuExecutor& e, const Node& node) {
+         std::memset(e.f32(node.outputs[0]), 0, sizeof(float) * size_attr(node, "n"));
+       }},
+      {"stack",
+       [](CpuExecutor& e, const Node& node) {
+         const int64_t n = size_attr(node, "n");
+         for (size_t i = 0; i < node.inputs.size(); ++i) {
+           std::memcpy(e.f32(node.outputs[0]) + i * n, e.f32(node.inputs[i]), sizeof(float) * n);
+         }
+       }},
+      {"unstack",
+       [](CpuExecutor& e, const Node& node) {
+         const int64_t n = size_attr(node, "n");
+         for (size_t i = 0; i < node.outputs.size(); ++i) {
+           std::memcpy(e.f32(node.outputs[i]), e.f32(node.inputs[0]) + i * n, sizeof(float) * n);
+         }
        }},
       {"scale",
        [](CpuExecutor& e, const Node& n) {
@@ -170,11 +189,17 @@ const std::map<std::string, Kernel>& kernels() {
   return table;
 }
 
+// The core table, then the op families kept in their own files.
+const Kernel* find_kernel(const std::string& op) {
+  auto it = kernels().find(op);
+  return it != kernels().end() ? &it->second : detail::find_san_cpu_kernel(op);
+}
+
 }  // namespace
 
 CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(graph, plan) {
   for (const Node& node : graph.nodes()) {
-    if (kernels().count(node.op) == 0) throw UsageError("the cpu device has no kernel for op '" + node.op + "'");
+    if (find_kernel(node.op) == nullptr) throw UsageError("the cpu device has no kernel for op '" + node.op + "'");
   }
   try {
     arena_.resize(plan.total_bytes);
@@ -211,7 +236,7 @@ void CpuExecutor::adamw_step(const AdamWSettings& settings, int64_t step) {
 void CpuExecutor::run_nodes(size_t begin, size_t end) {
   for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
-    kernels().at(node.op)(*this, node);
+    (*find_kernel(node.op))(*this, node);
   }
 }
 

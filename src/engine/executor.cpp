@@ -6,8 +6,10 @@
 namespace sb {
 
 Executor::Executor(const Graph& graph, const MemoryPlan& plan) : graph_(graph), plan_(plan) {
+  // Every node that draws random numbers (dropout, the SAN turn mask) owns the Philox blocks
+  // [block_offset, block_offset + ceil(n / 4)) of a step.
   for (const Node& node : graph.nodes()) {
-    if (node.op != "dropout") continue;
+    if (node.attributes.count("block_offset") == 0) continue;
     const uint64_t end = static_cast<uint64_t>(node.attributes.at("block_offset")) +
                          (static_cast<uint64_t>(node.attributes.at("n")) + 3) / 4;
     blocks_per_step_ = std::max(blocks_per_step_, end);

@@ -75,9 +75,13 @@ int64_t Graph::parameter_count() const {
 double matmul_flops(const Graph& graph, bool include_backward) {
   double flops = 0;
   for (const Node& node : graph.nodes()) {
-    if (node.op != "gemm" || (node.backward && !include_backward)) continue;
+    if (node.backward && !include_backward) continue;
     const NodeAttributes& a = node.attributes;
-    flops += 2.0 * a.at("m") * a.at("n") * a.at("k") * a.at("batch");
+    if (node.op == "gemm") {
+      flops += 2.0 * a.at("m") * a.at("n") * a.at("k") * a.at("batch");
+    } else if (a.count("matmul_flops") != 0) {
+      flops += a.at("matmul_flops");  // the products inside a composite op (SAN's GRU cell, attentions)
+    }
   }
   return flops;
 }

@@ -51,6 +51,14 @@ TensorId GraphBuilder::input(const std::string& name, std::vector<int64_t> dims,
   return graph_.add_tensor(info);
 }
 
+void GraphBuilder::declare_unused_parameter(TensorId parameter) {
+  TensorInfo& info = graph_.tensor(parameter);
+  if (info.role != TensorRole::kParameter) {
+    throw UsageError("declare_unused_parameter: '" + info.name + "' is not a parameter");
+  }
+  info.unused_this_step = true;
+}
+
 TensorId GraphBuilder::linear(TensorId x, TensorId weight, TensorId bias) {
   const auto& xs = shape(x);
   const auto& ws = shape(weight);
@@ -234,6 +242,21 @@ TensorId GraphBuilder::swap_middle(TensorId x) {
   graph_.add_node(Node{"swap_middle", {x}, {out},
                        {{"a", double(xs[0])}, {"b", double(xs[1])}, {"c", double(xs[2])}, {"d", double(xs[3])}},
                        false});
+  return out;
+}
+
+TensorId GraphBuilder::stack(const std::vector<TensorId>& parts) {
+  if (parts.empty()) throw UsageError("stack: no tensors");
+  for (TensorId part : parts) {
+    if (shape(part) != shape(parts[0]) || graph_.tensor(part).dtype != DType::kFloat32) {
+      throw UsageError("stack: parts must be fp32 of one shape, got " + shape_text(shape(part)) + " and " +
+                       shape_text(shape(parts[0])));
+    }
+  }
+  std::vector<int64_t> out_shape{static_cast<int64_t>(parts.size())};
+  out_shape.insert(out_shape.end(), shape(parts[0]).begin(), shape(parts[0]).end());
+  TensorId out = activation(next_name("stack"), out_shape);
+  graph_.add_node(Node{"stack", parts, {out}, {{"n", double(graph_.tensor(parts[0]).elements())}}, false});
   return out;
 }
 
