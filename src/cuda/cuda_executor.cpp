@@ -19,6 +19,8 @@
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
 #include "src/cuda/optimizer.h"
+#include "src/cuda/random_uniform.h"
+#include "src/cuda/san.h"
 #include "src/cuda/softmax.h"
 
 namespace sb {
@@ -281,6 +283,85 @@ const std::map<std::string, Kernel>& kernels() {
                                               float_attr(n, "label_smoothing"),
                                               static_cast<int32_t>(size_attr(n, "ignore_index")),
                                               counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f, e.stream());
+       }},
+      // MT-DNN's SAN answer module (src/cuda/san.h), fp32 tensors as the graph builder makes them.
+      {"gru_cell",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         cuda::gru_cell_forward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(in[4]), e.f32(in[5]),
+                                e.f32(n.outputs[0]), e.f32(n.outputs[1]), size_attr(n, "batch"),
+                                size_attr(n, "input_size"), size_attr(n, "hidden_size"), e.stream());
+       }},
+      {"gru_cell_backward",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::gru_cell_backward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(in[4]), e.f32(in[5]),
+                                 e.f32(out[0]), e.f32(out[1]), e.f32(out[2]), e.f32(out[3]), e.f32(out[4]),
+                                 e.f32(out[5]), size_attr(n, "batch"), size_attr(n, "input_size"),
+                                 size_attr(n, "hidden_size"), e.stream());
+       }},
+      {"san_self_attention",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         cuda::san_self_attention_forward(e.f32(in[0]), e.u8(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(n.outputs[0]),
+                                          e.f32(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "length"),
+                                          size_attr(n, "hidden"), e.stream());
+       }},
+      {"san_self_attention_backward",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::san_self_attention_backward(e.f32(in[0]), e.f32(in[1]), e.u8(in[2]), e.f32(in[3]), e.f32(in[4]),
+                                           e.f32(out[0]), e.f32(out[1]), e.f32(out[2]), size_attr(n, "batch"),
+                                           size_attr(n, "length"), size_attr(n, "hidden"), e.stream());
+       }},
+      {"san_bilinear_attention",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::san_bilinear_attention_forward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.u8(in[3]), e.f32(in[4]),
+                                              e.f32(in[5]), e.f32(out[0]), e.f32(out[1]), e.f32(out[2]),
+                                              size_attr(n, "batch"), size_attr(n, "length"),
+                                              size_attr(n, "memory_hidden"), size_attr(n, "state_hidden"), e.stream());
+       }},
+      {"san_bilinear_attention_backward",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::san_bilinear_attention_backward(
+             e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.u8(in[4]), e.f32(in[5]), e.f32(in[6]),
+             e.f32(in[7]), e.f32(out[0]), e.f32(out[1]), e.f32(out[2]), e.f32(out[3]), e.f32(out[4]),
+             size_attr(n, "batch"), size_attr(n, "length"), size_attr(n, "memory_hidden"),
+             size_attr(n, "state_hidden"), e.stream());
+       }},
+      {"san_merge",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::san_merge_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "batch"),
+                                 size_attr(n, "hidden"), e.stream());
+       }},
+      {"san_merge_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::san_merge_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.outputs[0]),
+                                  e.f32(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "hidden"), e.stream());
+       }},
+      {"san_turn_mask",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::philox_uniform(e.f32(n.outputs[0]), size_attr(n, "n"), e.seed(), e.dropout_offset(n), e.stream());
+         cuda::san_turn_mask(e.f32(n.outputs[0]), e.f32(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "turns"),
+                             float_attr(n, "p"), e.stream());
+       }},
+      {"san_turn_average",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::san_turn_average_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                                        e.f32(n.outputs[1]), size_attr(n, "turns"), size_attr(n, "batch"),
+                                        size_attr(n, "classes"), e.stream());
+       }},
+      {"san_turn_average_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::san_turn_average_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]),
+                                         e.f32(n.outputs[0]), size_attr(n, "turns"), size_attr(n, "batch"),
+                                         size_attr(n, "classes"), e.stream());
        }},
   };
   return table;
