@@ -1,6 +1,7 @@
 // GraphBuilder's SAN answer-module ops (include/scalebench/graph_builder.h, src/cpu/san.h). Besides the
 // sizes, each node carries `matmul_flops`: the multiply-adds inside the op (GRU gates, projections, scores
 // and weighted sums) count in matmul_flops(graph) like gemm nodes; backward nodes carry twice the forward's.
+// Shapes are copied, not referenced: adding a tensor may reallocate the graph's tensor list.
 #include <string>
 
 #include "scalebench/error.h"
@@ -39,8 +40,8 @@ void memory_dims(const Graph& graph, const char* op, TensorId memory, int64_t& b
 }  // namespace
 
 TensorId GraphBuilder::gru_cell(TensorId x, TensorId h, TensorId w_ih, TensorId w_hh, TensorId b_ih, TensorId b_hh) {
-  const auto& xs = shape(x);
-  const auto& hs = shape(h);
+  const std::vector<int64_t> xs = shape(x);
+  const std::vector<int64_t> hs = shape(h);
   if (xs.size() != 2 || hs.size() != 2 || xs[0] != hs[0]) {
     throw UsageError("gru_cell: x (B, I) and h (B, H) expected, got " + shape_text(xs) + " and " + shape_text(hs));
   }
@@ -80,7 +81,7 @@ TensorId GraphBuilder::san_bilinear_attention(TensorId keys, TensorId values, Te
   int64_t batch = 0, length = 0, memory_hidden = 0;
   memory_dims(graph_, "san_bilinear_attention", keys, batch, length, memory_hidden);
   expect_shape(graph_, "san_bilinear_attention", "values", values, shape(keys));
-  const auto& ss = shape(state);
+  const std::vector<int64_t> ss = shape(state);
   if (ss.size() != 2 || ss[0] != batch) {
     throw UsageError("san_bilinear_attention: state must be (B, Hs), got " + shape_text(ss));
   }
@@ -103,7 +104,7 @@ TensorId GraphBuilder::san_bilinear_attention(TensorId keys, TensorId values, Te
 }
 
 TensorId GraphBuilder::san_merge(TensorId x, TensorId s) {
-  const auto& xs = shape(x);
+  const std::vector<int64_t> xs = shape(x);
   if (xs.size() != 2) throw UsageError("san_merge: x must be (B, H), got " + shape_text(xs));
   expect_shape(graph_, "san_merge", "x", x, xs);
   expect_shape(graph_, "san_merge", "s", s, xs);
@@ -127,7 +128,7 @@ TensorId GraphBuilder::san_turn_mask(int64_t batch, int64_t turns, double drop_p
 }
 
 TensorId GraphBuilder::san_turn_average(TensorId turn_logits, TensorId turn_mask) {
-  const auto& ls = shape(turn_logits);
+  const std::vector<int64_t> ls = shape(turn_logits);
   if (ls.size() != 3) throw UsageError("san_turn_average: turn_logits must be (K, B, C), got " + shape_text(ls));
   expect_shape(graph_, "san_turn_average", "turn_logits", turn_logits, ls);
   expect_shape(graph_, "san_turn_average", "turn_mask", turn_mask, {ls[1], ls[0]});
