@@ -13,7 +13,9 @@ void philox_uniform(float* values, int64_t n, uint64_t seed, uint64_t offset) {
   const PhiloxKey key = philox_key(seed);
   for (int64_t first = 0; first < n; first += 4) {
     const PhiloxCounter bits = philox4x32(philox_counter(offset + static_cast<uint64_t>(first / 4)), key);
-    for (int64_t lane = 0; lane < 4 && first + lane < n; ++lane) values[first + lane] = uniform_from_bits(bits.word[lane]);
+    for (int64_t lane = 0; lane < 4 && first + lane < n; ++lane) {
+      values[first + lane] = uniform_from_bits(bits.word[lane]);
+    }
   }
 }
 

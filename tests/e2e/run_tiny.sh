@@ -15,7 +15,7 @@ PY
 # mt_dnn: the SAN head, the turn mask drawn every step and the zero-filled gradients of the other heads.
 expect_exit 0 "mt_dnn tiny" -- "$SB" run --device cpu --workload mt_dnn --scale tiny --batch 4 --steps 8 --lr 1e-3 \
   --json "$WORK/mt_dnn.json"
-python3 - "$WORK/mt_dnn.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: mt_dnn run JSON"; failures=$((failures + 1)); }
+python3 - "$WORK/mt_dnn.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: mt_dnn JSON"; failures=$((failures + 1)); }
 import json, sys
 rank = json.load(open(sys.argv[1]))["ranks"][0]
 assert rank["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank

@@ -103,7 +103,8 @@ void check_gru(int64_t batch, int64_t in, int64_t hidden, uint32_t seed) {
   const auto x = test::random_normal(batch * in, seed), h = test::random_normal(batch * hidden, seed + 1);
   const auto w_ih = test::random_normal(3 * hidden * in, seed + 2, w_scale);
   const auto w_hh = test::random_normal(3 * hidden * hidden, seed + 3, w_scale);
-  const auto b_ih = test::random_normal(3 * hidden, seed + 4, 0.5f), b_hh = test::random_normal(3 * hidden, seed + 5, 0.5f);
+  const auto b_ih = test::random_normal(3 * hidden, seed + 4, 0.5f);
+  const auto b_hh = test::random_normal(3 * hidden, seed + 5, 0.5f);
   const auto dh_next = test::random_normal(batch * hidden, seed + 6);
   std::vector<float> h_next(batch * hidden), gates(batch * 4 * hidden), dx(batch * in), dh(batch * hidden);
   std::vector<float> dw_ih(w_ih.size()), dw_hh(w_hh.size()), db_ih(3 * hidden), db_hh(3 * hidden);
@@ -180,7 +181,9 @@ void check_self_attention(int64_t batch, int64_t length, int64_t hidden, uint32_
   double terms = 0;
   for (int64_t bl = 0; bl < batch * length; ++bl) {
     double dalpha = 0;
-    for (int64_t i = 0; i < hidden; ++i) dalpha += static_cast<double>(memory[bl * hidden + i]) * dsummary[(bl / length) * hidden + i];
+    for (int64_t i = 0; i < hidden; ++i) {
+      dalpha += static_cast<double>(memory[bl * hidden + i]) * dsummary[(bl / length) * hidden + i];
+    }
     terms += std::fabs(alpha[bl] * dalpha);
   }
   const float gpu_dbias = d_dbias.download()[0];

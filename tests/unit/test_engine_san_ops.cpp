@@ -123,7 +123,8 @@ TEST(EngineSan, GruCellMatchesTheKernelAndFiniteDifferences) {
   const int64_t batch = 3, in = 4, hidden = 5;
   OpGraph g;
   const TensorId x = g.parameter("x", {batch, in}), h = g.parameter("h", {batch, hidden});
-  const TensorId w_ih = g.parameter("w_ih", {3 * hidden, in}, 0.5f), w_hh = g.parameter("w_hh", {3 * hidden, hidden}, 0.5f);
+  const TensorId w_ih = g.parameter("w_ih", {3 * hidden, in}, 0.5f);
+  const TensorId w_hh = g.parameter("w_hh", {3 * hidden, hidden}, 0.5f);
   const TensorId b_ih = g.parameter("b_ih", {3 * hidden}, 0.5f), b_hh = g.parameter("b_hh", {3 * hidden}, 0.5f);
   const TensorId out = g.b.gru_cell(x, h, w_ih, w_hh, b_ih, b_hh);
   // h' is a tanh/convex mix of O(1) values: scaled so that the cross-entropy is not flat.

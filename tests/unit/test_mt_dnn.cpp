@@ -41,7 +41,9 @@ TEST(MtDnn, FullScaleParametersAsWorkloadsMdCountsThem) {
   EXPECT_EQ(count_with_prefix(graph, "pooler."), 1049600);
   EXPECT_EQ(count_with_prefix(graph, "scoring_list."), 36791317);
   EXPECT_EQ(count_with_prefix(graph, "scoring_list.0."), 7360516);  // mnli: SAN, 3 classes
-  for (int task : {1, 2, 3, 4}) EXPECT_EQ(count_with_prefix(graph, "scoring_list." + std::to_string(task) + "."), 7356419);
+  for (int task : {1, 2, 3, 4}) {  // rte, qqp, qnli, mrpc: SAN, 2 classes
+    EXPECT_EQ(count_with_prefix(graph, "scoring_list." + std::to_string(task) + "."), 7356419);
+  }
   EXPECT_EQ(count_with_prefix(graph, "scoring_list.5."), 2050);  // sst
   EXPECT_EQ(count_with_prefix(graph, "scoring_list.6."), 2050);  // cola
   EXPECT_EQ(count_with_prefix(graph, "scoring_list.7."), 1025);  // stsb
@@ -147,7 +149,8 @@ TEST(MtDnn, OnlyTheStepTasksHeadAndTheEncoderGetGradients) {
     EXPECT_EQ(graph.tensor(p).unused_this_step, unused) << name;
     if (unused) {
       EXPECT_EQ(norm, 0.0) << name;
-    } else if (name.find("k_proj.bias") == std::string::npos && name.find("query_wsum.linear.bias") == std::string::npos) {
+    } else if (name.find("k_proj.bias") == std::string::npos &&
+               name.find("query_wsum.linear.bias") == std::string::npos) {
       // (a key bias and the self-attention score bias shift every score alike: zero up to rounding)
       EXPECT_GT(norm, 0.0) << name;
       EXPECT_TRUE(std::isfinite(norm)) << name;
