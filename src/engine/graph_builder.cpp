@@ -1,5 +1,6 @@
 // Forward-graph construction with shape checks (include/scalebench/graph_builder.h). Sizes a kernel needs
 // (rows, columns, m/n/k, batch) are stored as node attributes here, once, so executors never infer them.
+// Operand shapes are copied, not referenced: adding a tensor may reallocate the graph's tensor list.
 #include "scalebench/graph_builder.h"
 
 #include <numeric>
@@ -60,8 +61,8 @@ void GraphBuilder::declare_unused_parameter(TensorId parameter) {
 }
 
 TensorId GraphBuilder::linear(TensorId x, TensorId weight, TensorId bias) {
-  const auto& xs = shape(x);
-  const auto& ws = shape(weight);
+  const std::vector<int64_t> xs = shape(x);
+  const std::vector<int64_t> ws = shape(weight);
   if (ws.size() != 2 || xs.empty() || xs.back() != ws[1]) {
     throw UsageError("linear: input " + shape_text(xs) + " does not fit weight " + shape_text(ws));
   }
@@ -82,8 +83,8 @@ TensorId GraphBuilder::linear(TensorId x, TensorId weight, TensorId bias) {
 }
 
 TensorId GraphBuilder::matmul(TensorId a, TensorId b, bool transpose_a, bool transpose_b, double alpha) {
-  const auto& as = shape(a);
-  const auto& bs = shape(b);
+  const std::vector<int64_t> as = shape(a);
+  const std::vector<int64_t> bs = shape(b);
   if (as.size() < 2 || as.size() != bs.size() ||
       !std::equal(as.begin(), as.end() - 2, bs.begin())) {
     throw UsageError("matmul: operands " + shape_text(as) + " and " + shape_text(bs) + " do not batch together");
@@ -132,7 +133,7 @@ TensorId GraphBuilder::tanh(TensorId x) {
 }
 
 TensorId GraphBuilder::layernorm(TensorId x, TensorId gamma, TensorId beta, double epsilon) {
-  const auto& xs = shape(x);
+  const std::vector<int64_t> xs = shape(x);
   const std::vector<int64_t> feature{xs.back()};
   if (shape(gamma) != feature || shape(beta) != feature) throw UsageError("layernorm: gamma/beta must be (features)");
   const int64_t rows = product(xs, 0, xs.size() - 1);
@@ -146,7 +147,7 @@ TensorId GraphBuilder::layernorm(TensorId x, TensorId gamma, TensorId beta, doub
 
 TensorId GraphBuilder::embedding(TensorId ids, TensorId table, int64_t padding_idx) {
   if (graph_.tensor(ids).dtype != DType::kInt32) throw UsageError("embedding: ids must be int32");
-  const auto& ts = shape(table);
+  const std::vector<int64_t> ts = shape(table);
   if (ts.size() != 2) throw UsageError("embedding: table must be (vocab, dim)");
   std::vector<int64_t> out_shape = shape(ids);
   out_shape.push_back(ts[1]);
@@ -159,7 +160,7 @@ TensorId GraphBuilder::embedding(TensorId ids, TensorId table, int64_t padding_i
 }
 
 TensorId GraphBuilder::masked_softmax(TensorId scores, double scale, TensorId key_lengths, bool causal) {
-  const auto& s = shape(scores);
+  const std::vector<int64_t> s = shape(scores);
   if (s.size() != 4) throw UsageError("masked_softmax: scores must be (batch, heads, q, k)");
   if (key_lengths != kNoTensor &&
       (graph_.tensor(key_lengths).dtype != DType::kInt32 || shape(key_lengths) != std::vector<int64_t>{s[0]})) {
@@ -177,7 +178,7 @@ TensorId GraphBuilder::masked_softmax(TensorId scores, double scale, TensorId ke
 
 TensorId GraphBuilder::softmax_cross_entropy(TensorId logits, TensorId targets, double label_smoothing,
                                              int64_t ignore_index) {
-  const auto& ls = shape(logits);
+  const std::vector<int64_t> ls = shape(logits);
   const int64_t rows = product(ls, 0, ls.size() - 1);
   if (graph_.tensor(targets).dtype != DType::kInt32 || graph_.tensor(targets).elements() != rows) {
     throw UsageError("softmax_cross_entropy: targets must be int32 with one entry per logits row");
@@ -223,8 +224,8 @@ TensorId GraphBuilder::scale(TensorId x, double factor) {
 }
 
 TensorId GraphBuilder::add_broadcast(TensorId x, TensorId table) {
-  const auto& xs = shape(x);
-  const auto& ts = shape(table);
+  const std::vector<int64_t> xs = shape(x);
+  const std::vector<int64_t> ts = shape(table);
   if (ts.size() > xs.size() || !std::equal(ts.rbegin(), ts.rend(), xs.rbegin())) {
     throw UsageError("add_broadcast: " + shape_text(ts) + " is not a trailing block of " + shape_text(xs));
   }
@@ -236,7 +237,7 @@ TensorId GraphBuilder::add_broadcast(TensorId x, TensorId table) {
 }
 
 TensorId GraphBuilder::swap_middle(TensorId x) {
-  const auto& xs = shape(x);
+  const std::vector<int64_t> xs = shape(x);
   if (xs.size() != 4) throw UsageError("swap_middle: needs a 4-dimensional tensor, got " + shape_text(xs));
   TensorId out = activation(next_name("swap"), {xs[0], xs[2], xs[1], xs[3]});
   graph_.add_node(Node{"swap_middle", {x}, {out},
