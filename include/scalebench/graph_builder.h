@@ -3,6 +3,7 @@
 // (autodiff.h). Workloads never see a device, a kernel or a library: only these calls.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,14 @@ namespace sb {
 
 class GraphBuilder {
  public:
-  explicit GraphBuilder(Graph& graph) : graph_(graph) {}
+  // `compute` is the dtype of activations and their gradients: fp32, or bf16 for mixed precision, where
+  // parameters stay fp32 (the optimizer's master weights) and the builder inserts one `cast` node per
+  // parameter that a matrix product reads (PyTorch autocast's cast-once-per-forward); LayerNorm, bias,
+  // embedding and position tables are read as fp32 by their kernels directly. Losses and softmax/LayerNorm
+  // statistics are fp32 at any precision.
+  explicit GraphBuilder(Graph& graph, DType compute = DType::kFloat32);
   Graph& graph() { return graph_; }
+  DType compute_dtype() const { return compute_; }
 
   // Leaves of the graph.
   TensorId parameter(const std::string& name, std::vector<int64_t> shape);
@@ -52,13 +59,18 @@ class GraphBuilder {
   // A view with another shape over the same elements (no node; shares the tensor's storage is NOT
   // supported by the planner yet, so this copies through an identity node).
   TensorId reshape(TensorId x, std::vector<int64_t> shape);
+  // x in the compute dtype: x itself, or (once per tensor, cached) a `cast` node's output.
+  TensorId in_compute_dtype(TensorId x);
 
  private:
-  TensorId activation(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32);
+  TensorId activation(const std::string& name, std::vector<int64_t> shape);  // in the compute dtype
+  TensorId activation(const std::string& name, std::vector<int64_t> shape, DType dtype);
   const std::vector<int64_t>& shape(TensorId id) const { return graph_.tensor(id).shape; }
   std::string next_name(const std::string& op);
 
   Graph& graph_;
+  DType compute_;
+  std::map<TensorId, TensorId> compute_copies_;  // tensor -> its cast into the compute dtype
   int counter_ = 0;
   int64_t dropout_blocks_ = 0;  // Philox blocks used by this graph's dropout nodes so far
 };

@@ -9,6 +9,7 @@
 
 #include "scalebench/device.h"
 #include "scalebench/optimizer.h"
+#include "scalebench/precision.h"
 #include "scalebench/workload.h"
 
 namespace sb {
@@ -21,7 +22,7 @@ struct SingleRankOptions {
   int steps = 20;
   uint64_t seed = 1;
   AdamWSettings adamw;
-  bool tf32_gemms = false;  // --precision tf32 (CUDA only)
+  Precision precision = Precision::kFp32;  // tf32 and bf16: CUDA only
 };
 
 struct SingleRankResult {
@@ -36,7 +37,7 @@ struct SingleRankResult {
 };
 
 // Bytes a run needs on the device: the plan's arena plus AdamW's two moments.
-uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale);
+uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision);
 
 // Throws UsageError for bad options, RuntimeFailure when the plan does not fit the device (before allocating:
 // "needs X GiB, device has Y GiB; largest batch that fits: B").

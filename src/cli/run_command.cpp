@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
+#include "scalebench/precision.h"
 #include "scalebench/report.h"
 #include "scalebench/single_rank.h"
 #include "scalebench/stats.h"
@@ -23,12 +24,15 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   options.steps = cl.run.steps;
   options.seed = cl.run.seed + static_cast<uint64_t>(group.rank());
   options.adamw.learning_rate = static_cast<float>(cl.run.learning_rate);
-  options.tf32_gemms = cl.run.precision == "tf32";
+  const bool on_cuda = session.device->kind() == DeviceKind::kCuda;
+  options.precision = cl.run.precision == "auto" ? (on_cuda ? Precision::kBf16 : Precision::kFp32)
+                                                 : parse_precision(cl.run.precision);
   find_workload(options.workload);  // a bad name is the same usage error on every rank
 
   nlohmann::json mine;
-  if (options.tf32_gemms && session.device->kind() != DeviceKind::kCuda) {  // same answer on every rank
-    throw UsageError("--precision tf32 needs the cuda device (the cpu device is the fp32 reference)");
+  if (precision_needs_cuda(options.precision) && !on_cuda) {  // same answer on every rank
+    throw UsageError(std::string("--precision ") + precision_name(options.precision) +
+                     " needs the cuda device (the cpu device is the fp32 reference)");
   }
   try {
     const SingleRankResult r = train_single_rank(options, *session.device);
@@ -53,7 +57,7 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     const WorkloadInfo& info = find_workload(options.workload).info();
     std::printf("# scalebench run: %s (%s), scale %s, %d warm-up + %d timed steps, %s, AdamW lr %g\n",
                 info.name.c_str(), info.task.c_str(), cl.run.scale.c_str(), options.warmup_steps, options.steps,
-                cl.run.precision == "tf32" ? "fp32 data, TF32 GEMMs" : "fp32", cl.run.learning_rate);
+                precision_description(options.precision), cl.run.learning_rate);
     std::printf("# every rank trains alone; step = forward + backward + optimizer, host clock around a synced step\n");
     std::printf("# %4s %-12s %-14s %6s %10s %10s %14s %9s %10s %10s\n", "rank", "host", "device", "batch", "step p50",
                 "step p99", info.unit.c_str(), "TFLOP/s", "loss first", "loss last");
@@ -74,7 +78,7 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     if (!cl.common.json_path.empty()) {
       nlohmann::json doc = {{"schema_version", 1}, {"tool", "scalebench"}, {"command", "run"},
                             {"status", first_error.empty() ? "ok" : "failed"}, {"workload", info.name},
-                            {"scale", cl.run.scale}, {"precision", cl.run.precision}, {"argv", cl.argv},
+                            {"scale", cl.run.scale}, {"precision", precision_name(options.precision)}, {"argv", cl.argv},
                             {"ranks", ranks}};
       write_text_file(cl.common.json_path, doc.dump(2) + "\n");
     }

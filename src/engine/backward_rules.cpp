@@ -13,8 +13,18 @@ TensorId BackwardContext::gradient_like(TensorId like, const std::string& suffix
   info.name = "d" + info.name + suffix;
   info.role = TensorRole::kActivation;
   info.gradient_of = kNoTensor;
-  info.dtype = DType::kFloat32;
-  return graph_.add_tensor(info);
+  info.read_after_step = false;
+  return graph_.add_tensor(info);  // the forward tensor's dtype: bf16 activations get bf16 gradients
+}
+
+const Node* BackwardContext::backward_producer(TensorId id) const {
+  const auto& nodes = graph_.nodes();
+  for (auto node = nodes.rbegin(); node != nodes.rend() && node->backward; ++node) {
+    for (TensorId out : node->outputs) {
+      if (out == id) return &*node;
+    }
+  }
+  return nullptr;
 }
 
 void BackwardContext::emit(Node node) {
@@ -161,6 +171,22 @@ std::vector<Contribution> dropout_backward(BackwardContext& ctx, const Node& nod
   return {{dx, true}};
 }
 
+// The gradient of a precision cast is the cast back. Mixed precision casts each fp32 weight to bf16 once per
+// step, and that copy's gradient usually comes from a single weight-gradient GEMM: then the GEMM writes fp32
+// directly (bf16 operands, fp32 accumulation and output) instead of rounding to bf16 and casting back, which
+// keeps full-precision weight gradients and saves a pass over them.
+std::vector<Contribution> cast_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  const TensorId x = node.inputs[0];
+  const Node* producer = ctx.backward_producer(dout[0]);
+  if (producer != nullptr && producer->op == "gemm") {
+    ctx.graph().tensor(dout[0]).dtype = ctx.graph().tensor(x).dtype;
+    return {{dout[0], true}};
+  }
+  const TensorId dx = ctx.gradient_like(x);
+  ctx.emit(Node{"cast", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
 const std::map<std::string, BackwardRule>& rules() {
   static const std::map<std::string, BackwardRule> table = {
       {"gemm", gemm_backward},
@@ -178,6 +204,7 @@ const std::map<std::string, BackwardRule>& rules() {
       {"add_broadcast", add_broadcast_backward},
       {"swap_middle", swap_middle_backward},
       {"dropout", dropout_backward},
+      {"cast", cast_backward},
   };
   return table;
 }

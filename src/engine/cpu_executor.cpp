@@ -173,6 +173,12 @@ const std::map<std::string, Kernel>& kernels() {
 }  // namespace
 
 CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(graph, plan) {
+  for (const TensorInfo& tensor : graph.tensors()) {
+    if (dtype_is_floating(tensor.dtype) && tensor.dtype != DType::kFloat32) {
+      throw UsageError(std::string("the cpu device is the fp32 reference; tensor '") + tensor.name + "' is " +
+                       dtype_name(tensor.dtype) + " (use --precision fp32)");
+    }
+  }
   for (const Node& node : graph.nodes()) {
     if (kernels().count(node.op) == 0) throw UsageError("the cpu device has no kernel for op '" + node.op + "'");
   }

@@ -23,7 +23,29 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
+GraphBuilder::GraphBuilder(Graph& graph, DType compute) : graph_(graph), compute_(compute) {
+  if (compute != DType::kFloat32 && compute != DType::kBFloat16) {
+    throw UsageError(std::string("the engine computes in fp32 or bf16, not ") + dtype_name(compute));
+  }
+}
+
 std::string GraphBuilder::next_name(const std::string& op) { return op + "_" + std::to_string(counter_++); }
+
+TensorId GraphBuilder::activation(const std::string& name, std::vector<int64_t> dims) {
+  return activation(name, std::move(dims), compute_);
+}
+
+TensorId GraphBuilder::in_compute_dtype(TensorId x) {
+  const TensorInfo& info = graph_.tensor(x);
+  if (info.dtype == compute_) return x;
+  if (!dtype_is_floating(info.dtype)) throw UsageError("'" + info.name + "' is not floating-point");
+  auto cached = compute_copies_.find(x);
+  if (cached != compute_copies_.end()) return cached->second;
+  const TensorId copy = activation(info.name + "." + dtype_name(compute_), info.shape);
+  graph_.add_node(Node{"cast", {x}, {copy}, {{"n", double(info.elements())}}, false});
+  compute_copies_[x] = copy;
+  return copy;
+}
 
 TensorId GraphBuilder::activation(const std::string& name, std::vector<int64_t> dims, DType dtype) {
   TensorInfo info;
@@ -52,8 +74,8 @@ TensorId GraphBuilder::input(const std::string& name, std::vector<int64_t> dims,
 }
 
 TensorId GraphBuilder::linear(TensorId x, TensorId weight, TensorId bias) {
-  const auto& xs = shape(x);
-  const auto& ws = shape(weight);
+  const std::vector<int64_t> xs = shape(x);
+  const std::vector<int64_t> ws = shape(weight);
   if (ws.size() != 2 || xs.empty() || xs.back() != ws[1]) {
     throw UsageError("linear: input " + shape_text(xs) + " does not fit weight " + shape_text(ws));
   }
@@ -61,7 +83,7 @@ TensorId GraphBuilder::linear(TensorId x, TensorId weight, TensorId bias) {
   out_shape.back() = ws[0];
   const int64_t rows = product(xs, 0, xs.size() - 1);
   TensorId product_tensor = activation(next_name("linear"), out_shape);
-  graph_.add_node(Node{"gemm", {x, weight}, {product_tensor},
+  graph_.add_node(Node{"gemm", {in_compute_dtype(x), in_compute_dtype(weight)}, {product_tensor},
                        {{"transpose_a", 0}, {"transpose_b", 1}, {"m", double(rows)}, {"n", double(ws[0])},
                         {"k", double(ws[1])}, {"alpha", 1.0}, {"batch", 1}},
                        false});
@@ -74,8 +96,8 @@ TensorId GraphBuilder::linear(TensorId x, TensorId weight, TensorId bias) {
 }
 
 TensorId GraphBuilder::matmul(TensorId a, TensorId b, bool transpose_a, bool transpose_b, double alpha) {
-  const auto& as = shape(a);
-  const auto& bs = shape(b);
+  const std::vector<int64_t> as = shape(a);
+  const std::vector<int64_t> bs = shape(b);
   if (as.size() < 2 || as.size() != bs.size() ||
       !std::equal(as.begin(), as.end() - 2, bs.begin())) {
     throw UsageError("matmul: operands " + shape_text(as) + " and " + shape_text(bs) + " do not batch together");
@@ -90,7 +112,7 @@ TensorId GraphBuilder::matmul(TensorId a, TensorId b, bool transpose_a, bool tra
   out_shape.push_back(m);
   out_shape.push_back(n);
   TensorId out = activation(next_name("matmul"), out_shape);
-  graph_.add_node(Node{"gemm", {a, b}, {out},
+  graph_.add_node(Node{"gemm", {in_compute_dtype(a), in_compute_dtype(b)}, {out},
                        {{"transpose_a", transpose_a ? 1.0 : 0.0}, {"transpose_b", transpose_b ? 1.0 : 0.0},
                         {"m", double(m)}, {"n", double(n)}, {"k", double(k)}, {"alpha", alpha},
                         {"batch", double(product(as, 0, r - 2))}},
@@ -99,6 +121,8 @@ TensorId GraphBuilder::matmul(TensorId a, TensorId b, bool transpose_a, bool tra
 }
 
 TensorId GraphBuilder::add(TensorId a, TensorId b) {
+  a = in_compute_dtype(a);
+  b = in_compute_dtype(b);
   if (shape(a) != shape(b)) throw UsageError("add: shapes " + shape_text(shape(a)) + " and " + shape_text(shape(b)));
   TensorId out = activation(next_name("add"), shape(a));
   graph_.add_node(Node{"add", {a, b}, {out}, {{"n", double(graph_.tensor(a).elements())}}, false});
@@ -106,31 +130,35 @@ TensorId GraphBuilder::add(TensorId a, TensorId b) {
 }
 
 TensorId GraphBuilder::gelu(TensorId x) {
+  x = in_compute_dtype(x);
   TensorId out = activation(next_name("gelu"), shape(x));
   graph_.add_node(Node{"gelu", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
   return out;
 }
 
 TensorId GraphBuilder::relu(TensorId x) {
+  x = in_compute_dtype(x);
   TensorId out = activation(next_name("relu"), shape(x));
   graph_.add_node(Node{"relu", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
   return out;
 }
 
 TensorId GraphBuilder::tanh(TensorId x) {
+  x = in_compute_dtype(x);
   TensorId out = activation(next_name("tanh"), shape(x));
   graph_.add_node(Node{"tanh", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
   return out;
 }
 
 TensorId GraphBuilder::layernorm(TensorId x, TensorId gamma, TensorId beta, double epsilon) {
-  const auto& xs = shape(x);
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = shape(x);
   const std::vector<int64_t> feature{xs.back()};
   if (shape(gamma) != feature || shape(beta) != feature) throw UsageError("layernorm: gamma/beta must be (features)");
   const int64_t rows = product(xs, 0, xs.size() - 1);
   TensorId out = activation(next_name("layernorm"), xs);
-  TensorId mean = activation(next_name("layernorm_mean"), {rows});
-  TensorId rstd = activation(next_name("layernorm_rstd"), {rows});
+  TensorId mean = activation(next_name("layernorm_mean"), {rows}, DType::kFloat32);
+  TensorId rstd = activation(next_name("layernorm_rstd"), {rows}, DType::kFloat32);
   graph_.add_node(Node{"layernorm", {x, gamma, beta}, {out, mean, rstd},
                        {{"rows", double(rows)}, {"cols", double(xs.back())}, {"epsilon", epsilon}}, false});
   return out;
@@ -138,7 +166,7 @@ TensorId GraphBuilder::layernorm(TensorId x, TensorId gamma, TensorId beta, doub
 
 TensorId GraphBuilder::embedding(TensorId ids, TensorId table, int64_t padding_idx) {
   if (graph_.tensor(ids).dtype != DType::kInt32) throw UsageError("embedding: ids must be int32");
-  const auto& ts = shape(table);
+  const std::vector<int64_t> ts = shape(table);
   if (ts.size() != 2) throw UsageError("embedding: table must be (vocab, dim)");
   std::vector<int64_t> out_shape = shape(ids);
   out_shape.push_back(ts[1]);
@@ -151,7 +179,8 @@ TensorId GraphBuilder::embedding(TensorId ids, TensorId table, int64_t padding_i
 }
 
 TensorId GraphBuilder::masked_softmax(TensorId scores, double scale, TensorId key_lengths, bool causal) {
-  const auto& s = shape(scores);
+  scores = in_compute_dtype(scores);
+  const std::vector<int64_t> s = shape(scores);
   if (s.size() != 4) throw UsageError("masked_softmax: scores must be (batch, heads, q, k)");
   if (key_lengths != kNoTensor &&
       (graph_.tensor(key_lengths).dtype != DType::kInt32 || shape(key_lengths) != std::vector<int64_t>{s[0]})) {
@@ -169,15 +198,16 @@ TensorId GraphBuilder::masked_softmax(TensorId scores, double scale, TensorId ke
 
 TensorId GraphBuilder::softmax_cross_entropy(TensorId logits, TensorId targets, double label_smoothing,
                                              int64_t ignore_index) {
-  const auto& ls = shape(logits);
+  logits = in_compute_dtype(logits);
+  const std::vector<int64_t> ls = shape(logits);
   const int64_t rows = product(ls, 0, ls.size() - 1);
   if (graph_.tensor(targets).dtype != DType::kInt32 || graph_.tensor(targets).elements() != rows) {
     throw UsageError("softmax_cross_entropy: targets must be int32 with one entry per logits row");
   }
-  TensorId loss = activation(next_name("loss"), {1});
+  TensorId loss = activation(next_name("loss"), {1}, DType::kFloat32);
   graph_.tensor(loss).read_after_step = true;
-  TensorId logsumexp = activation(next_name("logsumexp"), {rows});
-  TensorId row_losses = activation(next_name("row_losses"), {rows});
+  TensorId logsumexp = activation(next_name("logsumexp"), {rows}, DType::kFloat32);
+  TensorId row_losses = activation(next_name("row_losses"), {rows}, DType::kFloat32);
   graph_.add_node(Node{"softmax_cross_entropy", {logits, targets}, {loss, logsumexp, row_losses},
                        {{"rows", double(rows)}, {"classes", double(ls.back())},
                         {"label_smoothing", label_smoothing}, {"ignore_index", double(ignore_index)}},
@@ -188,6 +218,7 @@ TensorId GraphBuilder::softmax_cross_entropy(TensorId logits, TensorId targets, 
 TensorId GraphBuilder::dropout(TensorId x, double probability) {
   if (probability < 0 || probability >= 1) throw UsageError("dropout probability must be in [0, 1)");
   if (probability == 0) return x;
+  x = in_compute_dtype(x);
   const int64_t n = graph_.tensor(x).elements();
   TensorId out = activation(next_name("dropout"), shape(x));
   TensorId mask = activation(next_name("dropout_mask"), shape(x), DType::kUInt8);
@@ -202,21 +233,23 @@ TensorId GraphBuilder::add_losses(TensorId a, TensorId b) {
   if (shape(a) != std::vector<int64_t>{1} || shape(b) != std::vector<int64_t>{1}) {
     throw UsageError("add_losses: both operands must be one-element losses");
   }
-  TensorId out = activation(next_name("loss"), {1});
+  TensorId out = activation(next_name("loss"), {1}, DType::kFloat32);
   graph_.tensor(out).read_after_step = true;
   graph_.add_node(Node{"add", {a, b}, {out}, {{"n", 1.0}, {"loss_sum", 1.0}}, false});
   return out;
 }
 
 TensorId GraphBuilder::scale(TensorId x, double factor) {
+  x = in_compute_dtype(x);
   TensorId out = activation(next_name("scale"), shape(x));
   graph_.add_node(Node{"scale", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}, {"factor", factor}}, false});
   return out;
 }
 
 TensorId GraphBuilder::add_broadcast(TensorId x, TensorId table) {
-  const auto& xs = shape(x);
-  const auto& ts = shape(table);
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = shape(x);
+  const std::vector<int64_t> ts = shape(table);
   if (ts.size() > xs.size() || !std::equal(ts.rbegin(), ts.rend(), xs.rbegin())) {
     throw UsageError("add_broadcast: " + shape_text(ts) + " is not a trailing block of " + shape_text(xs));
   }
@@ -228,7 +261,8 @@ TensorId GraphBuilder::add_broadcast(TensorId x, TensorId table) {
 }
 
 TensorId GraphBuilder::swap_middle(TensorId x) {
-  const auto& xs = shape(x);
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = shape(x);
   if (xs.size() != 4) throw UsageError("swap_middle: needs a 4-dimensional tensor, got " + shape_text(xs));
   TensorId out = activation(next_name("swap"), {xs[0], xs[2], xs[1], xs[3]});
   graph_.add_node(Node{"swap_middle", {x}, {out},

@@ -29,8 +29,9 @@ struct Planned {
   MemoryPlan plan;
 };
 
-void build_and_plan(const Workload& workload, int64_t batch, WorkloadScale scale, Planned& out) {
-  GraphBuilder builder(out.graph);
+void build_and_plan(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision,
+                    Planned& out) {
+  GraphBuilder builder(out.graph, activation_dtype(precision));
   out.built = workload.build(builder, batch, scale);
   out.gradients = append_backward(out.graph, out.built.loss);
   out.plan = plan_memory(out.graph);
@@ -58,9 +59,9 @@ void initialise_parameters(const Graph& graph, uint64_t seed, Executor& executor
 
 }  // namespace
 
-uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale) {
+uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision) {
   Planned planned;
-  build_and_plan(workload, batch, scale, planned);
+  build_and_plan(workload, batch, scale, precision, planned);
   return planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
 }
 
@@ -68,25 +69,26 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
   const Workload& workload = find_workload(options.workload);
   if (options.steps < 1) throw UsageError("--steps must be at least 1");
   if (options.warmup_steps < 0) throw UsageError("--warmup must not be negative");
-  if (options.tf32_gemms && device.kind() != DeviceKind::kCuda) {
-    throw UsageError("--precision tf32 needs the cuda device (the cpu device is the fp32 reference)");
+  if (precision_needs_cuda(options.precision) && device.kind() != DeviceKind::kCuda) {
+    throw UsageError(std::string("--precision ") + precision_name(options.precision) +
+                     " needs the cuda device (the cpu device is the fp32 reference)");
   }
   const int64_t batch = options.batch > 0 ? options.batch : workload.info().default_batch;
   Planned planned;
-  build_and_plan(workload, batch, options.scale, planned);
+  build_and_plan(workload, batch, options.scale, options.precision, planned);
 
   const uint64_t needed = planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
   const uint64_t total = device.description().total_memory;
   const uint64_t usable = device.kind() == DeviceKind::kCuda && total > kDeviceReserveBytes ? total - kDeviceReserveBytes : total;
   if (needed > usable) {
     const int64_t fits = largest_batch_that_fits(
-        [&](int64_t b) { return single_rank_bytes(workload, b, options.scale); }, usable, batch);
+        [&](int64_t b) { return single_rank_bytes(workload, b, options.scale, options.precision); }, usable, batch);
     throw RuntimeFailure(workload.info().name + " at batch " + std::to_string(batch) + " needs " + gib(needed) +
                          ", device has " + gib(usable) + " usable; largest batch that fits: " + std::to_string(fits));
   }
   std::unique_ptr<Executor> executor;
   if (device.kind() == DeviceKind::kCuda) {
-    executor = make_cuda_executor(planned.graph, planned.plan, options.tf32_gemms);
+    executor = make_cuda_executor(planned.graph, planned.plan, options.precision == Precision::kTf32);
   } else {
     executor = std::make_unique<CpuExecutor>(planned.graph, planned.plan);
   }
