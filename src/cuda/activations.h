@@ -3,7 +3,7 @@
 // every op loads T, computes in fp32 and rounds once to T. ReLU, add and scale are the CPU's single fp32
 // operation (bit-identical for float; for bf16 the CPU result rounded once); GELU, GELU-tanh and tanh
 // evaluate their transcendentals in fp32 (a few ulp, see activations.cu).
-// Tests: tests/gpu/test_cuda_dense.cpp (suite CudaDense, float), tests/gpu/test_cuda_bf16_ops.cpp (bf16).
+// Tests: tests/gpu/test_cuda_dense.cpp (suite CudaDense, float), tests/gpu/test_cuda_bf16_elementwise.cpp (bf16).
 #pragma once
 
 #include <cuda_runtime_api.h>

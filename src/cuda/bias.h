@@ -3,7 +3,7 @@
 // bias_add_forward adds in fp32 and rounds once to T: bit-identical to the CPU for float, the CPU's result
 // rounded to bf16 for bf16. bias_backward sums each column in double in a fixed order (deterministic run to
 // run), so it differs from the CPU's double sums only in the final fp32 rounding, for either T.
-// Tests: tests/gpu/test_cuda_dense.cpp (suite CudaDense, float), tests/gpu/test_cuda_bf16_ops.cpp (bf16).
+// Tests: tests/gpu/test_cuda_dense.cpp (suite CudaDense, float), tests/gpu/test_cuda_bf16_elementwise.cpp (bf16).
 #pragma once
 
 #include <cuda_runtime_api.h>

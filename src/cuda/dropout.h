@@ -3,7 +3,7 @@
 // either way. The element -> Philox mapping documented in src/cpu/dropout.h is reproduced bit for bit, so
 // masks are identical to the CPU's for the same (seed, offset) whatever T is, and y = x * scale is the CPU's
 // fp32 product (rounded once to bf16 when T is bf16). Tests: tests/gpu/test_cuda_dense.cpp (float),
-// tests/gpu/test_cuda_bf16_ops.cpp (bf16).
+// tests/gpu/test_cuda_bf16_elementwise.cpp (bf16).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -3,7 +3,7 @@
 // (src/cuda/element.h); gamma, beta, their gradients and the saved mean / rstd stay fp32. Statistics in fp32
 // (two-pass mean then biased variance, as the CPU reference), rstd = 1 / sqrt(var + epsilon); y and dx are
 // rounded once to T. dgamma/dbeta are deterministic fp32 column sums: partial sums per block of rows, then
-// one ordered pass over the blocks (no atomics). Tests: gpu_tests --gtest_filter='CudaLayerNorm*:CudaBf16*'.
+// one ordered pass over the blocks (no atomics). Tests: gpu_tests --gtest_filter='CudaLayerNorm*:CudaBf16LayerNorm*'.
 #pragma once
 
 #include <cuda_runtime_api.h>
