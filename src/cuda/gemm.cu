@@ -26,6 +26,7 @@
 
 #include "scalebench/error.h"
 #include "src/cuda/cublas_check.h"
+#include "src/cuda/bias.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/gemm.h"
@@ -158,6 +159,7 @@ struct Problem {
   int64_t ldc;
   int64_t batch, stride_a, stride_b, stride_c;
   cudaDataType ab_type, c_type;
+  const float* bias = nullptr;  // fp32 (n), added to every row of C by the epilogue; batch 1 only
 };
 
 thread_local GemmMath gemm_math = GemmMath::kFp32;
@@ -167,11 +169,12 @@ thread_local GemmMath gemm_math = GemmMath::kFp32;
 struct PlanKey {
   int device;
   int math, ab_type, c_type;
+  bool bias;
   bool transpose_a, transpose_b;
   int64_t m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
   uint32_t align_a, align_b, align_c;
   auto tied() const {
-    return std::tie(device, math, ab_type, c_type, transpose_a, transpose_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
+    return std::tie(device, math, ab_type, c_type, bias, transpose_a, transpose_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
                     stride_c, align_a, align_b, align_c);
   }
   bool operator<(const PlanKey& other) const { return tied() < other.tied(); }
@@ -205,6 +208,18 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
       cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
   SB_CUBLAS_CHECK(
       cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
+  if (p.bias != nullptr) {
+    // Column-major D is our Cᵀ (n, m): a bias of length n is one value per row of D, broadcast along its
+    // columns, which is what the BIAS epilogue does. fp32 bias for any D type (the parameter's own storage).
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const cudaDataType bias_type = CUDA_R_32F;
+    SB_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+    SB_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias, sizeof(p.bias)));
+    SB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                   sizeof(bias_type)));
+  }
   // Stored shapes, column-major: B is (n, k) untransposed / (k, n) transposed; A is (k, m) / (m, k).
   const Layout first = p.transpose_b ? make_layout(p.ab_type, p.k, p.n, p.ldb, p.batch, p.stride_b)
                                      : make_layout(p.ab_type, p.n, p.k, p.ldb, p.batch, p.stride_b);
@@ -213,7 +228,8 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
   const Layout result = make_layout(p.c_type, p.n, p.m, p.ldc, p.batch, p.stride_c);
 
   const size_t ab_bytes = element_bytes(p.ab_type), c_bytes = element_bytes(p.c_type);
-  PlanKey key{device,   static_cast<int>(gemm_math), static_cast<int>(p.ab_type), static_cast<int>(p.c_type), p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
+  PlanKey key{device,   static_cast<int>(gemm_math), static_cast<int>(p.ab_type), static_cast<int>(p.c_type),
+              p.bias != nullptr, p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
               batched ? p.stride_a : 0, batched ? p.stride_b : 0, batched ? p.stride_c : 0,
               operand_alignment(p.a, ab_bytes, p.batch, p.stride_a), operand_alignment(p.b, ab_bytes, p.batch, p.stride_b),
               operand_alignment(p.c, c_bytes, p.batch, p.stride_c)};
@@ -302,18 +318,32 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
 template <typename AB, typename C>
 void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                           const AB* a, int64_t lda, const AB* b, int64_t ldb, float beta, C* c, int64_t ldc,
-                          int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c, cudaStream_t stream) {
+                          int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c, cudaStream_t stream,
+                          const float* bias) {
   check_shape(transpose_a, transpose_b, m, n, k, lda, ldb, ldc);
   require(batch >= 0, "negative batch " + std::to_string(batch));
   require(batch <= kInt32Max, "batch " + std::to_string(batch) + " beyond 2^31 - 1");
   require(stride_a >= 0 && stride_b >= 0 && stride_c >= 0, "negative stride");
   require(batch <= 1 || m == 0 || n == 0 || stride_c >= (m - 1) * ldc + n,
           "stride_c " + std::to_string(stride_c) + " makes the C matrices of the batch overlap");
+  require(bias == nullptr || (batch <= 1 && beta == 0.0f && ldc == n), "a bias needs batch 1, beta 0 and ldc == n");
   if (m == 0 || n == 0 || batch == 0) return;
   const cudaDataType ab_type = data_type<AB>(), c_type = data_type<C>();
   const Problem problem{transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                         batch, batch > 1 ? stride_a : 0, batch > 1 ? stride_b : 0, batch > 1 ? stride_c : 0,
-                        ab_type, c_type};
+                        ab_type, c_type, bias};
+  if (bias != nullptr) {
+    // The epilogue saves a pass over C; without an algorithm for it (or at k == 0), a separate bias kernel.
+    if (k > 0 && detail::aligned_16(bias) && run_matmul(problem, stream)) return;
+    Problem plain = problem;
+    plain.bias = nullptr;
+    if (k == 0) {
+      scale_c<C>(plain, stream);
+    } else if (!run_matmul(plain, stream)) {
+      SB_FATAL(describe(plain));
+    }
+    return bias_add_forward(c, bias, m, n, stream);
+  }
   if (k == 0) return scale_c<C>(problem, stream);
   if (run_matmul(problem, stream)) return;
   if (batch == 1) SB_FATAL(describe(problem));
@@ -328,7 +358,7 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
 #define SB_GEMM(AB, C)                                                                                        \
   template void gemm_strided_batched<AB, C>(bool, bool, int64_t, int64_t, int64_t, float, const AB*, int64_t, \
                                             const AB*, int64_t, float, C*, int64_t, int64_t, int64_t, int64_t, \
-                                            int64_t, cudaStream_t);
+                                            int64_t, cudaStream_t, const float*);
 SB_GEMM(float, float)
 SB_GEMM(bf16, bf16)
 SB_GEMM(bf16, float)

@@ -14,6 +14,7 @@ TensorId BackwardContext::gradient_like(TensorId like, const std::string& suffix
   info.role = TensorRole::kActivation;
   info.gradient_of = kNoTensor;
   info.read_after_step = false;
+  info.view_of = kNoTensor;
   return graph_.add_tensor(info);  // the forward tensor's dtype: bf16 activations get bf16 gradients
 }
 
@@ -44,7 +45,7 @@ Node gemm_node(TensorId a, TensorId b, TensorId c, bool ta, bool tb, double m, d
               true};
 }
 
-// C = alpha op(A) op(B): dA and dB are GEMMs of dC with the other operand; which operand is transposed
+// C = alpha op(A) op(B) (+ bias): dA and dB are GEMMs of dC with the other operand; which operand is transposed
 // depends on the forward's transposes (the four cases below), so that no explicit transpose is ever stored.
 std::vector<Contribution> gemm_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
   const TensorId a = node.inputs[0], b = node.inputs[1], dc = dout[0];
@@ -67,13 +68,11 @@ std::vector<Contribution> gemm_backward(BackwardContext& ctx, const Node& node, 
     if (want_a) ctx.emit(gemm_node(b, dc, da, true, true, k, m, n, alpha, batch));
     if (want_b) ctx.emit(gemm_node(dc, a, db, true, true, n, k, m, alpha, batch));
   }
-  return {{da, true}, {db, true}};
-}
-
-std::vector<Contribution> bias_add_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
-  const TensorId dbias = ctx.gradient_like(node.inputs[1]);
-  ctx.emit(Node{"bias_backward", {dout[0]}, {dbias}, node.attributes, true});
-  return {{dout[0], false}, {dbias, true}};
+  if (node.inputs.size() < 3) return {{da, true}, {db, true}};
+  // A fused bias (linear layers): its gradient is the column sum of dC.
+  const TensorId dbias = ctx.gradient_like(node.inputs[2]);
+  ctx.emit(Node{"bias_backward", {dc}, {dbias}, {{"rows", m * batch}, {"cols", n}}, true});
+  return {{da, true}, {db, true}, {dbias, true}};
 }
 
 std::vector<Contribution> add_backward(BackwardContext&, const Node&, const std::vector<TensorId>& dout) {
@@ -130,10 +129,13 @@ std::vector<Contribution> cross_entropy_backward(BackwardContext& ctx, const Nod
   return {{dlogits, true}, {kNoTensor, false}};
 }
 
-std::vector<Contribution> copy_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+// A view's gradient is a view of the output gradient with the input's shape. Not fresh: it shares storage,
+// so it must never become a parameter's gradient buffer or be written in place.
+std::vector<Contribution> view_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
   const TensorId dx = ctx.gradient_like(node.inputs[0]);
-  ctx.emit(Node{"copy", {dout[0]}, {dx}, node.attributes, true});
-  return {{dx, true}};
+  ctx.graph().tensor(dx).view_of = dout[0];
+  ctx.emit(Node{"view", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, false}};
 }
 
 std::vector<Contribution> scale_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
@@ -190,7 +192,6 @@ std::vector<Contribution> cast_backward(BackwardContext& ctx, const Node& node, 
 const std::map<std::string, BackwardRule>& rules() {
   static const std::map<std::string, BackwardRule> table = {
       {"gemm", gemm_backward},
-      {"bias_add", bias_add_backward},
       {"add", add_backward},
       {"gelu", activation_backward("gelu_backward", false)},
       {"relu", activation_backward("relu_backward", true)},
@@ -199,7 +200,7 @@ const std::map<std::string, BackwardRule>& rules() {
       {"embedding", embedding_backward},
       {"masked_softmax", masked_softmax_backward},
       {"softmax_cross_entropy", cross_entropy_backward},
-      {"copy", copy_backward},
+      {"view", view_backward},
       {"scale", scale_backward},
       {"add_broadcast", add_broadcast_backward},
       {"swap_middle", swap_middle_backward},

@@ -35,6 +35,7 @@ void run_gemm(CpuExecutor& e, const Node& node) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   cpu::gemm_strided_batched(ta, tb, m, n, k, float_attr(node, "alpha"), e.f32(node.inputs[0]), lda,
                             e.f32(node.inputs[1]), ldb, 0.0f, e.f32(node.outputs[0]), n, batch, m * k, k * n, m * n);
+  if (node.inputs.size() > 2) cpu::bias_add_forward(e.f32(node.outputs[0]), e.f32(node.inputs[2]), m * batch, n);
 }
 
 // The reason the kernel set is a table: an op missing here is found when the executor is built, not when the
@@ -42,12 +43,6 @@ void run_gemm(CpuExecutor& e, const Node& node) {
 const std::map<std::string, Kernel>& kernels() {
   static const std::map<std::string, Kernel> table = {
       {"gemm", run_gemm},
-      {"bias_add",
-       [](CpuExecutor& e, const Node& node) {
-         const int64_t rows = size_attr(node, "rows"), cols = size_attr(node, "cols");
-         std::memcpy(e.f32(node.outputs[0]), e.f32(node.inputs[0]), sizeof(float) * rows * cols);
-         cpu::bias_add_forward(e.f32(node.outputs[0]), e.f32(node.inputs[1]), rows, cols);
-       }},
       {"bias_backward",
        [](CpuExecutor& e, const Node& node) {
          cpu::bias_backward(e.f32(node.inputs[0]), e.f32(node.outputs[0]), size_attr(node, "rows"),
@@ -64,10 +59,7 @@ const std::map<std::string, Kernel>& kernels() {
          std::memcpy(out, e.f32(node.inputs[0]), sizeof(float) * n);
          for (size_t i = 1; i < node.inputs.size(); ++i) cpu::add_forward(out, e.f32(node.inputs[i]), out, n);
        }},
-      {"copy",
-       [](CpuExecutor& e, const Node& node) {
-         std::memcpy(e.f32(node.outputs[0]), e.f32(node.inputs[0]), sizeof(float) * size_attr(node, "n"));
-       }},
+      {"view", [](CpuExecutor&, const Node&) {}},  // shares its input's storage (planner.h)
       {"scale",
        [](CpuExecutor& e, const Node& n) {
          cpu::scale_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "factor"));
@@ -212,6 +204,15 @@ void CpuExecutor::adamw_step(const AdamWSettings& settings, int64_t step) {
   cpu::adamw_step(reinterpret_cast<float*>(arena_.data()),
                   reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset), first_moment_.data(),
                   second_moment_.data(), static_cast<int64_t>(n), settings, step);
+}
+
+void CpuExecutor::mark(size_t index) {
+  if (marks_.size() <= index) marks_.resize(index + 1);
+  marks_[index] = std::chrono::steady_clock::now();
+}
+
+double CpuExecutor::elapsed_ms(size_t from, size_t to) {
+  return std::chrono::duration<double, std::milli>(marks_.at(to) - marks_.at(from)).count();
 }
 
 void CpuExecutor::run_nodes(size_t begin, size_t end) {

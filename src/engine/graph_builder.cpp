@@ -82,17 +82,18 @@ TensorId GraphBuilder::linear(TensorId x, TensorId weight, TensorId bias) {
   std::vector<int64_t> out_shape = xs;
   out_shape.back() = ws[0];
   const int64_t rows = product(xs, 0, xs.size() - 1);
-  TensorId product_tensor = activation(next_name("linear"), out_shape);
-  graph_.add_node(Node{"gemm", {in_compute_dtype(x), in_compute_dtype(weight)}, {product_tensor},
+  if (bias != kNoTensor && shape(bias) != std::vector<int64_t>{ws[0]}) {
+    throw UsageError("linear: bias must have shape (out)");
+  }
+  // The bias is the GEMM's third input: devices add it in the GEMM's epilogue instead of a pass of its own.
+  std::vector<TensorId> inputs{in_compute_dtype(x), in_compute_dtype(weight)};
+  if (bias != kNoTensor) inputs.push_back(bias);
+  TensorId out = activation(next_name("linear"), out_shape);
+  graph_.add_node(Node{"gemm", inputs, {out},
                        {{"transpose_a", 0}, {"transpose_b", 1}, {"m", double(rows)}, {"n", double(ws[0])},
                         {"k", double(ws[1])}, {"alpha", 1.0}, {"batch", 1}},
                        false});
-  if (bias == kNoTensor) return product_tensor;
-  if (shape(bias) != std::vector<int64_t>{ws[0]}) throw UsageError("linear: bias must have shape (out)");
-  TensorId with_bias = activation(next_name("bias"), out_shape);
-  graph_.add_node(Node{"bias_add", {product_tensor, bias}, {with_bias},
-                       {{"rows", double(rows)}, {"cols", double(ws[0])}}, false});
-  return with_bias;
+  return out;
 }
 
 TensorId GraphBuilder::matmul(TensorId a, TensorId b, bool transpose_a, bool transpose_b, double alpha) {
@@ -277,7 +278,8 @@ TensorId GraphBuilder::reshape(TensorId x, std::vector<int64_t> new_shape) {
     throw UsageError("reshape: " + shape_text(shape(x)) + " has no " + shape_text(new_shape) + " view");
   }
   TensorId out = activation(next_name("reshape"), std::move(new_shape), graph_.tensor(x).dtype);
-  graph_.add_node(Node{"copy", {x}, {out}, {{"n", double(elements)}}, false});
+  graph_.tensor(out).view_of = x;
+  graph_.add_node(Node{"view", {x}, {out}, {{"n", double(elements)}}, false});
   return out;
 }
 
