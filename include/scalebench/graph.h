@@ -34,6 +34,7 @@ struct TensorInfo {
   TensorRole role = TensorRole::kActivation;
   TensorId gradient_of = kNoTensor;  // for kGradient: the parameter it belongs to
   bool read_after_step = false;      // the host reads it after the step (the loss): live to the end
+  TensorId view_of = kNoTensor;      // a reshape: the same bytes as that tensor, placed with it, never copied
 
   int64_t elements() const;
   uint64_t bytes() const;
@@ -68,6 +69,11 @@ class Graph {
   std::vector<TensorInfo> tensors_;
   std::vector<Node> nodes_;
 };
+
+// Where a node's time goes, for step-time breakdowns: "gemm" (dense layers, forward and backward),
+// "attention" (batched score/context products and the masked softmax), "normalization" (LayerNorm), "loss",
+// "casts" (precision casts), or "elementwise" (bias, activations, dropout, residuals, layout, embeddings).
+const char* op_category(const Node& node);
 
 // Floating-point operations of the graph's matrix products (2 per multiply-add), forward nodes only or all.
 double matmul_flops(const Graph& graph, bool include_backward);

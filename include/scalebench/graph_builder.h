@@ -56,8 +56,8 @@ class GraphBuilder {
   TensorId dropout(TensorId x, double probability);
   // The sum of two losses (BERT's MLM + NSP): the backward pass gives each the unit gradient.
   TensorId add_losses(TensorId a, TensorId b);
-  // A view with another shape over the same elements (no node; shares the tensor's storage is NOT
-  // supported by the planner yet, so this copies through an identity node).
+  // A view with another shape over the same elements: a `view` node that runs nothing; the planner gives the
+  // view the storage of x (and keeps x alive as long as the view is).
   TensorId reshape(TensorId x, std::vector<int64_t> shape);
   // x in the compute dtype: x itself, or (once per tensor, cached) a `cast` node's output.
   TensorId in_compute_dtype(TensorId x);
