@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scalebench/device.h"
@@ -23,6 +24,7 @@ struct SingleRankOptions {
   uint64_t seed = 1;
   AdamWSettings adamw;
   Precision precision = Precision::kFp32;  // tf32 and bf16: CUDA only
+  bool profile_step = true;                 // one extra step timed node by node (breakdown_ms)
 };
 
 struct SingleRankResult {
@@ -34,6 +36,8 @@ struct SingleRankResult {
   uint64_t plan_bytes = 0;          // arena + optimizer moments
   std::vector<double> step_ms;      // timed steps only
   std::vector<float> losses;        // every step, warm-up included
+  // The profiled step's time by op category (op_category in graph.h) plus "optimizer", largest first.
+  std::vector<std::pair<std::string, double>> breakdown_ms;
 };
 
 // Bytes a run needs on the device: the plan's arena plus AdamW's two moments.

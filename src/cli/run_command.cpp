@@ -14,6 +14,24 @@
 
 namespace sb {
 
+namespace {
+
+// Rank 0's profiled step, one line: where the step time goes, by op category.
+void print_breakdown(const std::vector<nlohmann::json>& ranks) {
+  const nlohmann::json& first = ranks.front();
+  if (first["status"] != "ok" || first["breakdown_ms"].empty()) return;
+  double total = 0;
+  for (const auto& entry : first["breakdown_ms"]) total += entry["ms"].get<double>();
+  std::printf("# where the time goes (rank 0, one step timed node by node, %.2f ms):", total);
+  for (const auto& entry : first["breakdown_ms"]) {
+    const double ms = entry["ms"].get<double>();
+    std::printf(" %s %.2f ms (%.0f%%)", entry["category"].get<std::string>().c_str(), ms, 100.0 * ms / total);
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
 int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   Session session = open_session(group, cl.common);
   SingleRankOptions options;
@@ -43,6 +61,9 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
             {"step_ms_min", ms.min}, {"units_per_second", r.units_per_step / (ms.p50 / 1e3)},
             {"tflops", r.train_flops_per_step / (ms.p50 / 1e3) / 1e12}, {"plan_bytes", r.plan_bytes},
             {"loss_first", r.losses.front()}, {"loss_last", r.losses.back()}, {"step_ms", r.step_ms}};
+    nlohmann::json breakdown = nlohmann::json::array();
+    for (const auto& [category, ms] : r.breakdown_ms) breakdown.push_back({{"category", category}, {"ms", ms}});
+    mine["breakdown_ms"] = breakdown;
   } catch (const RuntimeFailure& e) {
     mine = {{"rank", group.rank()}, {"host", group.host()}, {"status", "failed"}, {"error", e.what()}};
   }
@@ -58,7 +79,7 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     std::printf("# scalebench run: %s (%s), scale %s, %d warm-up + %d timed steps, %s, AdamW lr %g\n",
                 info.name.c_str(), info.task.c_str(), cl.run.scale.c_str(), options.warmup_steps, options.steps,
                 precision_description(options.precision), cl.run.learning_rate);
-    std::printf("# every rank trains alone; step = forward + backward + optimizer, host clock around a synced step\n");
+    std::printf("# every rank trains alone; step = forward + backward + optimizer, timed on the device between marks\n");
     std::printf("# %4s %-12s %-14s %6s %10s %10s %14s %9s %10s %10s\n", "rank", "host", "device", "batch", "step p50",
                 "step p99", info.unit.c_str(), "TFLOP/s", "loss first", "loss last");
     std::printf("# %4s %-12s %-14s %6s %10s %10s %14s %9s %10s %10s\n", "", "", "", "", "(ms)", "(ms)", "(per s)", "", "",
@@ -75,6 +96,7 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
                   r["step_ms_p99"].get<double>(), r["units_per_second"].get<double>(), r["tflops"].get<double>(),
                   r["loss_first"].get<double>(), r["loss_last"].get<double>());
     }
+    print_breakdown(ranks);
     if (!cl.common.json_path.empty()) {
       nlohmann::json doc = {{"schema_version", 1}, {"tool", "scalebench"}, {"command", "run"},
                             {"status", first_error.empty() ? "ok" : "failed"}, {"workload", info.name},

@@ -1,10 +1,9 @@
 // The single-rank training loop (include/scalebench/single_rank.h). A step is forward, backward and the
-// optimizer; its time is taken on the host around a synchronised step (the loss is read back every step),
-// which costs a few microseconds of pipeline drain per step — small next to a training step, and gone once
-// the data-parallel trainer times with device events.
+// optimizer, timed between two marks on the executor's own timeline (CUDA events on its stream), so host
+// work between steps (reading the loss back, which synchronises) is not counted.
 #include "scalebench/single_rank.h"
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -104,20 +103,39 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
   result.units_per_step = planned.built.units_per_step;
   result.train_flops_per_step = matmul_flops(planned.graph, true);
   result.plan_bytes = needed;
-  const int total_steps = options.warmup_steps + options.steps;
-  for (int step = 0; step < total_steps; ++step) {
-    const auto start = std::chrono::steady_clock::now();
-    executor->set_random_stream(options.seed, static_cast<uint64_t>(step));
-    executor->run();
-    executor->adamw_step(options.adamw, step + 1);
-    float loss = 0;
-    executor->read_tensor(planned.built.loss, &loss, sizeof loss);  // synchronises the step
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  auto check_loss = [&](float loss, int step) {
     if (!std::isfinite(loss)) {
       throw RuntimeFailure(result.workload + ": the loss is not finite at step " + std::to_string(step));
     }
     result.losses.push_back(loss);
+  };
+  const int total_steps = options.warmup_steps + options.steps;
+  for (int step = 0; step < total_steps; ++step) {
+    executor->set_random_stream(options.seed, static_cast<uint64_t>(step));
+    executor->mark(0);
+    executor->run();
+    executor->adamw_step(options.adamw, step + 1);
+    executor->mark(1);
+    const double ms = executor->elapsed_ms(0, 1);
+    float loss = 0;
+    executor->read_tensor(planned.built.loss, &loss, sizeof loss);
+    check_loss(loss, step);
     if (step >= options.warmup_steps) result.step_ms.push_back(ms);
+  }
+  if (options.profile_step) {  // one more step, a mark between nodes: where the time goes
+    executor->set_random_stream(options.seed, static_cast<uint64_t>(total_steps));
+    const Executor::StepProfile profile = executor->profile_step(options.adamw, total_steps + 1);
+    std::map<std::string, double> by_category;
+    for (size_t i = 0; i < profile.node_ms.size(); ++i) {
+      by_category[op_category(planned.graph.nodes()[i])] += profile.node_ms[i];
+    }
+    by_category["optimizer"] += profile.optimizer_ms;
+    result.breakdown_ms.assign(by_category.begin(), by_category.end());
+    std::sort(result.breakdown_ms.begin(), result.breakdown_ms.end(),
+              [](const auto& a, const auto& b) { return a.second > b.second; });
+    float loss = 0;
+    executor->read_tensor(planned.built.loss, &loss, sizeof loss);
+    check_loss(loss, total_steps);
   }
   return result;
 }
