@@ -120,6 +120,28 @@ std::vector<Contribution> cross_entropy_backward(BackwardContext& ctx, const Nod
   return {{dlogits, true}, {kNoTensor, false}};
 }
 
+// As for cross-entropy, the span loss starts the backward pass with the unit gradient (dloss = 1 in the
+// kernel). The kernel writes both logits' gradients, so both tensors exist even where one is not needed.
+std::vector<Contribution> span_loss_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>&) {
+  const TensorId start = node.inputs[0], end = node.inputs[1];
+  const TensorId dstart = ctx.gradient_like(start), dend = ctx.gradient_like(end);
+  ctx.emit(Node{"span_loss_backward", {start, end, node.inputs[2], node.inputs[3], node.outputs[1]}, {dstart, dend},
+                node.attributes, true});
+  return {{ctx.needs_gradient(start) ? dstart : kNoTensor, true},
+          {ctx.needs_gradient(end) ? dend : kNoTensor, true},
+          {kNoTensor, false},
+          {kNoTensor, false}};
+}
+
+// The column's gradient in place, zeros elsewhere; a tensor split into several columns gets one such
+// contribution per column, summed by autodiff.
+std::vector<Contribution> select_column_backward(BackwardContext& ctx, const Node& node,
+                                                 const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"select_column_backward", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
 std::vector<Contribution> copy_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
   const TensorId dx = ctx.gradient_like(node.inputs[0]);
   ctx.emit(Node{"copy", {dout[0]}, {dx}, node.attributes, true});
@@ -173,6 +195,8 @@ const std::map<std::string, BackwardRule>& rules() {
       {"embedding", embedding_backward},
       {"masked_softmax", masked_softmax_backward},
       {"softmax_cross_entropy", cross_entropy_backward},
+      {"span_loss", span_loss_backward},
+      {"select_column", select_column_backward},
       {"copy", copy_backward},
       {"scale", scale_backward},
       {"add_broadcast", add_broadcast_backward},
