@@ -19,7 +19,9 @@
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
 #include "src/cuda/optimizer.h"
+#include "src/cuda/select_column.h"
 #include "src/cuda/softmax.h"
+#include "src/cuda/span_loss.h"
 
 namespace sb {
 namespace {
@@ -171,6 +173,16 @@ const std::map<std::string, Kernel>& kernels() {
          cuda::swap_middle(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "a"), size_attr(n, "b"),
                            size_attr(n, "c"), size_attr(n, "d"), e.stream());
        }},
+      {"select_column",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::select_column_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                     size_attr(n, "cols"), size_attr(n, "column"), e.stream());
+       }},
+      {"select_column_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::select_column_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                      size_attr(n, "cols"), size_attr(n, "column"), e.stream());
+       }},
       {"dropout",
        [](CudaExecutor& e, const Node& n) {
          cuda::dropout_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), e.u8(n.outputs[1]), size_attr(n, "n"),
@@ -261,6 +273,18 @@ const std::map<std::string, Kernel>& kernels() {
                                               float_attr(n, "label_smoothing"),
                                               static_cast<int32_t>(size_attr(n, "ignore_index")),
                                               counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f, e.stream());
+       }},
+      {"span_loss",  // kept-row counts stay on the device: no host synchronisation, unlike cross-entropy
+       [](CudaExecutor& e, const Node& n) {
+         cuda::span_loss_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]),
+                                 e.f32(n.outputs[2]), e.f32(n.outputs[1]), e.f32(n.outputs[0]), size_attr(n, "batch"),
+                                 size_attr(n, "seq"), e.stream());
+       }},
+      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1
+       [](CudaExecutor& e, const Node& n) {
+         cuda::span_loss_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]),
+                                  e.f32(n.inputs[4]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), size_attr(n, "batch"),
+                                  size_attr(n, "seq"), 1.0f, e.stream());
        }},
   };
   return table;
