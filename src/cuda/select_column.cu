@@ -64,5 +64,6 @@ void select_column_backward(const T* dy, T* dx, int64_t rows, int64_t cols, int6
   template void select_column_forward<T>(const T*, T*, int64_t, int64_t, int64_t, cudaStream_t);             \
   template void select_column_backward<T>(const T*, T*, int64_t, int64_t, int64_t, cudaStream_t);
 SB_INSTANTIATE_FOR_ELEMENTS(SB_SELECT_COLUMN)
+#undef SB_SELECT_COLUMN
 
 }  // namespace sb::cuda

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "src/cuda/element.h"
+
 namespace sb::cuda {
 
 // y[r] = x[r * cols + column] for r < rows.   x (rows, cols), y (rows).

@@ -177,5 +177,6 @@ void span_loss_backward(const T* start_logits, const T* end_logits, const int32_
   template void span_loss_backward<T>(const T*, const T*, const int32_t*, const int32_t*, const float*, T*, T*,  \
                                       int64_t, int64_t, float, cudaStream_t);
 SB_INSTANTIATE_FOR_ELEMENTS(SB_SPAN_LOSS)
+#undef SB_SPAN_LOSS
 
 }  // namespace sb::cuda

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "src/cuda/element.h"
+
 namespace sb::cuda {
 
 // start_logits, end_logits (batch, seq); positions (batch), any int32; row_losses, saved_logsumexp (2, batch),

@@ -197,10 +197,11 @@ TensorId GraphBuilder::span_loss(TensorId start_logits, TensorId end_logits, Ten
       throw UsageError("span_loss: start and end positions must be int32 (batch)");
     }
   }
-  TensorId loss = activation(next_name("loss"), {1});
+  // The loss and its statistics are fp32 whatever the logits' element type (the kernels' convention).
+  TensorId loss = activation(next_name("loss"), {1}, DType::kFloat32);
   graph_.tensor(loss).read_after_step = true;
-  TensorId logsumexp = activation(next_name("span_logsumexp"), {2, ss[0]});
-  TensorId row_losses = activation(next_name("span_row_losses"), {2, ss[0]});
+  TensorId logsumexp = activation(next_name("span_logsumexp"), {2, ss[0]}, DType::kFloat32);
+  TensorId row_losses = activation(next_name("span_row_losses"), {2, ss[0]}, DType::kFloat32);
   graph_.add_node(Node{"span_loss", {start_logits, end_logits, start_positions, end_positions},
                        {loss, logsumexp, row_losses}, {{"batch", double(ss[0])}, {"seq", double(ss[1])}}, false});
   return loss;
@@ -263,7 +264,8 @@ TensorId GraphBuilder::select_column(TensorId x, int64_t column) {
   if (xs.size() < 2 || column < 0 || column >= xs.back()) {
     throw UsageError("select_column: column " + std::to_string(column) + " of " + shape_text(xs));
   }
-  TensorId out = activation(next_name("column"), std::vector<int64_t>(xs.begin(), xs.end() - 1));
+  TensorId out =
+      activation(next_name("column"), std::vector<int64_t>(xs.begin(), xs.end() - 1), graph_.tensor(x).dtype);
   graph_.add_node(Node{"select_column", {x}, {out},
                        {{"rows", double(product(xs, 0, xs.size() - 1))}, {"cols", double(xs.back())},
                         {"column", double(column)}},
