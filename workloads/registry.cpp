@@ -7,6 +7,7 @@ namespace sb {
 namespace workloads {
 const Workload& transformer_big();
 const Workload& bert_base();
+const Workload& bert_finetune();
 }  // namespace workloads
 
 WorkloadScale parse_workload_scale(const std::string& text) {
@@ -19,6 +20,7 @@ const std::vector<const Workload*>& workload_registry() {
   static const std::vector<const Workload*> kWorkloads = {
       &workloads::transformer_big(),
       &workloads::bert_base(),
+      &workloads::bert_finetune(),
   };
   return kWorkloads;
 }

@@ -44,12 +44,19 @@ class GraphBuilder {
   // Mean over non-ignored rows of the label-smoothed cross-entropy of logits (rows, classes) against int32
   // targets (rows). Returns a one-element loss tensor; the graph's backward starts there.
   TensorId softmax_cross_entropy(TensorId logits, TensorId targets, double label_smoothing, int64_t ignore_index);
+  // SQuAD's span loss (HF BertForQuestionAnswering): (mean CE(start) + mean CE(end)) / 2 over logits
+  // (batch, seq) each, int32 positions (batch) clamped to [0, seq] with seq ignored (src/cpu/span_loss.h).
+  // Returns a one-element loss tensor; the graph's backward starts there.
+  TensorId span_loss(TensorId start_logits, TensorId end_logits, TensorId start_positions, TensorId end_positions);
   TensorId scale(TensorId x, double factor);  // y = factor · x (fairseq's embedding scale √d)
   // y (lead..., rows, cols) = x + table (rows, cols) repeated over the leading dimensions (positions added to
   // every sequence of a batch).
   TensorId add_broadcast(TensorId x, TensorId table);
   // (a, b, c, d) -> (a, c, b, d): splitting heads, (batch, time, heads, dh) -> (batch, heads, time, dh), and back.
   TensorId swap_middle(TensorId x);
+  // y (lead...) = x (lead..., cols)[..., column]: one column with the last dimension dropped (the start and
+  // end logits of SQuAD's 2-way head).
+  TensorId select_column(TensorId x, int64_t column);
   // Inverted dropout with probability p (identity at p = 0: no node). Masks come from the counter-based
   // Philox stream of include/scalebench/philox.h, so the CPU and CUDA devices draw the same masks; each
   // dropout node owns a fixed range of the stream, and the executor moves to a fresh range every step.

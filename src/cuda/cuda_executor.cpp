@@ -23,7 +23,9 @@
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
 #include "src/cuda/optimizer.h"
+#include "src/cuda/select_column.h"
 #include "src/cuda/softmax.h"
+#include "src/cuda/span_loss.h"
 
 namespace sb {
 namespace {
@@ -231,6 +233,12 @@ const std::map<std::string, Kernel>& kernels() {
       {"swap_middle", SB_TYPED(cuda::swap_middle(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "a"),
                                                  size_attr(n, "b"), size_attr(n, "c"), size_attr(n, "d"),
                                                  e.stream()))},
+      {"select_column", SB_TYPED(cuda::select_column_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                             size_attr(n, "rows"), size_attr(n, "cols"),
+                                                             size_attr(n, "column"), e.stream()))},
+      {"select_column_backward",
+       SB_TYPED(cuda::select_column_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
+                                             size_attr(n, "cols"), size_attr(n, "column"), e.stream()))},
       {"dropout", SB_TYPED(cuda::dropout_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
                                                  size_attr(n, "n"), float_attr(n, "p"), e.seed(),
                                                  e.dropout_offset(n), e.stream()))},
@@ -305,6 +313,20 @@ const std::map<std::string, Kernel>& kernels() {
                                               static_cast<int32_t>(size_attr(n, "ignore_index")),
                                               counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f, e.stream());
        })},
+      {"span_loss",  // logits in the compute dtype; kept-row counts stay on the device (no host sync)
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::span_loss_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                                   e.at<int32_t>(n.inputs[3]), e.at<float>(n.outputs[2]), e.at<float>(n.outputs[1]),
+                                   e.at<float>(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "seq"), e.stream());
+         });
+       }},
+      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1
+       SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                                         e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),
+                                         e.at<T>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "seq"), 1.0f,
+                                         e.stream()))},
   };
   return table;
 }

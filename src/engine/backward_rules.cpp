@@ -129,6 +129,28 @@ std::vector<Contribution> cross_entropy_backward(BackwardContext& ctx, const Nod
   return {{dlogits, true}, {kNoTensor, false}};
 }
 
+// As for cross-entropy, the span loss starts the backward pass with the unit gradient (dloss = 1 in the
+// kernel). The kernel writes both logits' gradients, so both tensors exist even where one is not needed.
+std::vector<Contribution> span_loss_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>&) {
+  const TensorId start = node.inputs[0], end = node.inputs[1];
+  const TensorId dstart = ctx.gradient_like(start), dend = ctx.gradient_like(end);
+  ctx.emit(Node{"span_loss_backward", {start, end, node.inputs[2], node.inputs[3], node.outputs[1]}, {dstart, dend},
+                node.attributes, true});
+  return {{ctx.needs_gradient(start) ? dstart : kNoTensor, true},
+          {ctx.needs_gradient(end) ? dend : kNoTensor, true},
+          {kNoTensor, false},
+          {kNoTensor, false}};
+}
+
+// The column's gradient in place, zeros elsewhere; a tensor split into several columns gets one such
+// contribution per column, summed by autodiff.
+std::vector<Contribution> select_column_backward(BackwardContext& ctx, const Node& node,
+                                                 const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"select_column_backward", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
 // A view's gradient is a view of the output gradient with the input's shape. Not fresh: it shares storage,
 // so it must never become a parameter's gradient buffer or be written in place.
 std::vector<Contribution> view_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
@@ -201,6 +223,8 @@ const std::map<std::string, BackwardRule>& rules() {
       {"masked_softmax", masked_softmax_backward},
       {"softmax_cross_entropy", cross_entropy_backward},
       {"view", view_backward},
+      {"span_loss", span_loss_backward},
+      {"select_column", select_column_backward},
       {"scale", scale_backward},
       {"add_broadcast", add_broadcast_backward},
       {"swap_middle", swap_middle_backward},

@@ -18,7 +18,9 @@
 #include "src/cpu/layernorm.h"
 #include "src/cpu/layout.h"
 #include "src/cpu/optimizer.h"
+#include "src/cpu/select_column.h"
 #include "src/cpu/softmax.h"
+#include "src/cpu/span_loss.h"
 
 namespace sb {
 namespace {
@@ -73,6 +75,16 @@ const std::map<std::string, Kernel>& kernels() {
        [](CpuExecutor& e, const Node& n) {
          cpu::swap_middle(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "a"), size_attr(n, "b"),
                           size_attr(n, "c"), size_attr(n, "d"));
+       }},
+      {"select_column",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::select_column_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                    size_attr(n, "cols"), size_attr(n, "column"));
+       }},
+      {"select_column_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::select_column_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                     size_attr(n, "cols"), size_attr(n, "column"));
        }},
       {"dropout",
        [](CpuExecutor& e, const Node& n) {
@@ -157,6 +169,18 @@ const std::map<std::string, Kernel>& kernels() {
          cpu::softmax_cross_entropy_backward(e.f32(n.inputs[0]), targets, e.f32(n.inputs[2]), e.f32(n.outputs[0]),
                                              rows, size_attr(n, "classes"), float_attr(n, "label_smoothing"),
                                              ignore, counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f);
+       }},
+      {"span_loss",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::span_loss_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]),
+                                e.f32(n.outputs[2]), e.f32(n.outputs[1]), e.f32(n.outputs[0]), size_attr(n, "batch"),
+                                size_attr(n, "seq"));
+       }},
+      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1
+       [](CpuExecutor& e, const Node& n) {
+         cpu::span_loss_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]),
+                                 e.f32(n.inputs[4]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), size_attr(n, "batch"),
+                                 size_attr(n, "seq"), 1.0f);
        }},
   };
   return table;

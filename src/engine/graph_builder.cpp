@@ -216,6 +216,30 @@ TensorId GraphBuilder::softmax_cross_entropy(TensorId logits, TensorId targets, 
   return loss;
 }
 
+TensorId GraphBuilder::span_loss(TensorId start_logits, TensorId end_logits, TensorId start_positions,
+                                 TensorId end_positions) {
+  start_logits = in_compute_dtype(start_logits);
+  end_logits = in_compute_dtype(end_logits);
+  const std::vector<int64_t> ss = shape(start_logits);
+  if (ss.size() != 2 || shape(end_logits) != ss) {
+    throw UsageError("span_loss: start and end logits must both be (batch, seq), got " + shape_text(ss) + " and " +
+                     shape_text(shape(end_logits)));
+  }
+  for (TensorId positions : {start_positions, end_positions}) {
+    if (graph_.tensor(positions).dtype != DType::kInt32 || shape(positions) != std::vector<int64_t>{ss[0]}) {
+      throw UsageError("span_loss: start and end positions must be int32 (batch)");
+    }
+  }
+  // The loss and its statistics are fp32 whatever the logits' element type (the kernels' convention).
+  TensorId loss = activation(next_name("loss"), {1}, DType::kFloat32);
+  graph_.tensor(loss).read_after_step = true;
+  TensorId logsumexp = activation(next_name("span_logsumexp"), {2, ss[0]}, DType::kFloat32);
+  TensorId row_losses = activation(next_name("span_row_losses"), {2, ss[0]}, DType::kFloat32);
+  graph_.add_node(Node{"span_loss", {start_logits, end_logits, start_positions, end_positions},
+                       {loss, logsumexp, row_losses}, {{"batch", double(ss[0])}, {"seq", double(ss[1])}}, false});
+  return loss;
+}
+
 TensorId GraphBuilder::dropout(TensorId x, double probability) {
   if (probability < 0 || probability >= 1) throw UsageError("dropout probability must be in [0, 1)");
   if (probability == 0) return x;
@@ -268,6 +292,21 @@ TensorId GraphBuilder::swap_middle(TensorId x) {
   TensorId out = activation(next_name("swap"), {xs[0], xs[2], xs[1], xs[3]});
   graph_.add_node(Node{"swap_middle", {x}, {out},
                        {{"a", double(xs[0])}, {"b", double(xs[1])}, {"c", double(xs[2])}, {"d", double(xs[3])}},
+                       false});
+  return out;
+}
+
+TensorId GraphBuilder::select_column(TensorId x, int64_t column) {
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = shape(x);
+  if (xs.size() < 2 || column < 0 || column >= xs.back()) {
+    throw UsageError("select_column: column " + std::to_string(column) + " of " + shape_text(xs));
+  }
+  TensorId out =
+      activation(next_name("column"), std::vector<int64_t>(xs.begin(), xs.end() - 1), graph_.tensor(x).dtype);
+  graph_.add_node(Node{"select_column", {x}, {out},
+                       {{"rows", double(product(xs, 0, xs.size() - 1))}, {"cols", double(xs.back())},
+                        {"column", double(column)}},
                        false});
   return out;
 }
