@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <type_traits>
 #include <vector>
 
 #include "scalebench/error.h"
@@ -159,10 +160,14 @@ void run_gemm(CudaExecutor& e, const Node& n) {
   const int64_t m = size_attr(n, "m"), cols = size_attr(n, "n"), k = size_attr(n, "k");
   const DType operands = dtype_of(e, n.inputs[0]), result = dtype_of(e, n.outputs[0]);
   if (dtype_of(e, n.inputs[1]) != operands) throw UsageError("gemm: operands of different dtypes");
-  const float* bias = n.inputs.size() > 2 ? e.at<float>(n.inputs[2]) : nullptr;  // fused into the epilogue
+  // A bias (linear layers) has the result's dtype and is fused into the GEMM's epilogue.
+  const bool has_bias = n.inputs.size() > 2;
+  if (has_bias && dtype_of(e, n.inputs[2]) != result) throw UsageError("gemm: the bias must have the result's dtype");
   auto launch = [&](auto* a, auto* b, auto* c) {
+    using C = std::remove_pointer_t<decltype(c)>;
     cuda::gemm_strided_batched(ta, tb, m, cols, k, float_attr(n, "alpha"), a, ta ? m : k, b, tb ? k : cols, 0.0f, c,
-                               cols, size_attr(n, "batch"), m * k, k * cols, m * cols, e.stream(), bias);
+                               cols, size_attr(n, "batch"), m * k, k * cols, m * cols, e.stream(),
+                               has_bias ? e.at<C>(n.inputs[2]) : nullptr);
   };
   if (operands == DType::kFloat32 && result == DType::kFloat32) {
     launch(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]));
@@ -209,6 +214,7 @@ const std::map<std::string, Kernel>& kernels() {
       {"cast", run_cast},
       {"bias_backward",  // dy in the compute dtype, the bias gradient fp32: dispatch on the input
        [](CudaExecutor& e, const Node& n) {
+         if (dtype_of(e, n.outputs[0]) != DType::kFloat32) throw UsageError("bias_backward writes an fp32 gradient");
          with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
            using T = decltype(element);
            cuda::bias_backward(e.at<T>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "rows"),

@@ -159,7 +159,7 @@ struct Problem {
   int64_t ldc;
   int64_t batch, stride_a, stride_b, stride_c;
   cudaDataType ab_type, c_type;
-  const float* bias = nullptr;  // fp32 (n), added to every row of C by the epilogue; batch 1 only
+  const void* bias = nullptr;  // (n) of C's type, added to every row of C by the epilogue; batch 1 only
 };
 
 thread_local GemmMath gemm_math = GemmMath::kFp32;
@@ -210,9 +210,10 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
       cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
   if (p.bias != nullptr) {
     // Column-major D is our Cᵀ (n, m): a bias of length n is one value per row of D, broadcast along its
-    // columns, which is what the BIAS epilogue does. fp32 bias for any D type (the parameter's own storage).
+    // columns, which is what the BIAS epilogue does. The bias has D's type (cuBLASLt refuses an fp32 bias
+    // with a bf16 D: CUBLAS_STATUS_INVALID_VALUE on H200, CUDA 13.0).
     const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-    const cudaDataType bias_type = CUDA_R_32F;
+    const cudaDataType bias_type = p.c_type;
     SB_CUBLAS_CHECK(
         cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
     SB_CUBLAS_CHECK(
@@ -258,7 +259,8 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
     const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), first.get(), second.get(),
                                                                  result.get(), result.get(), preference.get(), 1,
                                                                  &heuristic, &returned);
-    if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED) {
+    const bool refused = status == CUBLAS_STATUS_NOT_SUPPORTED || (p.bias != nullptr && status == CUBLAS_STATUS_INVALID_VALUE);
+    if (status != CUBLAS_STATUS_SUCCESS && !refused) {
       SB_FATAL("cublasLtMatmulAlgoGetHeuristic -> " + ::sb::detail::cublas_status_text(status));
     }
     Plan plan;
@@ -319,7 +321,7 @@ template <typename AB, typename C>
 void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                           const AB* a, int64_t lda, const AB* b, int64_t ldb, float beta, C* c, int64_t ldc,
                           int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c, cudaStream_t stream,
-                          const float* bias) {
+                          const C* bias) {
   check_shape(transpose_a, transpose_b, m, n, k, lda, ldb, ldc);
   require(batch >= 0, "negative batch " + std::to_string(batch));
   require(batch <= kInt32Max, "batch " + std::to_string(batch) + " beyond 2^31 - 1");
@@ -333,16 +335,21 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
                         batch, batch > 1 ? stride_a : 0, batch > 1 ? stride_b : 0, batch > 1 ? stride_c : 0,
                         ab_type, c_type, bias};
   if (bias != nullptr) {
-    // The epilogue saves a pass over C; without an algorithm for it (or at k == 0), a separate bias kernel.
+    // The epilogue saves a pass over C; without an algorithm for it (or at k == 0), an fp32 bias gets a
+    // separate kernel. A bf16 bias has none: cuBLASLt has bf16 bias epilogues for every layout we use.
     if (k > 0 && detail::aligned_16(bias) && run_matmul(problem, stream)) return;
-    Problem plain = problem;
-    plain.bias = nullptr;
-    if (k == 0) {
-      scale_c<C>(plain, stream);
-    } else if (!run_matmul(plain, stream)) {
-      SB_FATAL(describe(plain));
+    if constexpr (std::is_same_v<C, float>) {
+      Problem plain = problem;
+      plain.bias = nullptr;
+      if (k == 0) {
+        scale_c<C>(plain, stream);
+      } else if (!run_matmul(plain, stream)) {
+        SB_FATAL(describe(plain));
+      }
+      return bias_add_forward(c, bias, m, n, stream);
+    } else {
+      SB_FATAL(describe(problem) + " with a bf16 bias epilogue");
     }
-    return bias_add_forward(c, bias, m, n, stream);
   }
   if (k == 0) return scale_c<C>(problem, stream);
   if (run_matmul(problem, stream)) return;
@@ -358,7 +365,7 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
 #define SB_GEMM(AB, C)                                                                                        \
   template void gemm_strided_batched<AB, C>(bool, bool, int64_t, int64_t, int64_t, float, const AB*, int64_t, \
                                             const AB*, int64_t, float, C*, int64_t, int64_t, int64_t, int64_t, \
-                                            int64_t, cudaStream_t, const float*);
+                                            int64_t, cudaStream_t, const C*);
 SB_GEMM(float, float)
 SB_GEMM(bf16, bf16)
 SB_GEMM(bf16, float)

@@ -195,14 +195,15 @@ std::vector<Contribution> dropout_backward(BackwardContext& ctx, const Node& nod
   return {{dx, true}};
 }
 
-// The gradient of a precision cast is the cast back. Mixed precision casts each fp32 weight to bf16 once per
-// step, and that copy's gradient usually comes from a single weight-gradient GEMM: then the GEMM writes fp32
-// directly (bf16 operands, fp32 accumulation and output) instead of rounding to bf16 and casting back, which
-// keeps full-precision weight gradients and saves a pass over them.
+// The gradient of a precision cast is the cast back. Mixed precision casts each fp32 weight and bias to
+// bf16 once per step, and that copy's gradient usually comes from a single weight-gradient GEMM or bias
+// column sum: then that node writes fp32 directly (the GEMM: bf16 operands, fp32 accumulation and output;
+// the column sum accumulates in fp32 anyway) instead of rounding to bf16 and casting back, which keeps
+// full-precision parameter gradients and saves a pass over them.
 std::vector<Contribution> cast_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
   const TensorId x = node.inputs[0];
   const Node* producer = ctx.backward_producer(dout[0]);
-  if (producer != nullptr && producer->op == "gemm") {
+  if (producer != nullptr && (producer->op == "gemm" || producer->op == "bias_backward")) {
     ctx.graph().tensor(dout[0]).dtype = ctx.graph().tensor(x).dtype;
     return {{dout[0], true}};
   }

@@ -85,9 +85,10 @@ TensorId GraphBuilder::linear(TensorId x, TensorId weight, TensorId bias) {
   if (bias != kNoTensor && shape(bias) != std::vector<int64_t>{ws[0]}) {
     throw UsageError("linear: bias must have shape (out)");
   }
-  // The bias is the GEMM's third input: devices add it in the GEMM's epilogue instead of a pass of its own.
+  // The bias is the GEMM's third input, in the result's dtype: devices add it in the GEMM's epilogue instead
+  // of a pass of its own.
   std::vector<TensorId> inputs{in_compute_dtype(x), in_compute_dtype(weight)};
-  if (bias != kNoTensor) inputs.push_back(bias);
+  if (bias != kNoTensor) inputs.push_back(in_compute_dtype(bias));
   TensorId out = activation(next_name("linear"), out_shape);
   graph_.add_node(Node{"gemm", inputs, {out},
                        {{"transpose_a", 0}, {"transpose_b", 1}, {"m", double(rows)}, {"n", double(ws[0])},

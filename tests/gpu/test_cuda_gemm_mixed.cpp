@@ -75,14 +75,14 @@ TEST_P(CudaGemmMixed, Bf16OperandsExactWithFp32AndBf16Results) {
   const std::vector<float> exact = reference(s, a, b, bias);
   test::TestStream stream;
   test::CudaArray<bf16> a_dev(to_bf16(a)), b_dev(to_bf16(b));
-  test::CudaArray<float> bias_dev(bias);
-  const float* bias_ptr = s.bias ? bias_dev.get() : nullptr;
+  test::CudaArray<float> bias32(bias);    // a bias has the result's type
+  test::CudaArray<bf16> bias16(to_bf16(bias));
   const int64_t lda = s.ta ? s.m : s.k, ldb = s.tb ? s.k : s.n;
 
   test::CudaArray<float> c32(exact.size());
   c32.poison();
   cuda::gemm_strided_batched(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a_dev.get(), lda, b_dev.get(), ldb, 0.0f, c32.get(),
-                             s.n, 1, 0, 0, 0, stream.get(), bias_ptr);
+                             s.n, 1, 0, 0, 0, stream.get(), s.bias ? bias32.get() : nullptr);
   stream.sync();
   const std::vector<float> got32 = c32.download();
   for (size_t i = 0; i < exact.size(); ++i) ASSERT_EQ(got32[i], exact[i]) << "fp32 result, element " << i;
@@ -90,7 +90,7 @@ TEST_P(CudaGemmMixed, Bf16OperandsExactWithFp32AndBf16Results) {
   test::CudaArray<bf16> c16(exact.size());
   c16.poison();
   cuda::gemm_strided_batched(s.ta, s.tb, s.m, s.n, s.k, 1.0f, a_dev.get(), lda, b_dev.get(), ldb, 0.0f, c16.get(),
-                             s.n, 1, 0, 0, 0, stream.get(), bias_ptr);
+                             s.n, 1, 0, 0, 0, stream.get(), s.bias ? bias16.get() : nullptr);
   stream.sync();
   const std::vector<bf16> got16 = c16.download();
   for (size_t i = 0; i < exact.size(); ++i) {

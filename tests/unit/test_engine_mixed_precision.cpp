@@ -53,7 +53,7 @@ TEST_P(MixedPrecision, ActivationsBf16ParametersGradientsAndStatisticsFp32) {
   }
 }
 
-TEST_P(MixedPrecision, EachWeightCastOnceAndItsGradientWrittenByItsGemmInFp32) {
+TEST_P(MixedPrecision, EachParameterCastOnceAndItsGradientWrittenInFp32ByItsProducer) {
   Built g;
   build(*GetParam(), DType::kBFloat16, g);
   std::map<TensorId, int> forward_casts;
@@ -61,7 +61,8 @@ TEST_P(MixedPrecision, EachWeightCastOnceAndItsGradientWrittenByItsGemmInFp32) {
   for (const Node& node : g.graph.nodes()) {
     if (node.op == "cast" && !node.backward) ++forward_casts[node.inputs[0]];
     if (node.op == "cast" && node.backward) ++backward_casts;
-    if (node.op == "gemm" && node.backward && g.graph.tensor(node.outputs[0]).role == TensorRole::kGradient) {
+    const bool producer = node.op == "gemm" || node.op == "bias_backward";
+    if (producer && node.backward && g.graph.tensor(node.outputs[0]).role == TensorRole::kGradient) {
       EXPECT_EQ(g.graph.tensor(node.outputs[0]).dtype, DType::kFloat32);
       ++gemm_written_gradients;
     }
@@ -71,8 +72,8 @@ TEST_P(MixedPrecision, EachWeightCastOnceAndItsGradientWrittenByItsGemmInFp32) {
     EXPECT_EQ(g.graph.tensor(tensor).role, TensorRole::kParameter) << g.graph.tensor(tensor).name;
     EXPECT_EQ(count, 1) << g.graph.tensor(tensor).name;
   }
-  // A weight read only by one product has its gradient from that product's GEMM, never through a cast back;
-  // only a weight whose bf16 copy has several readers (none in these workloads) would need one.
+  // A weight or bias read by one product has its gradient from that product's GEMM or bias column sum,
+  // never through a cast back; only a copy with several readers (none in these workloads) would need one.
   EXPECT_EQ(backward_casts, 0);
   EXPECT_GE(gemm_written_gradients, static_cast<int>(forward_casts.size()) - 1);  // a tied table sums two
 }
