@@ -71,6 +71,9 @@ def main():
             total = sum(entry["ms"] for entry in breakdown)
             parts = ", ".join(f"{e['category']} {100 * e['ms'] / total:.0f}%" for e in breakdown)
             print(f"{'':16} ours by category: {parts}")
+        ops = o.get("op_ms") or []
+        if ops:
+            print(f"{'':16} ours, largest ops: " + ", ".join(f"{e['op']} {e['ms']:.2f} ms" for e in ops[:10]))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,7 @@ class GraphBuilder {
   TensorId reshape(TensorId x, std::vector<int64_t> shape);
   // x in the compute dtype: x itself, or (once per tensor, cached) a `cast` node's output.
   TensorId in_compute_dtype(TensorId x);
+  TensorId converted(TensorId x, DType dtype);  // the same for any floating dtype
 
  private:
   TensorId activation(const std::string& name, std::vector<int64_t> shape);  // in the compute dtype
@@ -77,7 +79,7 @@ class GraphBuilder {
 
   Graph& graph_;
   DType compute_;
-  std::map<TensorId, TensorId> compute_copies_;  // tensor -> its cast into the compute dtype
+  std::map<std::pair<TensorId, DType>, TensorId> copies_;  // (tensor, dtype) -> its cast into that dtype
   int counter_ = 0;
   int64_t dropout_blocks_ = 0;  // Philox blocks used by this graph's dropout nodes so far
 };

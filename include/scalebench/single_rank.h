@@ -38,6 +38,7 @@ struct SingleRankResult {
   std::vector<float> losses;        // every step, warm-up included
   // The profiled step's time by op category (op_category in graph.h) plus "optimizer", largest first.
   std::vector<std::pair<std::string, double>> breakdown_ms;
+  std::vector<std::pair<std::string, double>> op_ms;  // the same step by op name (backward nodes apart)
 };
 
 // Bytes a run needs on the device: the plan's arena plus AdamW's two moments.

@@ -64,6 +64,9 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     nlohmann::json breakdown = nlohmann::json::array();
     for (const auto& [category, ms] : r.breakdown_ms) breakdown.push_back({{"category", category}, {"ms", ms}});
     mine["breakdown_ms"] = breakdown;
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& [op, ms] : r.op_ms) ops.push_back({{"op", op}, {"ms", ms}});
+    mine["op_ms"] = ops;
   } catch (const RuntimeFailure& e) {
     mine = {{"rank", group.rank()}, {"host", group.host()}, {"status", "failed"}, {"error", e.what()}};
   }

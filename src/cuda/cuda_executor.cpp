@@ -35,6 +35,14 @@ class CudaExecutor;
 using Kernel = std::function<void(CudaExecutor&, const Node&)>;
 const std::map<std::string, Kernel>& kernels();
 
+template <typename T>
+constexpr DType dtype_of_element() {
+  if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
+  if constexpr (std::is_same_v<T, cuda::bf16>) return DType::kBFloat16;
+  if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
+  if constexpr (std::is_same_v<T, uint8_t>) return DType::kUInt8;
+}
+
 int64_t size_attr(const Node& node, const char* name) { return static_cast<int64_t>(node.attributes.at(name)); }
 float float_attr(const Node& node, const char* name) { return static_cast<float>(node.attributes.at(name)); }
 
@@ -112,8 +120,17 @@ class CudaExecutor final : public Executor {
 
   unsigned char* u8_at(uint64_t offset) { return static_cast<unsigned char*>(arena_) + offset; }
   unsigned char* u8(TensorId id) { return static_cast<unsigned char*>(arena_) + plan_.offsets.at(static_cast<size_t>(id)); }
+  // The tensor's storage as T; a kernel that would read or write it as another type is a graph error
+  // (a bf16 activation where an fp32 parameter belongs), caught here rather than computed on.
   template <typename T>
-  T* at(TensorId id) { return reinterpret_cast<T*>(u8(id)); }
+  T* at(TensorId id) {
+    const TensorInfo& info = graph_.tensor(id);
+    if (info.dtype != dtype_of_element<T>()) {
+      throw UsageError("cuda executor: tensor '" + info.name + "' is " + dtype_name(info.dtype) + ", the kernel wants " +
+                       dtype_name(dtype_of_element<T>()));
+    }
+    return reinterpret_cast<T*>(u8(id));
+  }
   cudaStream_t stream() const { return stream_; }
   float* loss_sum() { return static_cast<float*>(scratch_); }
   int64_t* counted() { return reinterpret_cast<int64_t*>(static_cast<char*>(scratch_) + 8); }

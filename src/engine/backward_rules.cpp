@@ -203,7 +203,8 @@ std::vector<Contribution> dropout_backward(BackwardContext& ctx, const Node& nod
 std::vector<Contribution> cast_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
   const TensorId x = node.inputs[0];
   const Node* producer = ctx.backward_producer(dout[0]);
-  if (producer != nullptr && (producer->op == "gemm" || producer->op == "bias_backward")) {
+  const bool to_fp32 = ctx.graph().tensor(x).dtype == DType::kFloat32;  // what those producers can write
+  if (to_fp32 && producer != nullptr && (producer->op == "gemm" || producer->op == "bias_backward")) {
     ctx.graph().tensor(dout[0]).dtype = ctx.graph().tensor(x).dtype;
     return {{dout[0], true}};
   }

@@ -35,15 +35,20 @@ TensorId GraphBuilder::activation(const std::string& name, std::vector<int64_t> 
   return activation(name, std::move(dims), compute_);
 }
 
-TensorId GraphBuilder::in_compute_dtype(TensorId x) {
+TensorId GraphBuilder::in_compute_dtype(TensorId x) { return converted(x, compute_); }
+
+TensorId GraphBuilder::converted(TensorId x, DType dtype) {
   const TensorInfo& info = graph_.tensor(x);
-  if (info.dtype == compute_) return x;
+  if (info.dtype == dtype) return x;
   if (!dtype_is_floating(info.dtype)) throw UsageError("'" + info.name + "' is not floating-point");
-  auto cached = compute_copies_.find(x);
-  if (cached != compute_copies_.end()) return cached->second;
-  const TensorId copy = activation(info.name + "." + dtype_name(compute_), info.shape);
-  graph_.add_node(Node{"cast", {x}, {copy}, {{"n", double(info.elements())}}, false});
-  compute_copies_[x] = copy;
+  auto cached = copies_.find({x, dtype});
+  if (cached != copies_.end()) return cached->second;
+  const std::string name = info.name + "." + dtype_name(dtype);
+  const std::vector<int64_t> dims = info.shape;
+  const int64_t elements = info.elements();
+  const TensorId copy = activation(name, dims, dtype);
+  graph_.add_node(Node{"cast", {x}, {copy}, {{"n", double(elements)}}, false});
+  copies_[{x, dtype}] = copy;
   return copy;
 }
 
@@ -274,6 +279,7 @@ TensorId GraphBuilder::scale(TensorId x, double factor) {
 
 TensorId GraphBuilder::add_broadcast(TensorId x, TensorId table) {
   x = in_compute_dtype(x);
+  table = converted(table, DType::kFloat32);  // the kernel reads the table as fp32 (a parameter or a lookup)
   const std::vector<int64_t> xs = shape(x);
   const std::vector<int64_t> ts = shape(table);
   if (ts.size() > xs.size() || !std::equal(ts.rbegin(), ts.rend(), xs.rbegin())) {

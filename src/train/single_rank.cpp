@@ -125,14 +125,21 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
   if (options.profile_step) {  // one more step, a mark between nodes: where the time goes
     executor->set_random_stream(options.seed, static_cast<uint64_t>(total_steps));
     const Executor::StepProfile profile = executor->profile_step(options.adamw, total_steps + 1);
-    std::map<std::string, double> by_category;
+    std::map<std::string, double> by_category, by_op;
     for (size_t i = 0; i < profile.node_ms.size(); ++i) {
-      by_category[op_category(planned.graph.nodes()[i])] += profile.node_ms[i];
+      const Node& node = planned.graph.nodes()[i];
+      by_category[op_category(node)] += profile.node_ms[i];
+      by_op[node.op + (node.backward ? " (backward)" : "")] += profile.node_ms[i];
     }
     by_category["optimizer"] += profile.optimizer_ms;
-    result.breakdown_ms.assign(by_category.begin(), by_category.end());
-    std::sort(result.breakdown_ms.begin(), result.breakdown_ms.end(),
-              [](const auto& a, const auto& b) { return a.second > b.second; });
+    by_op["adamw"] += profile.optimizer_ms;
+    auto largest_first = [](const std::map<std::string, double>& totals) {
+      std::vector<std::pair<std::string, double>> sorted(totals.begin(), totals.end());
+      std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      return sorted;
+    };
+    result.breakdown_ms = largest_first(by_category);
+    result.op_ms = largest_first(by_op);
     float loss = 0;
     executor->read_tensor(planned.built.loss, &loss, sizeof loss);
     check_loss(loss, total_steps);
