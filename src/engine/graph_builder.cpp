@@ -173,6 +173,9 @@ TensorId GraphBuilder::layernorm(TensorId x, TensorId gamma, TensorId beta, doub
 
 TensorId GraphBuilder::embedding(TensorId ids, TensorId table, int64_t padding_idx) {
   if (graph_.tensor(ids).dtype != DType::kInt32) throw UsageError("embedding: ids must be int32");
+  // The kernel reads an fp32 table (a parameter); a bf16 activation gathered by rows (BERT's masked
+  // positions) is cast first.
+  table = converted(table, DType::kFloat32);
   const std::vector<int64_t> ts = shape(table);
   if (ts.size() != 2) throw UsageError("embedding: table must be (vocab, dim)");
   std::vector<int64_t> out_shape = shape(ids);

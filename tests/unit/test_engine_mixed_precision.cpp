@@ -53,6 +53,26 @@ TEST_P(MixedPrecision, ActivationsBf16ParametersGradientsAndStatisticsFp32) {
   }
 }
 
+// The operands kernels read as fp32 whatever the compute dtype (tables, LayerNorm gains, statistics) are fp32
+// in the graph, and a GEMM's bias has its result's dtype: what the CUDA executor checks when it runs.
+TEST_P(MixedPrecision, OperandDtypesAreWhatTheKernelsRead) {
+  Built g;
+  build(*GetParam(), DType::kBFloat16, g);
+  auto dtype = [&](TensorId id) { return g.graph.tensor(id).dtype; };
+  for (const Node& node : g.graph.nodes()) {
+    if (node.op == "embedding" || node.op == "add_broadcast") EXPECT_EQ(dtype(node.inputs[1]), DType::kFloat32) << node.op;
+    if (node.op == "layernorm") {
+      EXPECT_EQ(dtype(node.inputs[1]), DType::kFloat32);
+      EXPECT_EQ(dtype(node.inputs[2]), DType::kFloat32);
+      EXPECT_EQ(dtype(node.outputs[1]), DType::kFloat32);
+    }
+    if (node.op == "gemm" && node.inputs.size() > 2) EXPECT_EQ(dtype(node.inputs[2]), dtype(node.outputs[0]));
+    if (node.op == "bias_backward" || node.op == "embedding_backward") {
+      EXPECT_EQ(dtype(node.outputs[0]), DType::kFloat32) << node.op;
+    }
+  }
+}
+
 TEST_P(MixedPrecision, EachParameterCastOnceAndItsGradientWrittenInFp32ByItsProducer) {
   Built g;
   build(*GetParam(), DType::kBFloat16, g);
