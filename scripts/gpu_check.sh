@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The one GPU-machine script: build, run the unit and gpu-labelled tests, run the bandwidth benchmarks on
-# every visible GPU (NVLink, then host shared memory, then sockets) and `topo`, and print a short table
-# last. Logs go to $OUT (the device tool's folder) or ./gpu-check-out.
-#   usage: scripts/gpu_check.sh [max-bytes]    (default 2G)
+# The one GPU-machine script: build, run the unit and gpu-labelled tests, then the benchmarks, and print a
+# short table last. Logs go to $OUT (the device tool's folder) or ./gpu-check-out (8 files at most).
+#   usage: scripts/gpu_check.sh [max-bytes]    all tests, `topo`, bandwidth on every visible GPU (NVLink,
+#                                              host shared memory, sockets; default up to 2G)
+#          scripts/gpu_check.sh train [steps]  gpu-labelled tests, then every transformer-family workload
+#                                              trained on GPU 0 by scalebench and by PyTorch eager (bf16
+#                                              autocast, same shapes) in the same job; table last
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +21,29 @@ echo "== configure and build"
   cmake --build build-gpu -j "$(nproc)"; } > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 grep "scalebench backends" "$out/build.log"
 [ "$max_bytes" = build ] && exit 0
+
+if [ "$max_bytes" = train ]; then
+  steps=${2:-30}
+  echo "== gpu tests"
+  (cd build-gpu && timeout 240 ctest -L gpu --output-on-failure --timeout 200) > "$out/ctest.log" 2>&1
+  tests_rc=$?
+  grep -E "tests passed|FAILED|Failed" "$out/ctest.log" | head -20
+  : > "$out/torch.jsonl"
+  for workload in transformer_big bert_base bert_finetune; do
+    echo "== $workload: scalebench, then PyTorch eager at the same shape" >> "$out/train.txt"
+    CUDA_VISIBLE_DEVICES=0 timeout 240 build-gpu/scalebench run --workload "$workload" --precision bf16 \
+      --warmup 5 --steps "$steps" --json "$out/run_$workload.json" >> "$out/train.txt" 2>&1
+    case "$workload" in transformer_big|bert_base)  # the models scripts/pytorch_reference.py has
+      CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout 240 python3 scripts/pytorch_reference.py --workload "$workload" \
+        --precision bf16 --warmup 10 --steps "$steps" >> "$out/torch.jsonl" 2>> "$out/train.txt" ;;
+    esac
+  done
+  cat "$out/train.txt"
+  echo "== summary"
+  python3 scripts/training_summary.py "$out"
+  echo "tests rc=$tests_rc"
+  exit 0
+fi
 
 echo "== tests (unit, gpu, mpi, e2e)"
 (cd build-gpu && timeout 200 ctest --output-on-failure -j 8 --timeout 120) > "$out/ctest.log" 2>&1

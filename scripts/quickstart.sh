@@ -17,7 +17,7 @@ if [ "$gpus" -gt 0 ]; then
   mpirun -np "$gpus" --bind-to none -x NCCL_NVLS_ENABLE build/scalebench topo --json "results/topo-$stamp.json"
   mpirun -np "$gpus" --bind-to none -x NCCL_NVLS_ENABLE build/scalebench bandwidth --op all \
     --min-bytes 1M --max-bytes 1G --check --json "results/bandwidth-$stamp.json"
-  for workload in transformer_big bert_base mt_dnn; do
+  for workload in transformer_big bert_base bert_finetune mt_dnn; do
     mpirun -np "$gpus" --bind-to none -x NCCL_NVLS_ENABLE build/scalebench run --workload "$workload" --steps 10 \
       --json "results/run-$workload-$stamp.json"
   done

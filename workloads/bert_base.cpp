@@ -1,6 +1,6 @@
 // bert_base: BERT-Base pre-training, MLM + NSP at sequence 128 (shared/WORKLOADS.md §10; google-research/bert
-// modeling.py and run_pretraining.py): word + learned position + token-type embeddings, LayerNorm 1e-12,
-// 12 post-norm layers (768, 12 heads, FFN 3072 GELU), tanh pooler on [CLS]; the MLM head runs on the 20
+// modeling.py and run_pretraining.py): the BERT-Base encoder of workloads/bert_encoder.h (embeddings,
+// 12 post-norm layers of 768, 12 heads, FFN 3072 GELU), tanh pooler on [CLS]; the MLM head runs on the 20
 // masked positions only (gathered before the vocabulary GEMM, as google's gather_indexes) with its decoder
 // tied to the word embeddings plus an output bias; NSP is a 2-way classifier on the pooled output; the loss
 // is their sum. Dropout 0.1 on hidden states and attention probabilities.
@@ -13,17 +13,8 @@
 namespace sb::workloads {
 namespace {
 
-constexpr int32_t kFirstWordPiece = 999;  // below: [PAD] 0, [unused], [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103
-constexpr int32_t kCls = 101, kSep = 102, kMask = 103;
-
-struct Shape {
-  int64_t vocab, model, heads, ffn, layers, max_positions, time, predictions;
-};
-
-Shape shape_for(WorkloadScale scale) {
-  return scale == WorkloadScale::kFull ? Shape{30522, 768, 12, 3072, 12, 512, 128, 20}
-                                       : Shape{1100, 32, 4, 64, 2, 16, 16, 3};
-}
+constexpr int64_t kTime = 128, kTinyTime = 16;              // tokens per sequence
+constexpr int64_t kPredictions = 20, kTinyPredictions = 3;  // masked positions per sequence (google's 20 at 128)
 
 class BertBase final : public Workload {
  public:
@@ -34,27 +25,23 @@ class BertBase final : public Workload {
   }
 
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
-    const Shape s = shape_for(scale);
-    const TransformerDims d{batch, s.model, s.heads, s.ffn, 0.1, 0.1};  // hidden and attention dropout
-    const TensorId ids = b.input("input_ids", {batch, s.time}, DType::kInt32);
-    const TensorId types = b.input("token_type_ids", {batch, s.time}, DType::kInt32);
-    const TensorId positions = b.input("position_ids", {s.time}, DType::kInt32);
-    const TensorId lengths = b.input("lengths", {batch}, DType::kInt32);
-    const TensorId masked_rows = b.input("masked_rows", {batch * s.predictions}, DType::kInt32);
-    const TensorId masked_labels = b.input("masked_labels", {batch * s.predictions}, DType::kInt32);
+    const BertDims s = bert_base_dims(scale);
+    const bool full = scale == WorkloadScale::kFull;
+    const int64_t time = full ? kTime : kTinyTime, predictions = full ? kPredictions : kTinyPredictions;
+    const BertInputs inputs = bert_inputs(b, batch, time);
+    const TensorId masked_rows = b.input("masked_rows", {batch * predictions}, DType::kInt32);
+    const TensorId masked_labels = b.input("masked_labels", {batch * predictions}, DType::kInt32);
     const TensorId cls_rows = b.input("cls_rows", {batch}, DType::kInt32);
     const TensorId nsp_labels = b.input("next_sentence_labels", {batch}, DType::kInt32);
 
-    const BertEncoderOutput encoder =
-        bert_encoder(b, d, s.vocab, s.layers, s.max_positions, BertEncoderInputs{ids, types, positions, lengths});
-    const TensorId words = encoder.word_embeddings;
-    const TensorId rows = b.reshape(encoder.sequence, {batch * s.time, s.model});
-    const TensorId pooled = bert_pooler(b, rows, cls_rows, s.model);
+    const BertEncoder encoder = bert_encoder(b, inputs, s);
+    const TensorId rows = b.reshape(encoder.hidden, {batch * time, s.model});
+    const TensorId pooled = b.tanh(bert_dense(b, "pooler.dense", b.embedding(cls_rows, rows), s.model, s.model));
 
-    TensorId h = b.gelu(
-        bert_dense(b, "cls.predictions.transform.dense", b.embedding(masked_rows, rows), s.model, s.model));
+    TensorId h =
+        b.gelu(bert_dense(b, "cls.predictions.transform.dense", b.embedding(masked_rows, rows), s.model, s.model));
     h = bert_layer_norm(b, "cls.predictions.transform.LayerNorm", h, s.model);
-    const TensorId mlm_logits = b.linear(h, words, b.parameter("cls.predictions.bias", {s.vocab}));
+    const TensorId mlm_logits = b.linear(h, encoder.word_embeddings, b.parameter("cls.predictions.bias", {s.vocab}));
     const TensorId nsp_logits = bert_dense(b, "cls.seq_relationship", pooled, s.model, 2);
     BuiltWorkload built;
     built.loss = b.add_losses(b.softmax_cross_entropy(mlm_logits, masked_labels, 0.0, -1),
@@ -71,38 +58,29 @@ class BertBase final : public Workload {
     const int64_t predictions = graph.tensor(graph.find_tensor("masked_rows")).shape[0] / batch;
     const int64_t vocab = graph.tensor(graph.find_tensor("embeddings.word_embeddings.weight")).shape[0];
     std::mt19937_64 random(seed);
-    std::uniform_int_distribution<int32_t> word(kFirstWordPiece, static_cast<int32_t>(vocab - 1));
     std::vector<int32_t> ids(batch * time, 0), types(batch * time, 0), lengths(batch), masked_rows, masked_labels;
-    std::vector<int32_t> cls_rows(batch), nsp(batch), positions(time);
-    for (int64_t t = 0; t < time; ++t) positions[t] = static_cast<int32_t>(t);
+    std::vector<int32_t> cls_rows(batch), nsp(batch);
     for (int64_t s = 0; s < batch; ++s) {
       const int64_t length = std::uniform_int_distribution<int64_t>(std::max<int64_t>(predictions + 3, time * 3 / 4), time)(random);
       const int64_t first = std::uniform_int_distribution<int64_t>(1, length - 3)(random);  // segment A tokens
       int32_t* row = &ids[s * time];
-      row[0] = kCls;
-      for (int64_t t = 1; t < length; ++t) row[t] = word(random);
-      row[first + 1] = kSep;
-      row[length - 1] = kSep;
-      for (int64_t t = first + 2; t < length; ++t) types[s * time + t] = 1;
+      fill_sentence_pair(random, vocab, first, length, row, &types[s * time]);
       lengths[s] = static_cast<int32_t>(length);
       cls_rows[s] = static_cast<int32_t>(s * time);
       nsp[s] = static_cast<int32_t>(random() % 2);
       std::vector<int64_t> candidates;
       for (int64_t t = 1; t < length; ++t) {
-        if (row[t] != kSep) candidates.push_back(t);
+        if (row[t] != kBertSep) candidates.push_back(t);
       }
       std::shuffle(candidates.begin(), candidates.end(), random);
       for (int64_t k = 0; k < predictions; ++k) {
         const int64_t t = candidates[static_cast<size_t>(k)];
         masked_rows.push_back(static_cast<int32_t>(s * time + t));
         masked_labels.push_back(row[t]);
-        row[t] = kMask;
+        row[t] = kBertMask;
       }
     }
-    write_input(write, graph, "input_ids", ids);
-    write_input(write, graph, "token_type_ids", types);
-    write_input(write, graph, "position_ids", positions);
-    write_input(write, graph, "lengths", lengths);
+    write_bert_inputs(graph, write, ids, types, lengths);
     write_input(write, graph, "masked_rows", masked_rows);
     write_input(write, graph, "masked_labels", masked_labels);
     write_input(write, graph, "cls_rows", cls_rows);

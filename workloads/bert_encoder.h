@@ -1,39 +1,62 @@
-// The BERT encoder shared by the BERT-family workloads (bert_base §10, mt_dnn §12 of shared/WORKLOADS.md;
-// google-research/bert modeling.py, HF parameter names): word + learned position + token-type embeddings,
-// LayerNorm 1e-12, dropout, post-norm layers with a GELU FFN, and the tanh pooler on [CLS].
+// BERT-Base's embeddings and encoder stack (shared/WORKLOADS.md §10; google-research/bert modeling.py, HF
+// BertModel without its pooler), shared by bert_base (pre-training), bert_finetune (SQuAD) and, with
+// BERT-Large's dimensions, mt_dnn (GLUE multi-task): word + learned position + token-type embeddings,
+// LayerNorm 1e-12, dropout 0.1, then post-norm layers of multi-head self-attention over the first lengths[b]
+// keys and a GELU feed-forward block. Also the [CLS] A [SEP] B [SEP] input layout these workloads synthesise.
 #pragma once
 
+#include <cstdint>
+#include <random>
 #include <string>
+#include <vector>
 
-#include "scalebench/graph_builder.h"
-#include "workloads/transformer_layers.h"
+#include "scalebench/workload.h"
 
 namespace sb::workloads {
 
+// google-research/bert's uncased vocabulary: [PAD] 0, [unused], [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103;
+// real word pieces from 999 on (the tiny vocabulary of 1,100 keeps this layout).
+constexpr int32_t kBertCls = 101, kBertSep = 102, kBertMask = 103, kBertFirstWordPiece = 999;
 constexpr double kBertLayerNormEpsilon = 1e-12;
+constexpr double kBertDropout = 0.1;  // hidden states and attention probabilities
 
-// "<name>.weight" (out, in) and "<name>.bias" (out), as nn.Linear.
+struct BertDims {
+  int64_t vocab, model, heads, ffn, layers, max_positions;
+};
+// Full: BERT-Base (30,522 word pieces, 768, 12 heads, 3,072, 12 layers, 512 positions); tiny: the same graph
+// with small dimensions for the CPU device.
+BertDims bert_base_dims(WorkloadScale scale);
+
+// The encoder's int32 inputs: "input_ids", "token_type_ids" (batch, time), "position_ids" (time), "lengths"
+// (batch: real tokens, the rest is padding that no attention reads).
+struct BertInputs {
+  TensorId ids, token_types, positions, lengths;
+};
+BertInputs bert_inputs(GraphBuilder& b, int64_t batch, int64_t time);
+
+struct BertEncoder {
+  TensorId hidden;           // (batch, time, model): the last layer's output
+  TensorId word_embeddings;  // (vocab, model): the MLM decoder ties to it
+};
+BertEncoder bert_encoder(GraphBuilder& b, const BertInputs& inputs, const BertDims& dims);
+
+// Linear layer with bias ("<name>.weight" (out, in), "<name>.bias") and LayerNorm ("<name>.weight", "<name>.bias")
+// named as HF's BERT modules.
 TensorId bert_dense(GraphBuilder& b, const std::string& name, TensorId x, int64_t in, int64_t out);
-
-// LayerNorm over the last dimension with "<name>.weight" and "<name>.bias" (model), epsilon 1e-12.
 TensorId bert_layer_norm(GraphBuilder& b, const std::string& name, TensorId x, int64_t model);
 
-struct BertEncoderInputs {
-  TensorId ids, types;  // (B, T) int32: word pieces and segment ids
-  TensorId positions;   // (T) int32: 0 .. T - 1
-  TensorId lengths;     // (B) int32: keys at or past lengths[b] (padding) are masked in attention
-};
+// Matrix-product FLOPs (2 per multiply-add) of one sequence through the encoder: the Q, K, V, O and FFN GEMMs
+// of every token plus the attention scores and weighted values (time² · model each per layer).
+double bert_encoder_forward_flops(const BertDims& dims, int64_t time);
 
-struct BertEncoderOutput {
-  TensorId sequence;         // (B, T, model): the last layer's hidden states
-  TensorId word_embeddings;  // (vocab, model): bert_base ties its MLM decoder to it
-};
+// One row of [CLS] A [SEP] B [SEP] with random word pieces: A has `first_segment` tokens, B fills the row up to
+// `length`; token type 0 for [CLS] A [SEP], 1 for B [SEP]. Positions from `length` on are left as they are
+// (padding: id 0, type 0).
+void fill_sentence_pair(std::mt19937_64& random, int64_t vocab, int64_t first_segment, int64_t length, int32_t* ids,
+                        int32_t* token_types);
 
-// d.dropout applies to the embeddings and every sublayer output, d.attention_dropout to the probabilities.
-BertEncoderOutput bert_encoder(GraphBuilder& b, const TransformerDims& d, int64_t vocab, int64_t layers,
-                               int64_t max_positions, const BertEncoderInputs& in);
-
-// tanh(dense("pooler.dense")) of the rows `cls_rows` (B) int32 gathered from `rows` (B * T, model).
-TensorId bert_pooler(GraphBuilder& b, TensorId rows, TensorId cls_rows, int64_t model);
+// Writes the four encoder inputs of a graph built by bert_inputs; position_ids are 0 .. time - 1.
+void write_bert_inputs(const Graph& graph, const InputWriter& write, const std::vector<int32_t>& ids,
+                       const std::vector<int32_t>& token_types, const std::vector<int32_t>& lengths);
 
 }  // namespace sb::workloads

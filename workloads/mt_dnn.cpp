@@ -18,9 +18,7 @@
 namespace sb::workloads {
 namespace {
 
-constexpr int32_t kFirstWordPiece = 999;  // below: [PAD] 0, [unused], [UNK] 100, [CLS] 101, [SEP] 102
-constexpr int32_t kCls = 101, kSep = 102;
-constexpr double kDropout = 0.1;      // BERT's hidden and attention dropout; the SAN head's dropout_p
+constexpr double kDropout = kBertDropout;  // the SAN head's dropout_p, as BERT's hidden and attention dropout
 constexpr double kTurnDropout = 0.1;  // answer_mem_drop_p
 
 struct Task {
@@ -34,19 +32,22 @@ constexpr Task kTasks[] = {{"mnli", 3, true}, {"rte", 2, true}, {"qqp", 2, true}
 constexpr size_t kStepTask = 0;
 
 struct Shape {
-  int64_t vocab, model, heads, ffn, layers, max_positions, time;
+  BertDims bert;
+  int64_t time;
   int64_t hypothesis;  // Lh: positions of segment A the SAN summarises (mt-dnn: the batch's longest A)
 };
 
+// Full: BERT-Large (30,522 word pieces, 1,024, 16 heads, 4,096, 24 layers, 512 positions) at 128 tokens;
+// tiny: bert_base's tiny encoder.
 Shape shape_for(WorkloadScale scale) {
-  return scale == WorkloadScale::kFull ? Shape{30522, 1024, 16, 4096, 24, 512, 128, 64}
-                                       : Shape{1100, 32, 4, 64, 2, 16, 16, 8};
+  return scale == WorkloadScale::kFull ? Shape{BertDims{30522, 1024, 16, 4096, 24, 512}, 128, 64}
+                                       : Shape{bert_base_dims(scale), 16, 8};
 }
 
 // Matrix products per sequence of the graph below, in multiply-adds.
 double forward_macs_per_sequence(const Shape& s, int64_t classes) {
-  const double h = static_cast<double>(s.model), t = static_cast<double>(s.time);
-  const double encoder = s.layers * (t * (4 * h * h + 2 * h * s.ffn) + 2 * t * t * h);
+  const double h = static_cast<double>(s.bert.model), t = static_cast<double>(s.time);
+  const double encoder = bert_encoder_forward_flops(s.bert, s.time) / 2;
   const double pooler = h * h;
   const double san = 2 * s.hypothesis * h + kSanTurns * (h * h + 2 * t * h + 4 * h * classes + 6 * h * h);
   return encoder + pooler + san;
@@ -62,21 +63,17 @@ class MtDnn final : public Workload {
 
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const Shape s = shape_for(scale);
-    const TransformerDims d{batch, s.model, s.heads, s.ffn, kDropout, kDropout};
-    const TensorId ids = b.input("input_ids", {batch, s.time}, DType::kInt32);
-    const TensorId types = b.input("token_type_ids", {batch, s.time}, DType::kInt32);
-    const TensorId positions = b.input("position_ids", {s.time}, DType::kInt32);
-    const TensorId lengths = b.input("lengths", {batch}, DType::kInt32);
+    const int64_t model = s.bert.model;
+    const BertInputs inputs = bert_inputs(b, batch, s.time);
     const TensorId cls_rows = b.input("cls_rows", {batch}, DType::kInt32);
     const TensorId hypothesis_rows = b.input("hypothesis_rows", {batch, s.hypothesis}, DType::kInt32);
     const TensorId hypothesis_mask = b.input("hypothesis_mask", {batch, s.hypothesis}, DType::kUInt8);
     const TensorId premise_mask = b.input("premise_mask", {batch, s.time}, DType::kUInt8);
     const TensorId labels = b.input("labels", {batch}, DType::kInt32);
 
-    const BertEncoderOutput encoder =
-        bert_encoder(b, d, s.vocab, s.layers, s.max_positions, BertEncoderInputs{ids, types, positions, lengths});
-    const TensorId rows = b.reshape(encoder.sequence, {batch * s.time, s.model});
-    bert_pooler(b, rows, cls_rows, s.model);
+    const BertEncoder encoder = bert_encoder(b, inputs, s.bert);
+    const TensorId rows = b.reshape(encoder.hidden, {batch * s.time, model});
+    b.tanh(bert_dense(b, "pooler.dense", b.embedding(cls_rows, rows), model, model));  // BertModel's pooler
     for (const char* name : {"pooler.dense.weight", "pooler.dense.bias"}) {
       b.declare_unused_parameter(b.graph().find_tensor(name));
     }
@@ -86,20 +83,20 @@ class MtDnn final : public Workload {
       const std::string prefix = "scoring_list." + std::to_string(task);
       const int64_t classes = kTasks[task].classes;
       if (kTasks[task].san) {
-        const SanHeadParameters head = san_head_parameters(b, prefix, s.model, classes);
+        const SanHeadParameters head = san_head_parameters(b, prefix, model, classes);
         if (task == kStepTask) {
           step_head = head;
         } else {
           declare_san_head_unused(b, head);
         }
       } else {  // nn.Linear(H, classes) on the dropped-out pooled output
-        b.declare_unused_parameter(b.parameter(prefix + ".weight", {classes, s.model}));
+        b.declare_unused_parameter(b.parameter(prefix + ".weight", {classes, model}));
         b.declare_unused_parameter(b.parameter(prefix + ".bias", {classes}));
       }
     }
     const TensorId hypothesis = b.embedding(hypothesis_rows, rows);  // M[:, :Lh] (B, Lh, H)
     const TensorId scores = san_head_scores(
-        b, step_head, SanHeadInputs{encoder.sequence, hypothesis, hypothesis_mask, premise_mask}, kDropout,
+        b, step_head, SanHeadInputs{encoder.hidden, hypothesis, hypothesis_mask, premise_mask}, kDropout,
         kTurnDropout);
     BuiltWorkload built;
     built.loss = b.softmax_cross_entropy(scores, labels, 0.0, -1);
@@ -117,33 +114,21 @@ class MtDnn final : public Workload {
     const int64_t hyp = graph.tensor(graph.find_tensor("hypothesis_mask")).shape[1];
     const int64_t vocab = graph.tensor(graph.find_tensor("embeddings.word_embeddings.weight")).shape[0];
     std::mt19937_64 random(seed);
-    std::uniform_int_distribution<int32_t> word(kFirstWordPiece, static_cast<int32_t>(vocab - 1));
-    std::vector<int32_t> ids(batch * time, 0), types(batch * time, 0), positions(time), lengths(batch);
+    std::vector<int32_t> ids(batch * time, 0), types(batch * time, 0), lengths(batch);
     std::vector<int32_t> cls_rows(batch), hypothesis_rows(batch * hyp), labels(batch);
     std::vector<uint8_t> hypothesis_mask(batch * hyp, 1), premise_mask(batch * time, 1);
-    for (int64_t t = 0; t < time; ++t) positions[t] = static_cast<int32_t>(t);
     for (int64_t s = 0; s < batch; ++s) {
       const int64_t length = std::uniform_int_distribution<int64_t>(std::max<int64_t>(5, time * 3 / 4), time)(random);
       const int64_t a_length = std::uniform_int_distribution<int64_t>(3, std::min(hyp, length - 2))(random);
-      int32_t* row = &ids[s * time];
-      row[0] = kCls;
-      for (int64_t t = 1; t < length; ++t) row[t] = word(random);
-      row[a_length - 1] = kSep;
-      row[length - 1] = kSep;
-      for (int64_t t = a_length; t < length; ++t) {
-        types[s * time + t] = 1;
-        premise_mask[s * time + t] = 0;
-      }
+      fill_sentence_pair(random, vocab, a_length - 2, length, &ids[s * time], &types[s * time]);
+      for (int64_t t = a_length; t < length; ++t) premise_mask[s * time + t] = 0;
       for (int64_t t = 0; t < a_length; ++t) hypothesis_mask[s * hyp + t] = 0;
       for (int64_t t = 0; t < hyp; ++t) hypothesis_rows[s * hyp + t] = static_cast<int32_t>(s * time + t);
       lengths[s] = static_cast<int32_t>(length);
       cls_rows[s] = static_cast<int32_t>(s * time);
       labels[s] = static_cast<int32_t>(random() % kTasks[kStepTask].classes);
     }
-    write_input(write, graph, "input_ids", ids);
-    write_input(write, graph, "token_type_ids", types);
-    write_input(write, graph, "position_ids", positions);
-    write_input(write, graph, "lengths", lengths);
+    write_bert_inputs(graph, write, ids, types, lengths);
     write_input(write, graph, "cls_rows", cls_rows);
     write_input(write, graph, "hypothesis_rows", hypothesis_rows);
     write_input(write, graph, "hypothesis_mask", hypothesis_mask);

@@ -7,6 +7,7 @@ namespace sb {
 namespace workloads {
 const Workload& transformer_big();
 const Workload& bert_base();
+const Workload& bert_finetune();
 const Workload& mt_dnn();
 }  // namespace workloads
 
@@ -20,6 +21,7 @@ const std::vector<const Workload*>& workload_registry() {
   static const std::vector<const Workload*> kWorkloads = {
       &workloads::transformer_big(),
       &workloads::bert_base(),
+      &workloads::bert_finetune(),
       &workloads::mt_dnn(),
   };
   return kWorkloads;

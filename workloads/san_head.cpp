@@ -1,6 +1,6 @@
 // The SAN answer module unrolled over its turns (workloads/san_head.h). Per turn t, as SANClassifier.forward:
 //   x_t      = softmax_l(drop(M)_l . (W drop(s_t) + b)) over the premise, summed over M   (attn + bmm)
-//   logit_t  = proj(drop([x_t, s_t, |x_t - s_t|, x_t * s_t]))                            (classifier)
+//   logit_t  = proj(drop([x_t, s_t, |x_t - s_t|, x_t * s_t]))             (classifier, all turns at once)
 //   s_t+1    = GRUCell(x_t, drop(s_t))                                                    (rnn)
 // with s_0 the self-attentive summary of drop(hypothesis). mt-dnn computes s_K after the last turn although
 // no score reads it; so does this graph (its forward FLOPs count, it gets no gradient).
@@ -37,16 +37,19 @@ TensorId san_head_scores(GraphBuilder& b, const SanHeadParameters& p, const SanH
   const int64_t batch = b.graph().tensor(in.memory).shape[0];
   TensorId state = b.san_self_attention(b.dropout(in.hypothesis, dropout), in.hypothesis_mask, p.self_weight,
                                         p.self_bias);  // (B, H)
-  std::vector<TensorId> turn_logits;
+  std::vector<TensorId> features;  // per turn (B, 4H)
   for (int64_t t = 0; t < kSanTurns; ++t) {
     const TensorId summary = b.san_bilinear_attention(b.dropout(in.memory, dropout), in.memory,
                                                       b.dropout(state, dropout), in.premise_mask, p.bilinear_weight,
                                                       p.bilinear_bias);  // (B, H)
-    turn_logits.push_back(b.linear(b.dropout(b.san_merge(summary, state), dropout), p.classifier_weight,
-                                   p.classifier_bias));  // (B, classes)
+    features.push_back(b.san_merge(summary, state));
     state = b.gru_cell(summary, b.dropout(state, dropout), p.w_ih, p.w_hh, p.b_ih, p.b_hh);
   }
-  return b.san_turn_average(b.stack(turn_logits), b.san_turn_mask(batch, kSanTurns, turn_dropout));
+  // The classifier of every turn in one product: (K, B, 4H) -> (K, B, classes). Its weight gradient then
+  // comes from one GEMM (in fp32 under mixed precision) instead of a sum of K.
+  const TensorId turn_logits = b.linear(b.dropout(b.stack(features), dropout), p.classifier_weight,
+                                        p.classifier_bias);
+  return b.san_turn_average(turn_logits, b.san_turn_mask(batch, kSanTurns, turn_dropout));
 }
 
 }  // namespace sb::workloads

@@ -24,7 +24,7 @@ SanHeadParameters san_head_parameters(GraphBuilder& b, const std::string& prefix
 void declare_san_head_unused(GraphBuilder& b, const SanHeadParameters& p);
 
 struct SanHeadInputs {
-  TensorId memory;           // (B, L, H) fp32: the encoder output
+  TensorId memory;           // (B, L, H): the encoder output (the SAN ops read it as fp32)
   TensorId hypothesis;       // (B, Lh, H): its first Lh positions (mt-dnn's hyp_mem)
   TensorId hypothesis_mask;  // (B, Lh) uint8, nonzero = excluded: keeps segment A ([CLS] A [SEP])
   TensorId premise_mask;     // (B, L) uint8, nonzero = excluded: keeps segment B and its [SEP]

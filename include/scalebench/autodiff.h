@@ -11,7 +11,8 @@
 
 namespace sb {
 
-// `loss` must be the one-element output of a loss op (softmax_cross_entropy). Returns parameter -> gradient.
+// `loss` must be the one-element output of a loss op (softmax_cross_entropy, span_loss, or a sum of
+// losses). Returns parameter -> gradient.
 // Throws UsageError for an op without a backward rule, or a parameter the loss does not depend on unless it
 // was declared unused (GraphBuilder::declare_unused_parameter: its gradient is zero-filled).
 std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss);

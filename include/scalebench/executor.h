@@ -4,6 +4,7 @@
 // exposes its memory directly for tests.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -27,6 +28,19 @@ class Executor {
   virtual void adamw_step(const AdamWSettings& settings, int64_t step) = 0;
   void run();                                             // every node, in order
   size_t forward_node_count() const;                      // nodes before the first backward node
+
+  // Marks on the executor's own timeline (CUDA events on its stream; the host clock on the CPU), so steps
+  // and the nodes inside one are timed where they run, without synchronising in between.
+  virtual void mark(size_t index) = 0;                    // after the work queued so far
+  virtual double elapsed_ms(size_t from, size_t to) = 0;  // waits for mark `to`
+
+  // One whole training step (every node, then AdamW) with a mark between nodes: the time of each node and
+  // of the optimizer. Marks cost a few microseconds of host time each, not device time.
+  struct StepProfile {
+    std::vector<double> node_ms;  // by node index
+    double optimizer_ms = 0;
+  };
+  StepProfile profile_step(const AdamWSettings& settings, int64_t step);
 
   // Dropout masks depend on (seed, step): the same step replays the same masks (finite differences), the
   // next step draws fresh ones. Data-parallel ranks use seed = base seed + rank.
@@ -65,14 +79,18 @@ class CpuExecutor final : public Executor {
   void read_tensor(TensorId id, void* host, size_t bytes) override;
   void run_nodes(size_t begin, size_t end) override;
   void adamw_step(const AdamWSettings& settings, int64_t step) override;
+  void mark(size_t index) override;
+  double elapsed_ms(size_t from, size_t to) override;
 
  private:
   std::vector<unsigned char> arena_;
+  std::vector<std::chrono::steady_clock::time_point> marks_;
   std::vector<float> first_moment_, second_moment_;
 };
 
-// The CUDA executor on the current device: fp32 data; GEMMs in exact fp32 or, with `tf32_gemms`, on TF32
-// tensor cores. Throws UsageError when scalebench was built without CUDA or an op has no CUDA kernel,
+// The CUDA executor on the current device: activations in the dtype the graph gives them (fp32 or bf16);
+// fp32 GEMMs in exact fp32 or, with `tf32_gemms`, on TF32 tensor cores; bf16 GEMMs on tensor cores with fp32
+// accumulation. Throws UsageError when scalebench was built without CUDA or an op has no CUDA kernel,
 // RuntimeFailure when the arena does not fit.
 std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms = false);
 

@@ -38,6 +38,7 @@ struct TensorInfo {
   // so the flat buffers, the optimizer and the all-reduce carry it, and autodiff gives it a zero-filled
   // gradient instead of refusing it. Set by GraphBuilder::declare_unused_parameter.
   bool unused_this_step = false;
+  TensorId view_of = kNoTensor;      // a reshape: the same bytes as that tensor, placed with it, never copied
 
   int64_t elements() const;
   uint64_t bytes() const;
@@ -72,6 +73,11 @@ class Graph {
   std::vector<TensorInfo> tensors_;
   std::vector<Node> nodes_;
 };
+
+// Where a node's time goes, for step-time breakdowns: "gemm" (dense layers, forward and backward),
+// "attention" (batched score/context products and the masked softmax), "normalization" (LayerNorm), "loss",
+// "casts" (precision casts), or "elementwise" (bias, activations, dropout, residuals, layout, embeddings).
+const char* op_category(const Node& node);
 
 // Floating-point operations of the graph's matrix products (2 per multiply-add), forward nodes only or all:
 // gemm nodes, and composite ops (the SAN blocks) by their `matmul_flops` attribute.

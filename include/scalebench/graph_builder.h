@@ -3,6 +3,8 @@
 // (autodiff.h). Workloads never see a device, a kernel or a library: only these calls.
 #pragma once
 
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -12,8 +14,14 @@ namespace sb {
 
 class GraphBuilder {
  public:
-  explicit GraphBuilder(Graph& graph) : graph_(graph) {}
+  // `compute` is the dtype of activations and their gradients: fp32, or bf16 for mixed precision, where
+  // parameters stay fp32 (the optimizer's master weights) and the builder inserts one `cast` node per
+  // parameter that a matrix product reads (PyTorch autocast's cast-once-per-forward); LayerNorm, bias,
+  // embedding and position tables are read as fp32 by their kernels directly. Losses and softmax/LayerNorm
+  // statistics are fp32 at any precision.
+  explicit GraphBuilder(Graph& graph, DType compute = DType::kFloat32);
   Graph& graph() { return graph_; }
+  DType compute_dtype() const { return compute_; }
 
   // Leaves of the graph.
   TensorId parameter(const std::string& name, std::vector<int64_t> shape);
@@ -43,25 +51,33 @@ class GraphBuilder {
   // Mean over non-ignored rows of the label-smoothed cross-entropy of logits (rows, classes) against int32
   // targets (rows). Returns a one-element loss tensor; the graph's backward starts there.
   TensorId softmax_cross_entropy(TensorId logits, TensorId targets, double label_smoothing, int64_t ignore_index);
+  // SQuAD's span loss (HF BertForQuestionAnswering): (mean CE(start) + mean CE(end)) / 2 over logits
+  // (batch, seq) each, int32 positions (batch) clamped to [0, seq] with seq ignored (src/cpu/span_loss.h).
+  // Returns a one-element loss tensor; the graph's backward starts there.
+  TensorId span_loss(TensorId start_logits, TensorId end_logits, TensorId start_positions, TensorId end_positions);
   TensorId scale(TensorId x, double factor);  // y = factor · x (fairseq's embedding scale √d)
   // y (lead..., rows, cols) = x + table (rows, cols) repeated over the leading dimensions (positions added to
   // every sequence of a batch).
   TensorId add_broadcast(TensorId x, TensorId table);
   // (a, b, c, d) -> (a, c, b, d): splitting heads, (batch, time, heads, dh) -> (batch, heads, time, dh), and back.
   TensorId swap_middle(TensorId x);
+  // y (lead...) = x (lead..., cols)[..., column]: one column with the last dimension dropped (the start and
+  // end logits of SQuAD's 2-way head).
+  TensorId select_column(TensorId x, int64_t column);
   // Inverted dropout with probability p (identity at p = 0: no node). Masks come from the counter-based
   // Philox stream of include/scalebench/philox.h, so the CPU and CUDA devices draw the same masks; each
   // dropout node owns a fixed range of the stream, and the executor moves to a fresh range every step.
   TensorId dropout(TensorId x, double probability);
   // The sum of two losses (BERT's MLM + NSP): the backward pass gives each the unit gradient.
   TensorId add_losses(TensorId a, TensorId b);
-  // (K, shape...) from K tensors of one shape (fp32), in order: per-turn logits of the SAN answer module.
+  // (K, shape...) from K tensors of one shape and dtype, in order: the SAN answer module's per-turn features.
   TensorId stack(const std::vector<TensorId>& parts);
 
   // MT-DNN's SAN answer module (src/cpu/san.h, shared/WORKLOADS.md §12), one node per block; the workload
-  // unrolls the turns. fp32 only: every float input must be fp32 (the CUDA kernels have no bf16 path, so a
-  // bf16 encoder's output is cast first) and every output is fp32. Masks are uint8 inputs shaped (B, L),
-  // nonzero = excluded (PyTorch's masked_fill masks). Implemented in src/engine/graph_builder_san.cpp.
+  // unrolls the turns. fp32 only: the kernels have no bf16 path, so in a bf16 graph every floating input is
+  // converted to fp32 (cached casts; their backward casts the gradient back) and every output is fp32.
+  // Masks are uint8 inputs shaped (B, L), nonzero = excluded (PyTorch's masked_fill masks). Implemented in
+  // src/engine/graph_builder_san.cpp.
   // torch.nn.GRUCell: x (B, I), h (B, H), w_ih (3H, I), w_hh (3H, H), b_ih and b_hh (3H) -> h' (B, H).
   TensorId gru_cell(TensorId x, TensorId h, TensorId w_ih, TensorId w_hh, TensorId b_ih, TensorId b_hh);
   // LinearSelfAttn: sum over unmasked l of softmax_l(memory_l . weight + bias) memory_l.
@@ -84,16 +100,22 @@ class GraphBuilder {
   // mt-dnn's F.cross_entropy on the SAN output.
   TensorId san_turn_average(TensorId turn_logits, TensorId turn_mask);
 
-  // A view with another shape over the same elements (no node; shares the tensor's storage is NOT
-  // supported by the planner yet, so this copies through an identity node).
+  // A view with another shape over the same elements: a `view` node that runs nothing; the planner gives the
+  // view the storage of x (and keeps x alive as long as the view is).
   TensorId reshape(TensorId x, std::vector<int64_t> shape);
+  // x in the compute dtype: x itself, or (once per tensor, cached) a `cast` node's output.
+  TensorId in_compute_dtype(TensorId x);
+  TensorId converted(TensorId x, DType dtype);  // the same for any floating dtype
 
  private:
-  TensorId activation(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32);
+  TensorId activation(const std::string& name, std::vector<int64_t> shape);  // in the compute dtype
+  TensorId activation(const std::string& name, std::vector<int64_t> shape, DType dtype);
   const std::vector<int64_t>& shape(TensorId id) const { return graph_.tensor(id).shape; }
   std::string next_name(const std::string& op);
 
   Graph& graph_;
+  DType compute_;
+  std::map<std::pair<TensorId, DType>, TensorId> copies_;  // (tensor, dtype) -> its cast into that dtype
   int counter_ = 0;
   int64_t dropout_blocks_ = 0;  // Philox blocks used by this graph's dropout nodes so far
 };

@@ -4,7 +4,9 @@
 // Parameters and gradients are flat and in backward order (the order in which the backward pass finishes
 // each gradient), so a gradient bucket is one contiguous range that can be all-reduced the moment its last
 // gradient is written, and the fused optimizer walks parameters and gradients in step. Activations and
-// workspaces share the rest by liveness: two tensors overlap in memory only if their lifetimes do not.
+// workspaces share the rest by liveness: two tensors overlap in memory only if their lifetimes do not. A view
+// (TensorInfo::view_of, a reshape) is not placed: it gets its storage's offset, and every use of the view
+// counts as a use of the storage.
 #pragma once
 
 #include <cstdint>

@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scalebench/device.h"
 #include "scalebench/optimizer.h"
+#include "scalebench/precision.h"
 #include "scalebench/workload.h"
 
 namespace sb {
@@ -21,7 +23,8 @@ struct SingleRankOptions {
   int steps = 20;
   uint64_t seed = 1;
   AdamWSettings adamw;
-  bool tf32_gemms = false;  // --precision tf32 (CUDA only)
+  Precision precision = Precision::kFp32;  // tf32 and bf16: CUDA only
+  bool profile_step = true;                 // one extra step timed node by node (breakdown_ms)
 };
 
 struct SingleRankResult {
@@ -33,10 +36,13 @@ struct SingleRankResult {
   uint64_t plan_bytes = 0;          // arena + optimizer moments
   std::vector<double> step_ms;      // timed steps only
   std::vector<float> losses;        // every step, warm-up included
+  // The profiled step's time by op category (op_category in graph.h) plus "optimizer", largest first.
+  std::vector<std::pair<std::string, double>> breakdown_ms;
+  std::vector<std::pair<std::string, double>> op_ms;  // the same step by op name (backward nodes apart)
 };
 
 // Bytes a run needs on the device: the plan's arena plus AdamW's two moments.
-uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale);
+uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision);
 
 // Throws UsageError for bad options, RuntimeFailure when the plan does not fit the device (before allocating:
 // "needs X GiB, device has Y GiB; largest batch that fits: B").

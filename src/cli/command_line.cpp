@@ -147,8 +147,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--steps", result.run.steps, "Timed steps (every one kept)")->check(CLI::PositiveNumber);
   run->add_option("--seed", result.run.seed, "Base seed of data, weights and dropout (rank is added)");
   run->add_option("--lr", result.run.learning_rate, "AdamW learning rate")->check(CLI::PositiveNumber);
-  run->add_option("--precision", result.run.precision, "fp32, or tf32 (GEMMs on TF32 tensor cores; GPU only)")
-      ->check(CLI::IsMember({"fp32", "tf32"}));
+  run->add_option("--precision", result.run.precision,
+                  "auto (bf16 on GPUs, fp32 on the CPU), bf16 (mixed precision; GPU only), tf32 (fp32 data, GEMMs "
+                  "on TF32 tensor cores; GPU only) or fp32")
+      ->check(CLI::IsMember({"auto", "bf16", "fp16", "tf32", "fp32"}));  // fp16: refused with its reason
 
   try {
     app.parse(argc, argv);

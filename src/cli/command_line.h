@@ -27,7 +27,7 @@ struct RunOptions {
   int steps = 20;
   uint64_t seed = 1;
   double learning_rate = 1e-4;
-  std::string precision = "fp32";  // fp32 | tf32 (bf16 and fp16 come with the mixed-precision engine)
+  std::string precision = "auto";  // auto | bf16 | tf32 | fp32 (include/scalebench/precision.h)
 };
 
 struct CommandLine {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
+#include "scalebench/precision.h"
 #include "scalebench/report.h"
 #include "scalebench/single_rank.h"
 #include "scalebench/stats.h"
@@ -12,6 +13,24 @@
 #include "src/cli/session.h"
 
 namespace sb {
+
+namespace {
+
+// Rank 0's profiled step, one line: where the step time goes, by op category.
+void print_breakdown(const std::vector<nlohmann::json>& ranks) {
+  const nlohmann::json& first = ranks.front();
+  if (first["status"] != "ok" || first["breakdown_ms"].empty()) return;
+  double total = 0;
+  for (const auto& entry : first["breakdown_ms"]) total += entry["ms"].get<double>();
+  std::printf("# where the time goes (rank 0, one step timed node by node, %.2f ms):", total);
+  for (const auto& entry : first["breakdown_ms"]) {
+    const double ms = entry["ms"].get<double>();
+    std::printf(" %s %.2f ms (%.0f%%)", entry["category"].get<std::string>().c_str(), ms, 100.0 * ms / total);
+  }
+  std::printf("\n");
+}
+
+}  // namespace
 
 int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   Session session = open_session(group, cl.common);
@@ -23,12 +42,15 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   options.steps = cl.run.steps;
   options.seed = cl.run.seed + static_cast<uint64_t>(group.rank());
   options.adamw.learning_rate = static_cast<float>(cl.run.learning_rate);
-  options.tf32_gemms = cl.run.precision == "tf32";
+  const bool on_cuda = session.device->kind() == DeviceKind::kCuda;
+  options.precision = cl.run.precision == "auto" ? (on_cuda ? Precision::kBf16 : Precision::kFp32)
+                                                 : parse_precision(cl.run.precision);
   find_workload(options.workload);  // a bad name is the same usage error on every rank
 
   nlohmann::json mine;
-  if (options.tf32_gemms && session.device->kind() != DeviceKind::kCuda) {  // same answer on every rank
-    throw UsageError("--precision tf32 needs the cuda device (the cpu device is the fp32 reference)");
+  if (precision_needs_cuda(options.precision) && !on_cuda) {  // same answer on every rank
+    throw UsageError(std::string("--precision ") + precision_name(options.precision) +
+                     " needs the cuda device (the cpu device is the fp32 reference)");
   }
   try {
     const SingleRankResult r = train_single_rank(options, *session.device);
@@ -39,6 +61,12 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
             {"step_ms_min", ms.min}, {"units_per_second", r.units_per_step / (ms.p50 / 1e3)},
             {"tflops", r.train_flops_per_step / (ms.p50 / 1e3) / 1e12}, {"plan_bytes", r.plan_bytes},
             {"loss_first", r.losses.front()}, {"loss_last", r.losses.back()}, {"step_ms", r.step_ms}};
+    nlohmann::json breakdown = nlohmann::json::array();
+    for (const auto& [category, ms] : r.breakdown_ms) breakdown.push_back({{"category", category}, {"ms", ms}});
+    mine["breakdown_ms"] = breakdown;
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& [op, ms] : r.op_ms) ops.push_back({{"op", op}, {"ms", ms}});
+    mine["op_ms"] = ops;
   } catch (const RuntimeFailure& e) {
     mine = {{"rank", group.rank()}, {"host", group.host()}, {"status", "failed"}, {"error", e.what()}};
   }
@@ -53,8 +81,8 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     const WorkloadInfo& info = find_workload(options.workload).info();
     std::printf("# scalebench run: %s (%s), scale %s, %d warm-up + %d timed steps, %s, AdamW lr %g\n",
                 info.name.c_str(), info.task.c_str(), cl.run.scale.c_str(), options.warmup_steps, options.steps,
-                cl.run.precision == "tf32" ? "fp32 data, TF32 GEMMs" : "fp32", cl.run.learning_rate);
-    std::printf("# every rank trains alone; step = forward + backward + optimizer, host clock around a synced step\n");
+                precision_description(options.precision), cl.run.learning_rate);
+    std::printf("# every rank trains alone; step = forward + backward + optimizer, timed on the device between marks\n");
     std::printf("# %4s %-12s %-14s %6s %10s %10s %14s %9s %10s %10s\n", "rank", "host", "device", "batch", "step p50",
                 "step p99", info.unit.c_str(), "TFLOP/s", "loss first", "loss last");
     std::printf("# %4s %-12s %-14s %6s %10s %10s %14s %9s %10s %10s\n", "", "", "", "", "(ms)", "(ms)", "(per s)", "", "",
@@ -71,10 +99,11 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
                   r["step_ms_p99"].get<double>(), r["units_per_second"].get<double>(), r["tflops"].get<double>(),
                   r["loss_first"].get<double>(), r["loss_last"].get<double>());
     }
+    print_breakdown(ranks);
     if (!cl.common.json_path.empty()) {
       nlohmann::json doc = {{"schema_version", 1}, {"tool", "scalebench"}, {"command", "run"},
                             {"status", first_error.empty() ? "ok" : "failed"}, {"workload", info.name},
-                            {"scale", cl.run.scale}, {"precision", cl.run.precision}, {"argv", cl.argv},
+                            {"scale", cl.run.scale}, {"precision", precision_name(options.precision)}, {"argv", cl.argv},
                             {"ranks", ranks}};
       write_text_file(cl.common.json_path, doc.dump(2) + "\n");
     }

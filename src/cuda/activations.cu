@@ -1,15 +1,19 @@
-// CUDA elementwise ops (src/cuda/activations.h). Two grid-stride kernels, one input or two, take the op as a
-// functor; when every pointer is 16-byte aligned each thread moves float4 vectors and a scalar loop does the
-// n % 4 tail, otherwise the whole range goes scalar. 256 threads per block, at most one full wave of blocks.
+// CUDA elementwise ops (src/cuda/activations.h). Two grid-stride kernels, one input or two, take the op as an
+// fp32 functor; T = float or bf16 is loaded, widened to fp32, and the result rounded once to T on store. When
+// every pointer is 16-byte aligned each thread moves 16-byte vectors (4 floats or 8 bf16) and a scalar loop
+// does the n % width tail, otherwise the whole range goes scalar. 256 threads per block, at most one full wave.
 //
-// Numerics against the CPU (which evaluates transcendentals in double and rounds once):
-//   relu, add, scale: the same single fp32 operation, bit-identical.
+// Numerics against the CPU (which evaluates transcendentals in double and rounds once to fp32):
+//   relu, add, scale: the same single fp32 operation, bit-identical for float; for bf16 the inputs are bf16
+//         values, so the result is the CPU's fp32 result rounded to bf16, bit for bit.
 //   tanh: tanhf (2 ulp); tanh backward as (1 - y)(1 + y), where 1 - y is exact for |y| >= 1/2, so no
 //         cancellation near saturation (a few ulp).
 //   GELU: Phi(x) = erfc(-x / sqrt 2) / 2 with erfcf instead of (1 + erff(.)) / 2, so the left tail keeps its
 //         relative accuracy (1 + erf cancels to nothing below x ~ -4).
 //   GELU-tanh: (1 + tanh u) / 2 = sigmoid(2u), evaluated from exp(-2|u|) <= 1 (no overflow, no cancellation).
-// The fp32 argument rounding makes the tails a few ulp * u^2 off; tests allow 1e-5 relative, 1e-6 absolute.
+// The fp32 argument rounding makes the tails a few ulp * u^2 off; tests allow 1e-5 relative, 1e-6 absolute
+// for float. bf16 adds the final rounding (half a bf16 ulp, <= 2^-8 relative), which can land one bf16 ulp
+// away from the rounded CPU value when the fp32 results straddle a rounding boundary.
 #include <cuda_runtime.h>
 
 #include <string>
@@ -17,6 +21,7 @@
 #include "scalebench/error.h"
 #include "src/cuda/activations.h"
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/element.h"
 #include "src/cuda/grid.h"
 
 namespace sb::cuda {
@@ -93,44 +98,60 @@ struct Scale {
 
 // ---------------------------------------------------------------- kernels
 
+// One 16-byte access: 4 floats or 8 bf16.
+template <typename T>
+struct alignas(16) Vector16 {
+  T element[kElementsPer16Bytes<T>];
+};
+
 // y = op(x). No __restrict__: y may be x (each thread reads its element or vector before writing it).
-template <bool kVector, typename Op>
-__global__ void unary_kernel(const float* x, float* y, int64_t n, Op op) {
+template <typename T, bool kVector, typename Op>
+__global__ void unary_kernel(const T* x, T* y, int64_t n, Op op) {
+  constexpr int kWidth = kElementsPer16Bytes<T>;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t scalar_from = 0;
   if constexpr (kVector) {
-    const int64_t vectors = n / 4;
-    const float4* x4 = reinterpret_cast<const float4*>(x);
-    float4* y4 = reinterpret_cast<float4*>(y);
+    const int64_t vectors = n / kWidth;
+    const Vector16<T>* xv = reinterpret_cast<const Vector16<T>*>(x);
+    Vector16<T>* yv = reinterpret_cast<Vector16<T>*>(y);
     for (int64_t v = thread; v < vectors; v += stride) {
-      const float4 a = x4[v];
-      y4[v] = make_float4(op(a.x), op(a.y), op(a.z), op(a.w));
+      const Vector16<T> in = xv[v];
+      Vector16<T> out;
+#pragma unroll
+      for (int j = 0; j < kWidth; ++j) out.element[j] = from_float<T>(op(to_float(in.element[j])));
+      yv[v] = out;
     }
-    scalar_from = vectors * 4;
+    scalar_from = vectors * kWidth;
   }
-  for (int64_t i = scalar_from + thread; i < n; i += stride) y[i] = op(x[i]);
+  for (int64_t i = scalar_from + thread; i < n; i += stride) y[i] = from_float<T>(op(to_float(x[i])));
 }
 
 // y = op(a, b), elementwise; y may be a or b.
-template <bool kVector, typename Op>
-__global__ void binary_kernel(const float* a, const float* b, float* y, int64_t n, Op op) {
+template <typename T, bool kVector, typename Op>
+__global__ void binary_kernel(const T* a, const T* b, T* y, int64_t n, Op op) {
+  constexpr int kWidth = kElementsPer16Bytes<T>;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t scalar_from = 0;
   if constexpr (kVector) {
-    const int64_t vectors = n / 4;
-    const float4* a4 = reinterpret_cast<const float4*>(a);
-    const float4* b4 = reinterpret_cast<const float4*>(b);
-    float4* y4 = reinterpret_cast<float4*>(y);
+    const int64_t vectors = n / kWidth;
+    const Vector16<T>* av = reinterpret_cast<const Vector16<T>*>(a);
+    const Vector16<T>* bv = reinterpret_cast<const Vector16<T>*>(b);
+    Vector16<T>* yv = reinterpret_cast<Vector16<T>*>(y);
     for (int64_t v = thread; v < vectors; v += stride) {
-      const float4 p = a4[v];
-      const float4 q = b4[v];
-      y4[v] = make_float4(op(p.x, q.x), op(p.y, q.y), op(p.z, q.z), op(p.w, q.w));
+      const Vector16<T> p = av[v];
+      const Vector16<T> q = bv[v];
+      Vector16<T> out;
+#pragma unroll
+      for (int j = 0; j < kWidth; ++j) {
+        out.element[j] = from_float<T>(op(to_float(p.element[j]), to_float(q.element[j])));
+      }
+      yv[v] = out;
     }
-    scalar_from = vectors * 4;
+    scalar_from = vectors * kWidth;
   }
-  for (int64_t i = scalar_from + thread; i < n; i += stride) y[i] = op(a[i], b[i]);
+  for (int64_t i = scalar_from + thread; i < n; i += stride) y[i] = from_float<T>(op(to_float(a[i]), to_float(b[i])));
 }
 
 // ---------------------------------------------------------------- launchers
@@ -139,72 +160,98 @@ void check_count(const char* op, int64_t n) {
   if (n < 0) throw UsageError(std::string("cuda::") + op + ": negative element count " + std::to_string(n));
 }
 
-template <typename Op>
-void launch_unary(const char* name, const float* x, float* y, int64_t n, Op op, cudaStream_t stream) {
+template <typename T, typename Op>
+void launch_unary(const char* name, const T* x, T* y, int64_t n, Op op, cudaStream_t stream) {
   check_count(name, n);
   if (n == 0) return;
+  constexpr int kWidth = kElementsPer16Bytes<T>;
   if (detail::aligned_16(x) && detail::aligned_16(y)) {
-    unary_kernel<true><<<detail::grid_stride_blocks((n + 3) / 4, kThreads), kThreads, 0, stream>>>(x, y, n, op);
+    unary_kernel<T, true><<<detail::grid_stride_blocks((n + kWidth - 1) / kWidth, kThreads), kThreads, 0, stream>>>(
+        x, y, n, op);
   } else {
-    unary_kernel<false><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(x, y, n, op);
+    unary_kernel<T, false><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(x, y, n, op);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
 
-template <typename Op>
-void launch_binary(const char* name, const float* a, const float* b, float* y, int64_t n, Op op,
-                   cudaStream_t stream) {
+template <typename T, typename Op>
+void launch_binary(const char* name, const T* a, const T* b, T* y, int64_t n, Op op, cudaStream_t stream) {
   check_count(name, n);
   if (n == 0) return;
+  constexpr int kWidth = kElementsPer16Bytes<T>;
   if (detail::aligned_16(a) && detail::aligned_16(b) && detail::aligned_16(y)) {
-    binary_kernel<true><<<detail::grid_stride_blocks((n + 3) / 4, kThreads), kThreads, 0, stream>>>(a, b, y, n,
-                                                                                                      op);
+    binary_kernel<T, true><<<detail::grid_stride_blocks((n + kWidth - 1) / kWidth, kThreads), kThreads, 0, stream>>>(
+        a, b, y, n, op);
   } else {
-    binary_kernel<false><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(a, b, y, n, op);
+    binary_kernel<T, false><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(a, b, y, n, op);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void gelu_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
+template <typename T>
+void gelu_forward(const T* x, T* y, int64_t n, cudaStream_t stream) {
   launch_unary("gelu_forward", x, y, n, GeluForward{}, stream);
 }
 
-void gelu_backward(const float* x, const float* dy, float* dx, int64_t n, cudaStream_t stream) {
+template <typename T>
+void gelu_backward(const T* x, const T* dy, T* dx, int64_t n, cudaStream_t stream) {
   launch_binary("gelu_backward", x, dy, dx, n, GeluBackward{}, stream);
 }
 
-void gelu_tanh_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
+template <typename T>
+void gelu_tanh_forward(const T* x, T* y, int64_t n, cudaStream_t stream) {
   launch_unary("gelu_tanh_forward", x, y, n, GeluTanhForward{}, stream);
 }
 
-void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n, cudaStream_t stream) {
+template <typename T>
+void gelu_tanh_backward(const T* x, const T* dy, T* dx, int64_t n, cudaStream_t stream) {
   launch_binary("gelu_tanh_backward", x, dy, dx, n, GeluTanhBackward{}, stream);
 }
 
-void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
+template <typename T>
+void relu_forward(const T* x, T* y, int64_t n, cudaStream_t stream) {
   launch_unary("relu_forward", x, y, n, ReluForward{}, stream);
 }
 
-void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaStream_t stream) {
+template <typename T>
+void relu_backward(const T* y, const T* dy, T* dx, int64_t n, cudaStream_t stream) {
   launch_binary("relu_backward", y, dy, dx, n, ReluBackward{}, stream);
 }
 
-void tanh_forward(const float* x, float* y, int64_t n, cudaStream_t stream) {
+template <typename T>
+void tanh_forward(const T* x, T* y, int64_t n, cudaStream_t stream) {
   launch_unary("tanh_forward", x, y, n, TanhForward{}, stream);
 }
 
-void tanh_backward(const float* y, const float* dy, float* dx, int64_t n, cudaStream_t stream) {
+template <typename T>
+void tanh_backward(const T* y, const T* dy, T* dx, int64_t n, cudaStream_t stream) {
   launch_binary("tanh_backward", y, dy, dx, n, TanhBackward{}, stream);
 }
 
-void add_forward(const float* a, const float* b, float* y, int64_t n, cudaStream_t stream) {
+template <typename T>
+void add_forward(const T* a, const T* b, T* y, int64_t n, cudaStream_t stream) {
   launch_binary("add_forward", a, b, y, n, Add{}, stream);
 }
 
-void scale_forward(const float* x, float* y, int64_t n, float scale, cudaStream_t stream) {
+template <typename T>
+void scale_forward(const T* x, T* y, int64_t n, float scale, cudaStream_t stream) {
   launch_unary("scale_forward", x, y, n, Scale{scale}, stream);
 }
+
+#define SB_ACTIVATIONS(T)                                                             \
+  template void gelu_forward<T>(const T*, T*, int64_t, cudaStream_t);                 \
+  template void gelu_backward<T>(const T*, const T*, T*, int64_t, cudaStream_t);      \
+  template void gelu_tanh_forward<T>(const T*, T*, int64_t, cudaStream_t);            \
+  template void gelu_tanh_backward<T>(const T*, const T*, T*, int64_t, cudaStream_t); \
+  template void relu_forward<T>(const T*, T*, int64_t, cudaStream_t);                 \
+  template void relu_backward<T>(const T*, const T*, T*, int64_t, cudaStream_t);      \
+  template void tanh_forward<T>(const T*, T*, int64_t, cudaStream_t);                 \
+  template void tanh_backward<T>(const T*, const T*, T*, int64_t, cudaStream_t);      \
+  template void add_forward<T>(const T*, const T*, T*, int64_t, cudaStream_t);        \
+  template void scale_forward<T>(const T*, T*, int64_t, float, cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_ACTIVATIONS)
+#undef SB_ACTIVATIONS
 
 }  // namespace sb::cuda

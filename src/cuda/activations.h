@@ -1,30 +1,45 @@
 // CUDA elementwise ops (sb::cuda): the same names, arguments and conventions as src/cpu/activations.h, plus
-// the stream they are queued on; pointers are device pointers. ReLU, add and scale are bit-identical to the
-// CPU; GELU, GELU-tanh and tanh evaluate their transcendentals in fp32 (a few ulp, see activations.cu).
-// Tests: tests/gpu/test_cuda_dense.cpp (suite CudaDense).
+// the stream they are queued on; pointers are device pointers. T is float or bf16 (src/cuda/element.h):
+// every op loads T, computes in fp32 and rounds once to T. ReLU, add and scale are the CPU's single fp32
+// operation (bit-identical for float; for bf16 the CPU result rounded once); GELU, GELU-tanh and tanh
+// evaluate their transcendentals in fp32 (a few ulp, see activations.cu).
+// Tests: tests/gpu/test_cuda_dense.cpp (suite CudaDense, float), tests/gpu/test_cuda_bf16_elementwise.cpp (bf16).
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "src/cuda/element.h"
+
 namespace sb::cuda {
 
 // y (or dx) may be the same array as x (or dy); n < 0 throws UsageError; n == 0 launches nothing.
-void gelu_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
-void gelu_backward(const float* x, const float* dy, float* dx, int64_t n, cudaStream_t stream);
+template <typename T>
+void gelu_forward(const T* x, T* y, int64_t n, cudaStream_t stream);
+template <typename T>
+void gelu_backward(const T* x, const T* dy, T* dx, int64_t n, cudaStream_t stream);
 
-void gelu_tanh_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
-void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n, cudaStream_t stream);
+template <typename T>
+void gelu_tanh_forward(const T* x, T* y, int64_t n, cudaStream_t stream);
+template <typename T>
+void gelu_tanh_backward(const T* x, const T* dy, T* dx, int64_t n, cudaStream_t stream);
 
-void relu_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
-void relu_backward(const float* y, const float* dy, float* dx, int64_t n, cudaStream_t stream);
+template <typename T>
+void relu_forward(const T* x, T* y, int64_t n, cudaStream_t stream);
+template <typename T>
+void relu_backward(const T* y, const T* dy, T* dx, int64_t n, cudaStream_t stream);
 
-void tanh_forward(const float* x, float* y, int64_t n, cudaStream_t stream);
-void tanh_backward(const float* y, const float* dy, float* dx, int64_t n, cudaStream_t stream);
+template <typename T>
+void tanh_forward(const T* x, T* y, int64_t n, cudaStream_t stream);
+template <typename T>
+void tanh_backward(const T* y, const T* dy, T* dx, int64_t n, cudaStream_t stream);
 
-void add_forward(const float* a, const float* b, float* y, int64_t n, cudaStream_t stream);
+template <typename T>
+void add_forward(const T* a, const T* b, T* y, int64_t n, cudaStream_t stream);
 
-void scale_forward(const float* x, float* y, int64_t n, float scale, cudaStream_t stream);
+// scale stays fp32 whatever T is: y = from_float(scale * x).
+template <typename T>
+void scale_forward(const T* x, T* y, int64_t n, float scale, cudaStream_t stream);
 
 }  // namespace sb::cuda

@@ -1,14 +1,16 @@
 // Softmax cross-entropy kernels (cross_entropy.h). Forward: one 256-thread block per row; each thread keeps a
-// running (max, sum of exp) pair and the sum of logits over a strided slice (float4 loads when classes % 4 == 0),
-// pairs are merged by a warp butterfly and then warp by warp in order; thread 0 finishes the row in fp64.
-// A one-block kernel then adds the per-row losses in fp64 in a fixed order. Backward: one block per row,
-// p = exp(z - saved logsumexp), dz = scale * (p - q).
+// running (max, sum of exp) pair and the sum of logits over a strided slice (16-byte loads, 4 floats or 8 bf16,
+// when classes is a multiple of that width), pairs are merged by a warp butterfly and then warp by warp in
+// order; thread 0 finishes the row in fp64. A one-block kernel then adds the per-row losses in fp64 in a fixed
+// order. Backward: one block per row, p = exp(z - saved logsumexp), dz = scale * (p - q) in fp32, rounded
+// once to T. Logits of type T are widened to fp32 on load; losses and logsumexp are fp32 for either T.
 #include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "src/cuda/cross_entropy.h"
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/element.h"
 
 namespace sb::cuda {
 namespace {
@@ -16,6 +18,23 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kSumThreads = 256;  // a power of two: the tree below halves it
+
+// W consecutive logits in one access; W = 1 is the scalar path.
+template <typename T, int W>
+struct alignas(W * sizeof(T) < 16 ? W * sizeof(T) : 16) Pack {
+  T element[W];
+};
+
+// v[First] + ... + v[First + N - 1] as a balanced tree, ((v0 + v1) + (v2 + v3)) for N = 4 (the order the
+// float4 code used).
+template <int N, int First = 0>
+__device__ __forceinline__ float pairwise_sum(const float* v) {
+  if constexpr (N == 1) {
+    return v[First];
+  } else {
+    return pairwise_sum<N / 2, First>(v) + pairwise_sum<N / 2, First + N / 2>(v);
+  }
+}
 
 // Running log-sum-exp state: the sum of exp(z - max) over the elements seen.
 struct MaxSum {
@@ -39,32 +58,28 @@ __device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
   return {m, a.sum * expf(a.max - m) + b.sum * expf(b.max - m)};
 }
 
-template <bool kVec4>
-__global__ void cross_entropy_forward_kernel(const float* __restrict__ logits, const int32_t* __restrict__ targets,
+// W: logits per thread step (classes % W == 0; for W > 1 logits 16-byte aligned).
+template <typename T, int W>
+__global__ void cross_entropy_forward_kernel(const T* __restrict__ logits, const int32_t* __restrict__ targets,
                                              float* __restrict__ losses, float* __restrict__ saved_logsumexp,
                                              int64_t classes, double eps, double eps_i, int32_t ignore_index) {
   __shared__ MaxSum warp_state[kWarps];
   __shared__ float warp_logit_sum[kWarps];
   const int64_t row = blockIdx.x;
-  const float* z = logits + row * classes;
+  const T* z = logits + row * classes;
 
   MaxSum state{-INFINITY, 0.0f};
   float logit_sum = 0.0f;
-  if (kVec4) {
-    const float4* z4 = reinterpret_cast<const float4*>(z);
-    for (int64_t i = threadIdx.x; i < classes / 4; i += kThreads) {
-      const float4 v = z4[i];
-      online_add(state, v.x);
-      online_add(state, v.y);
-      online_add(state, v.z);
-      online_add(state, v.w);
-      logit_sum += (v.x + v.y) + (v.z + v.w);
+  const Pack<T, W>* zv = reinterpret_cast<const Pack<T, W>*>(z);
+  for (int64_t i = threadIdx.x; i < classes / W; i += kThreads) {
+    const Pack<T, W> v = zv[i];
+    float f[W];
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      f[j] = to_float(v.element[j]);
+      online_add(state, f[j]);
     }
-  } else {
-    for (int64_t c = threadIdx.x; c < classes; c += kThreads) {
-      online_add(state, z[c]);
-      logit_sum += z[c];
-    }
+    logit_sum += pairwise_sum<W>(f);
   }
   for (int offset = 16; offset > 0; offset >>= 1) {
     const MaxSum other{__shfl_xor_sync(0xffffffffu, state.max, offset),
@@ -98,7 +113,7 @@ __global__ void cross_entropy_forward_kernel(const float* __restrict__ logits, c
     losses[row] = NAN;
     return;
   }
-  const double nll = logsumexp - static_cast<double>(z[target]);
+  const double nll = logsumexp - static_cast<double>(to_float(z[target]));
   double loss = nll;
   if (eps > 0.0) {
     // sum_c(-log p_c) = V * logsumexp - sum_c z_c; loss = (1 - eps - eps_i) * nll + eps_i * smooth.
@@ -138,36 +153,34 @@ __global__ void cross_entropy_sum_kernel(const float* __restrict__ losses, const
   }
 }
 
-template <bool kVec4>
-__global__ void cross_entropy_backward_kernel(const float* __restrict__ logits, const int32_t* __restrict__ targets,
-                                              const float* __restrict__ saved_logsumexp,
-                                              float* __restrict__ dlogits, int64_t classes, float q_target,
-                                              float q_other, int32_t ignore_index, float scale) {
+// W: logits per thread step (classes % W == 0; for W > 1 logits and dlogits 16-byte aligned).
+template <typename T, int W>
+__global__ void cross_entropy_backward_kernel(const T* __restrict__ logits, const int32_t* __restrict__ targets,
+                                              const float* __restrict__ saved_logsumexp, T* __restrict__ dlogits,
+                                              int64_t classes, float q_target, float q_other, int32_t ignore_index,
+                                              float scale) {
   const int64_t row = blockIdx.x;
-  const float* z = logits + row * classes;
-  float* dz = dlogits + row * classes;
+  const T* z = logits + row * classes;
+  T* dz = dlogits + row * classes;
   const int32_t target = targets[row];
   if (target == ignore_index || target < 0 || target >= classes) {
     const float fill = target == ignore_index ? 0.0f : NAN;
-    for (int64_t c = threadIdx.x; c < classes; c += kThreads) dz[c] = fill;
+    for (int64_t c = threadIdx.x; c < classes; c += kThreads) dz[c] = from_float<T>(fill);
     return;
   }
   const float logsumexp = saved_logsumexp[row];
-  if (kVec4) {
-    const float4* z4 = reinterpret_cast<const float4*>(z);
-    float4* dz4 = reinterpret_cast<float4*>(dz);
-    for (int64_t i = threadIdx.x; i < classes / 4; i += kThreads) {
-      const float4 v = z4[i];
-      const int64_t c = 4 * i;
-      dz4[i] = make_float4(scale * (expf(v.x - logsumexp) - (c == target ? q_target : q_other)),
-                           scale * (expf(v.y - logsumexp) - (c + 1 == target ? q_target : q_other)),
-                           scale * (expf(v.z - logsumexp) - (c + 2 == target ? q_target : q_other)),
-                           scale * (expf(v.w - logsumexp) - (c + 3 == target ? q_target : q_other)));
+  const Pack<T, W>* zv = reinterpret_cast<const Pack<T, W>*>(z);
+  Pack<T, W>* dzv = reinterpret_cast<Pack<T, W>*>(dz);
+  for (int64_t i = threadIdx.x; i < classes / W; i += kThreads) {
+    const Pack<T, W> v = zv[i];
+    const int64_t c = W * i;
+    Pack<T, W> out;
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const float q = c + j == target ? q_target : q_other;
+      out.element[j] = from_float<T>(scale * (expf(to_float(v.element[j]) - logsumexp) - q));
     }
-  } else {
-    for (int64_t c = threadIdx.x; c < classes; c += kThreads) {
-      dz[c] = scale * (expf(z[c] - logsumexp) - (c == target ? q_target : q_other));
-    }
+    dzv[i] = out;
   }
 }
 
@@ -190,10 +203,10 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) ==
 
 }  // namespace
 
-void softmax_cross_entropy_forward(const float* logits, const int32_t* targets, float* losses,
-                                   float* saved_logsumexp, float* loss_sum, int64_t* counted_rows, int64_t rows,
-                                   int64_t classes, float label_smoothing, int32_t ignore_index,
-                                   cudaStream_t stream) {
+template <typename T>
+void softmax_cross_entropy_forward(const T* logits, const int32_t* targets, float* losses, float* saved_logsumexp,
+                                   float* loss_sum, int64_t* counted_rows, int64_t rows, int64_t classes,
+                                   float label_smoothing, int32_t ignore_index, cudaStream_t stream) {
   check_arguments("softmax_cross_entropy_forward", rows, classes, label_smoothing);
   SB_CHECK(loss_sum && counted_rows, "softmax_cross_entropy_forward: null pointer");
   if (rows > 0) {
@@ -201,12 +214,13 @@ void softmax_cross_entropy_forward(const float* logits, const int32_t* targets, 
     const double eps = label_smoothing;
     const double eps_i = off_target_probability(classes, label_smoothing);
     const unsigned grid = static_cast<unsigned>(rows);
-    if (classes % 4 == 0 && aligned16(logits)) {
-      cross_entropy_forward_kernel<true><<<grid, kThreads, 0, stream>>>(logits, targets, losses, saved_logsumexp,
-                                                                         classes, eps, eps_i, ignore_index);
+    constexpr int kWidth = kElementsPer16Bytes<T>;
+    if (classes % kWidth == 0 && aligned16(logits)) {
+      cross_entropy_forward_kernel<T, kWidth><<<grid, kThreads, 0, stream>>>(logits, targets, losses, saved_logsumexp,
+                                                                             classes, eps, eps_i, ignore_index);
     } else {
-      cross_entropy_forward_kernel<false><<<grid, kThreads, 0, stream>>>(logits, targets, losses, saved_logsumexp,
-                                                                          classes, eps, eps_i, ignore_index);
+      cross_entropy_forward_kernel<T, 1><<<grid, kThreads, 0, stream>>>(logits, targets, losses, saved_logsumexp,
+                                                                        classes, eps, eps_i, ignore_index);
     }
     SB_CUDA_CHECK_LAUNCH();
   }
@@ -216,8 +230,9 @@ void softmax_cross_entropy_forward(const float* logits, const int32_t* targets, 
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void softmax_cross_entropy_backward(const float* logits, const int32_t* targets, const float* saved_logsumexp,
-                                    float* dlogits, int64_t rows, int64_t classes, float label_smoothing,
+template <typename T>
+void softmax_cross_entropy_backward(const T* logits, const int32_t* targets, const float* saved_logsumexp,
+                                    T* dlogits, int64_t rows, int64_t classes, float label_smoothing,
                                     int32_t ignore_index, float scale, cudaStream_t stream) {
   check_arguments("softmax_cross_entropy_backward", rows, classes, label_smoothing);
   if (rows == 0) return;
@@ -225,16 +240,23 @@ void softmax_cross_entropy_backward(const float* logits, const int32_t* targets,
   const float q_other = static_cast<float>(off_target_probability(classes, label_smoothing));
   const float q_target = static_cast<float>(1.0 - static_cast<double>(label_smoothing));
   const unsigned grid = static_cast<unsigned>(rows);
-  if (classes % 4 == 0 && aligned16(logits) && aligned16(dlogits)) {
-    cross_entropy_backward_kernel<true><<<grid, kThreads, 0, stream>>>(logits, targets, saved_logsumexp, dlogits,
-                                                                        classes, q_target, q_other, ignore_index,
-                                                                        scale);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  if (classes % kWidth == 0 && aligned16(logits) && aligned16(dlogits)) {
+    cross_entropy_backward_kernel<T, kWidth><<<grid, kThreads, 0, stream>>>(
+        logits, targets, saved_logsumexp, dlogits, classes, q_target, q_other, ignore_index, scale);
   } else {
-    cross_entropy_backward_kernel<false><<<grid, kThreads, 0, stream>>>(logits, targets, saved_logsumexp, dlogits,
-                                                                         classes, q_target, q_other, ignore_index,
-                                                                         scale);
+    cross_entropy_backward_kernel<T, 1><<<grid, kThreads, 0, stream>>>(
+        logits, targets, saved_logsumexp, dlogits, classes, q_target, q_other, ignore_index, scale);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
+
+#define SB_CROSS_ENTROPY(T)                                                                                     \
+  template void softmax_cross_entropy_forward<T>(const T*, const int32_t*, float*, float*, float*, int64_t*,    \
+                                                 int64_t, int64_t, float, int32_t, cudaStream_t);               \
+  template void softmax_cross_entropy_backward<T>(const T*, const int32_t*, const float*, T*, int64_t, int64_t, \
+                                                  float, int32_t, float, cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_CROSS_ENTROPY)
+#undef SB_CROSS_ENTROPY
 
 }  // namespace sb::cuda

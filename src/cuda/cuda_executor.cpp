@@ -1,18 +1,23 @@
 // The CUDA executor (include/scalebench/executor.h): one cudaMalloc'd arena laid out by the plan, one stream,
-// every node dispatched by op name to the sb::cuda kernel with the CPU kernel's arguments. fp32 throughout
-// for now, so that it can be compared with the CPU reference element by element.
+// every node dispatched by op name to the sb::cuda kernel with the CPU kernel's arguments, instantiated for
+// the dtype the graph stores the node's activations in (fp32, or bf16 under mixed precision; parameters,
+// their gradients, losses and statistics are fp32 either way).
 #include <cuda_runtime_api.h>
 
 #include <functional>
 #include <map>
+#include <type_traits>
+#include <vector>
 
 #include "scalebench/error.h"
 #include "scalebench/executor.h"
 #include "src/cuda/activations.h"
 #include "src/cuda/bias.h"
+#include "src/cuda/cast.h"
 #include "src/cuda/cross_entropy.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/dropout.h"
+#include "src/cuda/element.h"
 #include "src/cuda/embedding.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/layernorm.h"
@@ -21,7 +26,9 @@
 #include "src/cuda/optimizer.h"
 #include "src/cuda/random_uniform.h"
 #include "src/cuda/san.h"
+#include "src/cuda/select_column.h"
 #include "src/cuda/softmax.h"
+#include "src/cuda/span_loss.h"
 
 namespace sb {
 namespace {
@@ -29,6 +36,14 @@ namespace {
 class CudaExecutor;
 using Kernel = std::function<void(CudaExecutor&, const Node&)>;
 const std::map<std::string, Kernel>& kernels();
+
+template <typename T>
+constexpr DType dtype_of_element() {
+  if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
+  if constexpr (std::is_same_v<T, cuda::bf16>) return DType::kBFloat16;
+  if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
+  if constexpr (std::is_same_v<T, uint8_t>) return DType::kUInt8;
+}
 
 int64_t size_attr(const Node& node, const char* name) { return static_cast<int64_t>(node.attributes.at(name)); }
 float float_attr(const Node& node, const char* name) { return static_cast<float>(node.attributes.at(name)); }
@@ -51,6 +66,7 @@ class CudaExecutor final : public Executor {
   }
   ~CudaExecutor() override {
     cudaStreamSynchronize(stream_);
+    for (cudaEvent_t event : marks_) cudaEventDestroy(event);
     cudaFree(scratch_);
     cudaFree(moments_);
     cudaFree(arena_);
@@ -89,10 +105,34 @@ class CudaExecutor final : public Executor {
                      moments_, moments_ + n, static_cast<int64_t>(n), settings, step, stream_);
   }
 
+  void mark(size_t index) override {
+    while (marks_.size() <= index) {
+      cudaEvent_t event = nullptr;
+      SB_CUDA_CHECK(cudaEventCreate(&event));
+      marks_.push_back(event);
+    }
+    SB_CUDA_CHECK(cudaEventRecord(marks_[index], stream_));
+  }
+  double elapsed_ms(size_t from, size_t to) override {
+    SB_CUDA_CHECK(cudaEventSynchronize(marks_.at(to)));
+    float ms = 0;
+    SB_CUDA_CHECK(cudaEventElapsedTime(&ms, marks_.at(from), marks_.at(to)));
+    return ms;
+  }
+
   unsigned char* u8_at(uint64_t offset) { return static_cast<unsigned char*>(arena_) + offset; }
   unsigned char* u8(TensorId id) { return static_cast<unsigned char*>(arena_) + plan_.offsets.at(static_cast<size_t>(id)); }
-  float* f32(TensorId id) { return reinterpret_cast<float*>(u8(id)); }
-  int32_t* i32(TensorId id) { return reinterpret_cast<int32_t*>(u8(id)); }
+  // The tensor's storage as T; a kernel that would read or write it as another type is a graph error
+  // (a bf16 activation where an fp32 parameter belongs), caught here rather than computed on.
+  template <typename T>
+  T* at(TensorId id) {
+    const TensorInfo& info = graph_.tensor(id);
+    if (info.dtype != dtype_of_element<T>()) {
+      throw UsageError("cuda executor: tensor '" + info.name + "' is " + dtype_name(info.dtype) + ", the kernel wants " +
+                       dtype_name(dtype_of_element<T>()));
+    }
+    return reinterpret_cast<T*>(u8(id));
+  }
   cudaStream_t stream() const { return stream_; }
   float* loss_sum() { return static_cast<float*>(scratch_); }
   int64_t* counted() { return reinterpret_cast<int64_t*>(static_cast<char*>(scratch_) + 8); }
@@ -117,211 +157,260 @@ class CudaExecutor final : public Executor {
   cuda::GemmMath gemm_math_;  // AdamW's first and second moments, back to back
   cudaStream_t stream_ = nullptr;
   std::map<TensorId, int64_t> counted_rows_;
+  std::vector<cudaEvent_t> marks_;
 };
 
+// Calls f with a value of the element type stored for `type` (float or bf16): the kernels are templates
+// over it (src/cuda/element.h).
+template <typename F>
+void with_element_type(DType type, const Node& node, F&& f) {
+  switch (type) {
+    case DType::kFloat32: f(float{}); return;
+    case DType::kBFloat16: f(cuda::bf16{}); return;
+    default: throw UsageError("op '" + node.op + "' has no cuda kernel for " + dtype_name(type) + " tensors");
+  }
+}
+
+DType dtype_of(const CudaExecutor& e, TensorId id) { return e.graph().tensor(id).dtype; }
+
+// A and B share the compute dtype; C is the same or, for weight gradients under mixed precision, fp32.
 void run_gemm(CudaExecutor& e, const Node& n) {
   const bool ta = size_attr(n, "transpose_a") != 0, tb = size_attr(n, "transpose_b") != 0;
   const int64_t m = size_attr(n, "m"), cols = size_attr(n, "n"), k = size_attr(n, "k");
-  cuda::gemm_strided_batched(ta, tb, m, cols, k, float_attr(n, "alpha"), e.f32(n.inputs[0]), ta ? m : k,
-                             e.f32(n.inputs[1]), tb ? k : cols, 0.0f, e.f32(n.outputs[0]), cols, size_attr(n, "batch"),
-                             m * k, k * cols, m * cols, e.stream());
+  const DType operands = dtype_of(e, n.inputs[0]), result = dtype_of(e, n.outputs[0]);
+  if (dtype_of(e, n.inputs[1]) != operands) throw UsageError("gemm: operands of different dtypes");
+  // A bias (linear layers) has the result's dtype and is fused into the GEMM's epilogue.
+  const bool has_bias = n.inputs.size() > 2;
+  if (has_bias && dtype_of(e, n.inputs[2]) != result) throw UsageError("gemm: the bias must have the result's dtype");
+  auto launch = [&](auto* a, auto* b, auto* c) {
+    using C = std::remove_pointer_t<decltype(c)>;
+    cuda::gemm_strided_batched(ta, tb, m, cols, k, float_attr(n, "alpha"), a, ta ? m : k, b, tb ? k : cols, 0.0f, c,
+                               cols, size_attr(n, "batch"), m * k, k * cols, m * cols, e.stream(),
+                               has_bias ? e.at<C>(n.inputs[2]) : nullptr);
+  };
+  if (operands == DType::kFloat32 && result == DType::kFloat32) {
+    launch(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]));
+  } else if (operands == DType::kBFloat16 && result == DType::kBFloat16) {
+    launch(e.at<cuda::bf16>(n.inputs[0]), e.at<cuda::bf16>(n.inputs[1]), e.at<cuda::bf16>(n.outputs[0]));
+  } else if (operands == DType::kBFloat16 && result == DType::kFloat32) {
+    launch(e.at<cuda::bf16>(n.inputs[0]), e.at<cuda::bf16>(n.inputs[1]), e.at<float>(n.outputs[0]));
+  } else {
+    throw UsageError(std::string("gemm: no kernel for ") + dtype_name(operands) + " operands and a " +
+                     dtype_name(result) + " result");
+  }
 }
 
-void copy(CudaExecutor& e, TensorId to, TensorId from, int64_t floats) {
-  SB_CUDA_CHECK(cudaMemcpyAsync(e.f32(to), e.f32(from), sizeof(float) * floats, cudaMemcpyDeviceToDevice, e.stream()));
+void copy(CudaExecutor& e, TensorId to, TensorId from) {
+  SB_CUDA_CHECK(cudaMemcpyAsync(e.u8(to), e.u8(from), e.graph().tensor(from).bytes(), cudaMemcpyDeviceToDevice,
+                                e.stream()));
 }
+
+void run_cast(CudaExecutor& e, const Node& n) {
+  const DType from = dtype_of(e, n.inputs[0]), to = dtype_of(e, n.outputs[0]);
+  const int64_t count = size_attr(n, "n");
+  if (from == to) return copy(e, n.outputs[0], n.inputs[0]);
+  if (from == DType::kFloat32 && to == DType::kBFloat16) {
+    return cuda::cast(e.at<float>(n.inputs[0]), e.at<cuda::bf16>(n.outputs[0]), count, e.stream());
+  }
+  if (from == DType::kBFloat16 && to == DType::kFloat32) {
+    return cuda::cast(e.at<cuda::bf16>(n.inputs[0]), e.at<float>(n.outputs[0]), count, e.stream());
+  }
+  throw UsageError(std::string("cast: no kernel from ") + dtype_name(from) + " to " + dtype_name(to));
+}
+
+// Most ops store every activation operand in one element type: the type of their first output.
+#define SB_TYPED(body)                                                                       \
+  [](CudaExecutor& e, const Node& n) {                                                       \
+    with_element_type(dtype_of(e, n.outputs[0]), n, [&](auto element) {                      \
+      using T = decltype(element);                                                           \
+      body;                                                                                  \
+    });                                                                                      \
+  }
 
 const std::map<std::string, Kernel>& kernels() {
   static const std::map<std::string, Kernel> table = {
       {"gemm", run_gemm},
-      {"bias_add",
+      {"cast", run_cast},
+      {"bias_backward",  // dy in the compute dtype, the bias gradient fp32: dispatch on the input
        [](CudaExecutor& e, const Node& n) {
-         const int64_t rows = size_attr(n, "rows"), cols = size_attr(n, "cols");
-         copy(e, n.outputs[0], n.inputs[0], rows * cols);
-         cuda::bias_add_forward(e.f32(n.outputs[0]), e.f32(n.inputs[1]), rows, cols, e.stream());
+         if (dtype_of(e, n.outputs[0]) != DType::kFloat32) throw UsageError("bias_backward writes an fp32 gradient");
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::bias_backward(e.at<T>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "rows"),
+                               size_attr(n, "cols"), e.stream());
+         });
        }},
-      {"bias_backward",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::bias_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"), size_attr(n, "cols"),
-                             e.stream());
-       }},
-      {"add",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::add_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"), e.stream());
-       }},
-      {"add_n",
-       [](CudaExecutor& e, const Node& n) {
-         const int64_t count = size_attr(n, "n");
-         copy(e, n.outputs[0], n.inputs[0], count);
+      {"add", SB_TYPED(cuda::add_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                         size_attr(n, "n"), e.stream()))},
+      {"add_n", SB_TYPED({
+         copy(e, n.outputs[0], n.inputs[0]);
          for (size_t i = 1; i < n.inputs.size(); ++i) {
-           cuda::add_forward(e.f32(n.outputs[0]), e.f32(n.inputs[i]), e.f32(n.outputs[0]), count, e.stream());
+           cuda::add_forward(e.at<T>(n.outputs[0]), e.at<T>(n.inputs[i]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                             e.stream());
          }
-       }},
-      {"copy", [](CudaExecutor& e, const Node& n) { copy(e, n.outputs[0], n.inputs[0], size_attr(n, "n")); }},
-      {"zero_fill",
+       })},
+      {"view", [](CudaExecutor&, const Node&) {}},  // shares its input's storage (planner.h)
+      {"zero_fill",  // any dtype: all-zero bytes are 0 in fp32, bf16 and the integers
        [](CudaExecutor& e, const Node& n) {
-         SB_CUDA_CHECK(cudaMemsetAsync(e.f32(n.outputs[0]), 0, sizeof(float) * size_attr(n, "n"), e.stream()));
+         SB_CUDA_CHECK(cudaMemsetAsync(e.u8(n.outputs[0]), 0, e.graph().tensor(n.outputs[0]).bytes(), e.stream()));
        }},
-      {"stack",
+      {"stack",  // byte copies: any dtype, the parts' and the output's being equal (graph builder)
        [](CudaExecutor& e, const Node& n) {
-         const int64_t count = size_attr(n, "n");
+         const size_t part_bytes = e.graph().tensor(n.inputs[0]).bytes();
          for (size_t i = 0; i < n.inputs.size(); ++i) {
-           SB_CUDA_CHECK(cudaMemcpyAsync(e.f32(n.outputs[0]) + i * count, e.f32(n.inputs[i]), sizeof(float) * count,
+           SB_CUDA_CHECK(cudaMemcpyAsync(e.u8(n.outputs[0]) + i * part_bytes, e.u8(n.inputs[i]), part_bytes,
                                          cudaMemcpyDeviceToDevice, e.stream()));
          }
        }},
       {"unstack",
        [](CudaExecutor& e, const Node& n) {
-         const int64_t count = size_attr(n, "n");
+         const size_t part_bytes = e.graph().tensor(n.outputs[0]).bytes();
          for (size_t i = 0; i < n.outputs.size(); ++i) {
-           SB_CUDA_CHECK(cudaMemcpyAsync(e.f32(n.outputs[i]), e.f32(n.inputs[0]) + i * count, sizeof(float) * count,
+           SB_CUDA_CHECK(cudaMemcpyAsync(e.u8(n.outputs[i]), e.u8(n.inputs[0]) + i * part_bytes, part_bytes,
                                          cudaMemcpyDeviceToDevice, e.stream()));
          }
        }},
-      {"scale",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::scale_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "factor"),
-                             e.stream());
-       }},
-      {"add_broadcast",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::add_broadcast_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
-                                     size_attr(n, "repeats"), size_attr(n, "block"), e.stream());
-       }},
-      {"swap_middle",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::swap_middle(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "a"), size_attr(n, "b"),
-                           size_attr(n, "c"), size_attr(n, "d"), e.stream());
-       }},
-      {"dropout",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::dropout_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), e.u8(n.outputs[1]), size_attr(n, "n"),
-                               float_attr(n, "p"), e.seed(), e.dropout_offset(n), e.stream());
-       }},
-      {"dropout_backward",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::dropout_backward(e.f32(n.inputs[0]), e.u8(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"),
-                                float_attr(n, "p"), e.stream());
-       }},
-      {"gelu",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::gelu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), e.stream());
-       }},
-      {"relu",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::relu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), e.stream());
-       }},
-      {"tanh",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::tanh_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), e.stream());
-       }},
-      {"gelu_backward",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::gelu_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"), e.stream());
-       }},
-      {"relu_backward",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::relu_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"), e.stream());
-       }},
-      {"tanh_backward",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::tanh_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"), e.stream());
-       }},
-      {"layernorm",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::layernorm_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.outputs[0]),
-                                 e.f32(n.outputs[1]), e.f32(n.outputs[2]), size_attr(n, "rows"), size_attr(n, "cols"),
-                                 float_attr(n, "epsilon"), e.stream());
-       }},
+      {"scale", SB_TYPED(cuda::scale_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                             float_attr(n, "factor"), e.stream()))},
+      {"add_broadcast", SB_TYPED(cuda::add_broadcast_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                             e.at<T>(n.outputs[0]), size_attr(n, "repeats"),
+                                                             size_attr(n, "block"), e.stream()))},
+      {"swap_middle", SB_TYPED(cuda::swap_middle(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "a"),
+                                                 size_attr(n, "b"), size_attr(n, "c"), size_attr(n, "d"),
+                                                 e.stream()))},
+      {"select_column", SB_TYPED(cuda::select_column_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                             size_attr(n, "rows"), size_attr(n, "cols"),
+                                                             size_attr(n, "column"), e.stream()))},
+      {"select_column_backward",
+       SB_TYPED(cuda::select_column_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
+                                             size_attr(n, "cols"), size_attr(n, "column"), e.stream()))},
+      {"dropout", SB_TYPED(cuda::dropout_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
+                                                 size_attr(n, "n"), float_attr(n, "p"), e.seed(),
+                                                 e.dropout_offset(n), e.stream()))},
+      {"dropout_backward", SB_TYPED(cuda::dropout_backward(e.at<T>(n.inputs[0]), e.u8(n.inputs[1]),
+                                                           e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                           float_attr(n, "p"), e.stream()))},
+      {"gelu", SB_TYPED(cuda::gelu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                           e.stream()))},
+      {"relu", SB_TYPED(cuda::relu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                           e.stream()))},
+      {"tanh", SB_TYPED(cuda::tanh_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                           e.stream()))},
+      {"gelu_backward", SB_TYPED(cuda::gelu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                     e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
+      {"relu_backward", SB_TYPED(cuda::relu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                     e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
+      {"tanh_backward", SB_TYPED(cuda::tanh_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                     e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
+      {"layernorm", SB_TYPED(cuda::layernorm_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                     e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]),
+                                                     e.at<float>(n.outputs[1]), e.at<float>(n.outputs[2]),
+                                                     size_attr(n, "rows"), size_attr(n, "cols"),
+                                                     float_attr(n, "epsilon"), e.stream()))},
       {"layernorm_backward",
+       SB_TYPED(cuda::layernorm_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                         e.at<float>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),
+                                         e.at<float>(n.outputs[1]), e.at<float>(n.outputs[2]), size_attr(n, "rows"),
+                                         size_attr(n, "cols"), e.stream()))},
+      {"embedding", SB_TYPED(cuda::embedding_forward(e.at<int32_t>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                     e.at<T>(n.outputs[0]), size_attr(n, "tokens"),
+                                                     size_attr(n, "dim"), size_attr(n, "vocab"), e.stream()))},
+      {"embedding_backward",  // the output gradient in the compute dtype, the table's gradient fp32
        [](CudaExecutor& e, const Node& n) {
-         cuda::layernorm_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.inputs[3]),
-                                  e.f32(n.inputs[4]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), e.f32(n.outputs[2]),
-                                  size_attr(n, "rows"), size_attr(n, "cols"), e.stream());
-       }},
-      {"embedding",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::embedding_forward(e.i32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "tokens"),
-                                 size_attr(n, "dim"), size_attr(n, "vocab"), e.stream());
-       }},
-      {"embedding_backward",
-       [](CudaExecutor& e, const Node& n) {
-         const int64_t vocab = size_attr(n, "vocab"), dim = size_attr(n, "dim");
-         SB_CUDA_CHECK(cudaMemsetAsync(e.f32(n.outputs[0]), 0, sizeof(float) * vocab * dim, e.stream()));
-         cuda::embedding_backward_accumulate(e.i32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
-                                             size_attr(n, "tokens"), dim, vocab, size_attr(n, "padding_idx"), e.stream());
+         SB_CUDA_CHECK(cudaMemsetAsync(e.u8(n.outputs[0]), 0, e.graph().tensor(n.outputs[0]).bytes(), e.stream()));
+         with_element_type(dtype_of(e, n.inputs[1]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::embedding_backward_accumulate(e.at<int32_t>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                               e.at<float>(n.outputs[0]), size_attr(n, "tokens"), size_attr(n, "dim"),
+                                               size_attr(n, "vocab"), size_attr(n, "padding_idx"), e.stream());
+         });
        }},
       {"masked_softmax",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::masked_softmax_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "batch"),
-                                      size_attr(n, "heads"), size_attr(n, "q"), size_attr(n, "k"), float_attr(n, "scale"),
-                                      n.inputs.size() > 1 ? e.i32(n.inputs[1]) : nullptr, size_attr(n, "causal") != 0,
-                                      e.stream());
-       }},
+       SB_TYPED(cuda::masked_softmax_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "batch"),
+                                             size_attr(n, "heads"), size_attr(n, "q"), size_attr(n, "k"),
+                                             float_attr(n, "scale"),
+                                             n.inputs.size() > 1 ? e.at<int32_t>(n.inputs[1]) : nullptr,
+                                             size_attr(n, "causal") != 0, e.stream()))},
       {"masked_softmax_backward",
+       SB_TYPED(cuda::masked_softmax_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                              size_attr(n, "batch"), size_attr(n, "heads"), size_attr(n, "q"),
+                                              size_attr(n, "k"), float_attr(n, "scale"),
+                                              n.inputs.size() > 2 ? e.at<int32_t>(n.inputs[2]) : nullptr,
+                                              size_attr(n, "causal") != 0, e.stream()))},
+      {"softmax_cross_entropy",  // logits in the compute dtype; loss and statistics fp32
        [](CudaExecutor& e, const Node& n) {
-         cuda::masked_softmax_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
-                                       size_attr(n, "batch"), size_attr(n, "heads"), size_attr(n, "q"),
-                                       size_attr(n, "k"), float_attr(n, "scale"),
-                                       n.inputs.size() > 2 ? e.i32(n.inputs[2]) : nullptr,
-                                       size_attr(n, "causal") != 0, e.stream());
-       }},
-      {"softmax_cross_entropy",
-       [](CudaExecutor& e, const Node& n) {
-         cuda::softmax_cross_entropy_forward(e.f32(n.inputs[0]), e.i32(n.inputs[1]), e.f32(n.outputs[2]),
-                                             e.f32(n.outputs[1]), e.loss_sum(), e.counted(), size_attr(n, "rows"),
-                                             size_attr(n, "classes"), float_attr(n, "label_smoothing"),
-                                             static_cast<int32_t>(size_attr(n, "ignore_index")), e.stream());
-         cuda::loss_mean(e.loss_sum(), e.counted(), e.f32(n.outputs[0]), e.stream());
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::softmax_cross_entropy_forward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]),
+                                               e.at<float>(n.outputs[2]), e.at<float>(n.outputs[1]), e.loss_sum(),
+                                               e.counted(), size_attr(n, "rows"), size_attr(n, "classes"),
+                                               float_attr(n, "label_smoothing"),
+                                               static_cast<int32_t>(size_attr(n, "ignore_index")), e.stream());
+         });
+         cuda::loss_mean(e.loss_sum(), e.counted(), e.at<float>(n.outputs[0]), e.stream());
          e.counted_rows(n);  // first time only: learn the backward's scale
        }},
-      {"softmax_cross_entropy_backward",
-       [](CudaExecutor& e, const Node& n) {
+      {"softmax_cross_entropy_backward", SB_TYPED({
          const int64_t counted = e.counted_rows(n);
-         cuda::softmax_cross_entropy_backward(e.f32(n.inputs[0]), e.i32(n.inputs[1]), e.f32(n.inputs[2]),
-                                              e.f32(n.outputs[0]), size_attr(n, "rows"), size_attr(n, "classes"),
-                                              float_attr(n, "label_smoothing"),
+         cuda::softmax_cross_entropy_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]),
+                                              e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
+                                              size_attr(n, "classes"), float_attr(n, "label_smoothing"),
                                               static_cast<int32_t>(size_attr(n, "ignore_index")),
                                               counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f, e.stream());
+       })},
+      {"span_loss",  // logits in the compute dtype; kept-row counts stay on the device (no host sync)
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::span_loss_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                                   e.at<int32_t>(n.inputs[3]), e.at<float>(n.outputs[2]), e.at<float>(n.outputs[1]),
+                                   e.at<float>(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "seq"), e.stream());
+         });
        }},
-      // MT-DNN's SAN answer module (src/cuda/san.h), fp32 tensors as the graph builder makes them.
+      // MT-DNN's SAN answer module (src/cuda/san.h): fp32 kernels only; the graph builder converts the floating
+      // inputs of these ops to fp32 in a bf16 graph, so at<float> holds at any precision. Masks are uint8.
       {"gru_cell",
        [](CudaExecutor& e, const Node& n) {
          const auto& in = n.inputs;
-         cuda::gru_cell_forward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(in[4]), e.f32(in[5]),
-                                e.f32(n.outputs[0]), e.f32(n.outputs[1]), size_attr(n, "batch"),
-                                size_attr(n, "input_size"), size_attr(n, "hidden_size"), e.stream());
+         cuda::gru_cell_forward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<float>(in[3]),
+                                e.at<float>(in[4]), e.at<float>(in[5]), e.at<float>(n.outputs[0]),
+                                e.at<float>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "input_size"),
+                                size_attr(n, "hidden_size"), e.stream());
        }},
       {"gru_cell_backward",
        [](CudaExecutor& e, const Node& n) {
          const auto& in = n.inputs;
          const auto& out = n.outputs;
-         cuda::gru_cell_backward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(in[4]), e.f32(in[5]),
-                                 e.f32(out[0]), e.f32(out[1]), e.f32(out[2]), e.f32(out[3]), e.f32(out[4]),
-                                 e.f32(out[5]), size_attr(n, "batch"), size_attr(n, "input_size"),
-                                 size_attr(n, "hidden_size"), e.stream());
+         cuda::gru_cell_backward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<float>(in[3]),
+                                 e.at<float>(in[4]), e.at<float>(in[5]), e.at<float>(out[0]), e.at<float>(out[1]),
+                                 e.at<float>(out[2]), e.at<float>(out[3]), e.at<float>(out[4]), e.at<float>(out[5]),
+                                 size_attr(n, "batch"), size_attr(n, "input_size"), size_attr(n, "hidden_size"),
+                                 e.stream());
        }},
       {"san_self_attention",
        [](CudaExecutor& e, const Node& n) {
          const auto& in = n.inputs;
-         cuda::san_self_attention_forward(e.f32(in[0]), e.u8(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(n.outputs[0]),
-                                          e.f32(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "length"),
-                                          size_attr(n, "hidden"), e.stream());
+         cuda::san_self_attention_forward(e.at<float>(in[0]), e.at<uint8_t>(in[1]), e.at<float>(in[2]),
+                                          e.at<float>(in[3]), e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]),
+                                          size_attr(n, "batch"), size_attr(n, "length"), size_attr(n, "hidden"),
+                                          e.stream());
        }},
       {"san_self_attention_backward",
        [](CudaExecutor& e, const Node& n) {
          const auto& in = n.inputs;
          const auto& out = n.outputs;
-         cuda::san_self_attention_backward(e.f32(in[0]), e.f32(in[1]), e.u8(in[2]), e.f32(in[3]), e.f32(in[4]),
-                                           e.f32(out[0]), e.f32(out[1]), e.f32(out[2]), size_attr(n, "batch"),
+         cuda::san_self_attention_backward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<uint8_t>(in[2]),
+                                           e.at<float>(in[3]), e.at<float>(in[4]), e.at<float>(out[0]),
+                                           e.at<float>(out[1]), e.at<float>(out[2]), size_attr(n, "batch"),
                                            size_attr(n, "length"), size_attr(n, "hidden"), e.stream());
        }},
       {"san_bilinear_attention",
        [](CudaExecutor& e, const Node& n) {
          const auto& in = n.inputs;
          const auto& out = n.outputs;
-         cuda::san_bilinear_attention_forward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.u8(in[3]), e.f32(in[4]),
-                                              e.f32(in[5]), e.f32(out[0]), e.f32(out[1]), e.f32(out[2]),
+         cuda::san_bilinear_attention_forward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]),
+                                              e.at<uint8_t>(in[3]), e.at<float>(in[4]), e.at<float>(in[5]),
+                                              e.at<float>(out[0]), e.at<float>(out[1]), e.at<float>(out[2]),
                                               size_attr(n, "batch"), size_attr(n, "length"),
                                               size_attr(n, "memory_hidden"), size_attr(n, "state_hidden"), e.stream());
        }},
@@ -330,42 +419,51 @@ const std::map<std::string, Kernel>& kernels() {
          const auto& in = n.inputs;
          const auto& out = n.outputs;
          cuda::san_bilinear_attention_backward(
-             e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.u8(in[4]), e.f32(in[5]), e.f32(in[6]),
-             e.f32(in[7]), e.f32(out[0]), e.f32(out[1]), e.f32(out[2]), e.f32(out[3]), e.f32(out[4]),
-             size_attr(n, "batch"), size_attr(n, "length"), size_attr(n, "memory_hidden"),
-             size_attr(n, "state_hidden"), e.stream());
+             e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<float>(in[3]), e.at<uint8_t>(in[4]),
+             e.at<float>(in[5]), e.at<float>(in[6]), e.at<float>(in[7]), e.at<float>(out[0]), e.at<float>(out[1]),
+             e.at<float>(out[2]), e.at<float>(out[3]), e.at<float>(out[4]), size_attr(n, "batch"),
+             size_attr(n, "length"), size_attr(n, "memory_hidden"), size_attr(n, "state_hidden"), e.stream());
        }},
       {"san_merge",
        [](CudaExecutor& e, const Node& n) {
-         cuda::san_merge_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "batch"),
-                                 size_attr(n, "hidden"), e.stream());
+         cuda::san_merge_forward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                 size_attr(n, "batch"), size_attr(n, "hidden"), e.stream());
        }},
       {"san_merge_backward",
        [](CudaExecutor& e, const Node& n) {
-         cuda::san_merge_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.outputs[0]),
-                                  e.f32(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "hidden"), e.stream());
+         cuda::san_merge_backward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                  e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "batch"),
+                                  size_attr(n, "hidden"), e.stream());
        }},
       {"san_turn_mask",
        [](CudaExecutor& e, const Node& n) {
-         cuda::philox_uniform(e.f32(n.outputs[0]), size_attr(n, "n"), e.seed(), e.dropout_offset(n), e.stream());
-         cuda::san_turn_mask(e.f32(n.outputs[0]), e.f32(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "turns"),
-                             float_attr(n, "p"), e.stream());
+         cuda::philox_uniform(e.at<float>(n.outputs[0]), size_attr(n, "n"), e.seed(), e.dropout_offset(n),
+                              e.stream());
+         cuda::san_turn_mask(e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "batch"),
+                             size_attr(n, "turns"), float_attr(n, "p"), e.stream());
        }},
       {"san_turn_average",
        [](CudaExecutor& e, const Node& n) {
-         cuda::san_turn_average_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
-                                        e.f32(n.outputs[1]), size_attr(n, "turns"), size_attr(n, "batch"),
-                                        size_attr(n, "classes"), e.stream());
+         cuda::san_turn_average_forward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                        e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "turns"),
+                                        size_attr(n, "batch"), size_attr(n, "classes"), e.stream());
        }},
       {"san_turn_average_backward",
        [](CudaExecutor& e, const Node& n) {
-         cuda::san_turn_average_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]),
-                                         e.f32(n.outputs[0]), size_attr(n, "turns"), size_attr(n, "batch"),
-                                         size_attr(n, "classes"), e.stream());
+         cuda::san_turn_average_backward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                         e.at<float>(n.inputs[2]), e.at<float>(n.outputs[0]), size_attr(n, "turns"),
+                                         size_attr(n, "batch"), size_attr(n, "classes"), e.stream());
        }},
+      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1
+       SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                                         e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),
+                                         e.at<T>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "seq"), 1.0f,
+                                         e.stream()))},
   };
   return table;
 }
+
+#undef SB_TYPED
 
 }  // namespace
 

@@ -1,11 +1,13 @@
-// Embedding kernels (embedding.h): one block per token, threads striding the row; float4 copies (16-byte
-// loads and stores) when dim % 4 == 0 and the pointers are 16-byte aligned. The backward pass adds with
-// float atomicAdd (red.global.add.f32) into the table row.
+// Embedding kernels (embedding.h): one block per token, threads striding the row; 16-byte accesses of the
+// activation (4 floats or 8 bf16, with the matching 16 or 32 bytes of the fp32 table row) when dim is a
+// multiple of that width and the pointers are 16-byte aligned. The backward pass widens dout to fp32 and adds
+// with float atomicAdd (red.global.add.f32) into the table row.
 #include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/element.h"
 #include "src/cuda/embedding.h"
 
 namespace sb::cuda {
@@ -13,46 +15,48 @@ namespace {
 
 constexpr int kMaxThreads = 256;
 
-template <bool kVec4>
+// W consecutive elements in one access; W = 1 is the scalar path.
+template <typename T, int W>
+struct alignas(W * sizeof(T) < 16 ? W * sizeof(T) : 16) Pack {
+  T element[W];
+};
+
+// W: elements per thread step (dim % W == 0; for W > 1 table and out are 16-byte aligned).
+template <typename T, int W>
 __global__ void embedding_forward_kernel(const int32_t* __restrict__ ids, const float* __restrict__ table,
-                                         float* __restrict__ out, int64_t dim, int64_t vocab) {
+                                         T* __restrict__ out, int64_t dim, int64_t vocab) {
   const int64_t t = blockIdx.x;
   const int32_t id = ids[t];
-  float* o = out + t * dim;
+  T* o = out + t * dim;
   if (id < 0 || id >= vocab) {  // never read outside the table; make the error visible downstream
-    for (int64_t c = threadIdx.x; c < dim; c += blockDim.x) o[c] = NAN;
+    for (int64_t c = threadIdx.x; c < dim; c += blockDim.x) o[c] = from_float<T>(NAN);
     return;
   }
-  const float* row = table + static_cast<int64_t>(id) * dim;
-  if (kVec4) {
-    const float4* src = reinterpret_cast<const float4*>(row);
-    float4* dst = reinterpret_cast<float4*>(o);
-    for (int64_t i = threadIdx.x; i < dim / 4; i += blockDim.x) dst[i] = src[i];
-  } else {
-    for (int64_t c = threadIdx.x; c < dim; c += blockDim.x) o[c] = row[c];
+  const Pack<float, W>* src = reinterpret_cast<const Pack<float, W>*>(table + static_cast<int64_t>(id) * dim);
+  Pack<T, W>* dst = reinterpret_cast<Pack<T, W>*>(o);
+  for (int64_t i = threadIdx.x; i < dim / W; i += blockDim.x) {
+    const Pack<float, W> v = src[i];
+    Pack<T, W> converted;
+#pragma unroll
+    for (int j = 0; j < W; ++j) converted.element[j] = from_float<T>(v.element[j]);
+    dst[i] = converted;
   }
 }
 
-template <bool kVec4>
-__global__ void embedding_backward_kernel(const int32_t* __restrict__ ids, const float* __restrict__ dout,
+// W: elements of dout per thread step (dim % W == 0; for W > 1 dout is 16-byte aligned).
+template <typename T, int W>
+__global__ void embedding_backward_kernel(const int32_t* __restrict__ ids, const T* __restrict__ dout,
                                           float* __restrict__ dtable, int64_t dim, int64_t vocab,
                                           int64_t padding_idx) {
   const int64_t t = blockIdx.x;
   const int32_t id = ids[t];
   if (id < 0 || id >= vocab || id == padding_idx) return;  // never write outside the table
-  const float* d = dout + t * dim;
+  const Pack<T, W>* d = reinterpret_cast<const Pack<T, W>*>(dout + t * dim);
   float* row = dtable + static_cast<int64_t>(id) * dim;
-  if (kVec4) {
-    const float4* d4 = reinterpret_cast<const float4*>(d);
-    for (int64_t i = threadIdx.x; i < dim / 4; i += blockDim.x) {
-      const float4 v = d4[i];
-      atomicAdd(row + 4 * i, v.x);
-      atomicAdd(row + 4 * i + 1, v.y);
-      atomicAdd(row + 4 * i + 2, v.z);
-      atomicAdd(row + 4 * i + 3, v.w);
-    }
-  } else {
-    for (int64_t c = threadIdx.x; c < dim; c += blockDim.x) atomicAdd(row + c, d[c]);
+  for (int64_t i = threadIdx.x; i < dim / W; i += blockDim.x) {
+    const Pack<T, W> v = d[i];
+#pragma unroll
+    for (int j = 0; j < W; ++j) atomicAdd(row + W * i + j, to_float(v.element[j]));
   }
 }
 
@@ -70,40 +74,50 @@ void check_shape(const char* op, int64_t tokens, int64_t dim, int64_t vocab) {
 
 }  // namespace
 
-void embedding_forward(const int32_t* ids, const float* table, float* out, int64_t tokens, int64_t dim,
-                       int64_t vocab, cudaStream_t stream) {
+template <typename T>
+void embedding_forward(const int32_t* ids, const float* table, T* out, int64_t tokens, int64_t dim, int64_t vocab,
+                       cudaStream_t stream) {
   check_shape("embedding_forward", tokens, dim, vocab);
   if (tokens == 0) return;
   SB_CHECK(ids && table && out, "embedding_forward: null pointer");
-  const bool vec4 = dim % 4 == 0 && aligned16(table) && aligned16(out);
-  const int threads = threads_for(vec4 ? dim / 4 : dim);
-  if (vec4) {
-    embedding_forward_kernel<true><<<static_cast<unsigned>(tokens), threads, 0, stream>>>(ids, table, out, dim, vocab);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  const bool vector = dim % kWidth == 0 && aligned16(table) && aligned16(out);
+  const int threads = threads_for(vector ? dim / kWidth : dim);
+  const unsigned grid = static_cast<unsigned>(tokens);
+  if (vector) {
+    embedding_forward_kernel<T, kWidth><<<grid, threads, 0, stream>>>(ids, table, out, dim, vocab);
   } else {
-    embedding_forward_kernel<false><<<static_cast<unsigned>(tokens), threads, 0, stream>>>(ids, table, out, dim,
-                                                                                          vocab);
+    embedding_forward_kernel<T, 1><<<grid, threads, 0, stream>>>(ids, table, out, dim, vocab);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void embedding_backward_accumulate(const int32_t* ids, const float* dout, float* dtable, int64_t tokens,
-                                   int64_t dim, int64_t vocab, int64_t padding_idx, cudaStream_t stream) {
+template <typename T>
+void embedding_backward_accumulate(const int32_t* ids, const T* dout, float* dtable, int64_t tokens, int64_t dim,
+                                   int64_t vocab, int64_t padding_idx, cudaStream_t stream) {
   check_shape("embedding_backward_accumulate", tokens, dim, vocab);
   SB_CHECK(padding_idx == kNoPaddingIdx || (padding_idx >= 0 && padding_idx < vocab),
            "embedding_backward_accumulate: padding_idx " + std::to_string(padding_idx) + " outside [0, " +
                std::to_string(vocab) + ") and not kNoPaddingIdx");
   if (tokens == 0) return;
   SB_CHECK(ids && dout && dtable, "embedding_backward_accumulate: null pointer");
-  const bool vec4 = dim % 4 == 0 && aligned16(dout);
-  const int threads = threads_for(vec4 ? dim / 4 : dim);
-  if (vec4) {
-    embedding_backward_kernel<true><<<static_cast<unsigned>(tokens), threads, 0, stream>>>(ids, dout, dtable, dim,
-                                                                                          vocab, padding_idx);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  const bool vector = dim % kWidth == 0 && aligned16(dout);
+  const int threads = threads_for(vector ? dim / kWidth : dim);
+  const unsigned grid = static_cast<unsigned>(tokens);
+  if (vector) {
+    embedding_backward_kernel<T, kWidth><<<grid, threads, 0, stream>>>(ids, dout, dtable, dim, vocab, padding_idx);
   } else {
-    embedding_backward_kernel<false><<<static_cast<unsigned>(tokens), threads, 0, stream>>>(ids, dout, dtable, dim,
-                                                                                           vocab, padding_idx);
+    embedding_backward_kernel<T, 1><<<grid, threads, 0, stream>>>(ids, dout, dtable, dim, vocab, padding_idx);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
+
+#define SB_EMBEDDING(T)                                                                                          \
+  template void embedding_forward<T>(const int32_t*, const float*, T*, int64_t, int64_t, int64_t, cudaStream_t); \
+  template void embedding_backward_accumulate<T>(const int32_t*, const T*, float*, int64_t, int64_t, int64_t,    \
+                                                 int64_t, cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_EMBEDDING)
+#undef SB_EMBEDDING
 
 }  // namespace sb::cuda

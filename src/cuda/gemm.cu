@@ -26,7 +26,9 @@
 
 #include "scalebench/error.h"
 #include "src/cuda/cublas_check.h"
+#include "src/cuda/bias.h"
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/element.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/grid.h"
 
@@ -42,7 +44,8 @@ constexpr int64_t kInt32Max = std::numeric_limits<int32_t>::max();
 // ---------------------------------------------------------------- k == 0: C = beta C
 
 // Every element of every batch entry's C (m, n); beta == 0 writes 0 without reading C (BLAS semantics).
-__global__ void scale_c_kernel(float* c, int64_t m, int64_t n, int64_t ldc, int64_t batch, int64_t stride_c,
+template <typename C>
+__global__ void scale_c_kernel(C* c, int64_t m, int64_t n, int64_t ldc, int64_t batch, int64_t stride_c,
                                float beta) {
   const int64_t per_matrix = m * n;
   const int64_t total = per_matrix * batch;
@@ -50,8 +53,8 @@ __global__ void scale_c_kernel(float* c, int64_t m, int64_t n, int64_t ldc, int6
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int64_t g = i / per_matrix;
     const int64_t within = i - g * per_matrix;
-    float* element = c + g * stride_c + (within / n) * ldc + within % n;
-    *element = beta == 0.0f ? 0.0f : beta * *element;
+    C* element = c + g * stride_c + (within / n) * ldc + within % n;
+    *element = from_float<C>(beta == 0.0f ? 0.0f : beta * to_float(*element));
   }
 }
 
@@ -94,9 +97,9 @@ void* stream_workspace(int device, cudaStream_t stream) {
 
 // The largest power of two <= 256 dividing the address of every batch entry's operand: cuBLASLt's heuristic
 // assumes 256-byte aligned operands unless told otherwise, and our operands are views into flat buffers.
-uint32_t operand_alignment(const void* pointer, int64_t batch, int64_t stride) {
+uint32_t operand_alignment(const void* pointer, size_t element_bytes, int64_t batch, int64_t stride) {
   uint64_t bits = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(pointer));
-  if (batch > 1) bits |= static_cast<uint64_t>(stride) * sizeof(float);
+  if (batch > 1) bits |= static_cast<uint64_t>(stride) * element_bytes;
   uint32_t alignment = 256;
   while (alignment > 1 && bits % alignment != 0) alignment /= 2;
   return alignment;
@@ -115,10 +118,10 @@ using MatmulDesc = std::unique_ptr<std::remove_pointer_t<cublasLtMatmulDesc_t>, 
 using Layout = std::unique_ptr<std::remove_pointer_t<cublasLtMatrixLayout_t>, LayoutDeleter>;
 using Preference = std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>, PreferenceDeleter>;
 
-// A column-major fp32 layout (rows, cols, ld), batched when batch > 1.
-Layout make_layout(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
+// A column-major layout of `type` (rows, cols, ld), batched when batch > 1.
+Layout make_layout(cudaDataType type, int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride) {
   cublasLtMatrixLayout_t raw = nullptr;
-  SB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&raw, CUDA_R_32F, static_cast<uint64_t>(rows),
+  SB_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&raw, type, static_cast<uint64_t>(rows),
                                              static_cast<uint64_t>(cols), ld));
   Layout layout(raw);
   if (batch > 1) {
@@ -132,19 +135,31 @@ Layout make_layout(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_
   return layout;
 }
 
-// One row-major problem after the checks (m, n, k > 0, batch >= 1).
+template <typename T>
+cudaDataType data_type();
+template <>
+cudaDataType data_type<float>() { return CUDA_R_32F; }
+template <>
+cudaDataType data_type<bf16>() { return CUDA_R_16BF; }
+
+size_t element_bytes(cudaDataType type) { return type == CUDA_R_32F ? 4 : 2; }
+
+// One row-major problem after the checks (m, n, k > 0, batch >= 1). A and B share one element type; C may
+// be wider (bf16 operands, fp32 result: weight gradients of mixed precision).
 struct Problem {
   bool transpose_a, transpose_b;
   int64_t m, n, k;
   float alpha;
-  const float* a;
+  const void* a;
   int64_t lda;
-  const float* b;
+  const void* b;
   int64_t ldb;
   float beta;
-  float* c;
+  void* c;
   int64_t ldc;
   int64_t batch, stride_a, stride_b, stride_c;
+  cudaDataType ab_type, c_type;
+  const void* bias = nullptr;  // (n) of C's type, added to every row of C by the epilogue; batch 1 only
 };
 
 thread_local GemmMath gemm_math = GemmMath::kFp32;
@@ -153,12 +168,13 @@ thread_local GemmMath gemm_math = GemmMath::kFp32;
 // microseconds of host time, a GEMM of a small layer about as much). found == false is cached too.
 struct PlanKey {
   int device;
-  int math;
+  int math, ab_type, c_type;
+  bool bias;
   bool transpose_a, transpose_b;
   int64_t m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
   uint32_t align_a, align_b, align_c;
   auto tied() const {
-    return std::tie(device, math, transpose_a, transpose_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
+    return std::tie(device, math, ab_type, c_type, bias, transpose_a, transpose_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
                     stride_c, align_a, align_b, align_c);
   }
   bool operator<(const PlanKey& other) const { return tied() < other.tied(); }
@@ -179,8 +195,10 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
   MatmulDesc desc;
   {
     cublasLtMatmulDesc_t raw = nullptr;
-    const cublasComputeType_t compute =
-        gemm_math == GemmMath::kTf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    // TF32 applies to fp32 operands only; bf16 operands always multiply on tensor cores, accumulating in fp32.
+    const cublasComputeType_t compute = gemm_math == GemmMath::kTf32 && p.ab_type == CUDA_R_32F
+                                            ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                            : CUBLAS_COMPUTE_32F;
     SB_CUBLAS_CHECK(cublasLtMatmulDescCreate(&raw, compute, CUDA_R_32F));
     desc.reset(raw);
   }
@@ -190,17 +208,32 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
       cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
   SB_CUBLAS_CHECK(
       cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
+  if (p.bias != nullptr) {
+    // Column-major D is our Cᵀ (n, m): a bias of length n is one value per row of D, broadcast along its
+    // columns, which is what the BIAS epilogue does. The bias has D's type (cuBLASLt refuses an fp32 bias
+    // with a bf16 D: CUBLAS_STATUS_INVALID_VALUE on H200, CUDA 13.0).
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const cudaDataType bias_type = p.c_type;
+    SB_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+    SB_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias, sizeof(p.bias)));
+    SB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                   sizeof(bias_type)));
+  }
   // Stored shapes, column-major: B is (n, k) untransposed / (k, n) transposed; A is (k, m) / (m, k).
-  const Layout first = p.transpose_b ? make_layout(p.k, p.n, p.ldb, p.batch, p.stride_b)
-                                     : make_layout(p.n, p.k, p.ldb, p.batch, p.stride_b);
-  const Layout second = p.transpose_a ? make_layout(p.m, p.k, p.lda, p.batch, p.stride_a)
-                                      : make_layout(p.k, p.m, p.lda, p.batch, p.stride_a);
-  const Layout result = make_layout(p.n, p.m, p.ldc, p.batch, p.stride_c);
+  const Layout first = p.transpose_b ? make_layout(p.ab_type, p.k, p.n, p.ldb, p.batch, p.stride_b)
+                                     : make_layout(p.ab_type, p.n, p.k, p.ldb, p.batch, p.stride_b);
+  const Layout second = p.transpose_a ? make_layout(p.ab_type, p.m, p.k, p.lda, p.batch, p.stride_a)
+                                      : make_layout(p.ab_type, p.k, p.m, p.lda, p.batch, p.stride_a);
+  const Layout result = make_layout(p.c_type, p.n, p.m, p.ldc, p.batch, p.stride_c);
 
-  PlanKey key{device,   static_cast<int>(gemm_math), p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
+  const size_t ab_bytes = element_bytes(p.ab_type), c_bytes = element_bytes(p.c_type);
+  PlanKey key{device,   static_cast<int>(gemm_math), static_cast<int>(p.ab_type), static_cast<int>(p.c_type),
+              p.bias != nullptr, p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
               batched ? p.stride_a : 0, batched ? p.stride_b : 0, batched ? p.stride_c : 0,
-              operand_alignment(p.a, p.batch, p.stride_a), operand_alignment(p.b, p.batch, p.stride_b),
-              operand_alignment(p.c, p.batch, p.stride_c)};
+              operand_alignment(p.a, ab_bytes, p.batch, p.stride_a), operand_alignment(p.b, ab_bytes, p.batch, p.stride_b),
+              operand_alignment(p.c, c_bytes, p.batch, p.stride_c)};
   thread_local std::map<PlanKey, Plan> plans;
   auto cached = plans.find(key);
   if (cached == plans.end()) {
@@ -226,7 +259,8 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
     const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), first.get(), second.get(),
                                                                  result.get(), result.get(), preference.get(), 1,
                                                                  &heuristic, &returned);
-    if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED) {
+    const bool refused = status == CUBLAS_STATUS_NOT_SUPPORTED || (p.bias != nullptr && status == CUBLAS_STATUS_INVALID_VALUE);
+    if (status != CUBLAS_STATUS_SUCCESS && !refused) {
       SB_FATAL("cublasLtMatmulAlgoGetHeuristic -> " + ::sb::detail::cublas_status_text(status));
     }
     Plan plan;
@@ -268,10 +302,11 @@ void check_shape(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64
   require(ldc >= (n > 1 ? n : 1), "ldc " + std::to_string(ldc) + " < " + std::to_string(n));
 }
 
+template <typename C>
 void scale_c(const Problem& p, cudaStream_t stream) {
   const int64_t total = p.m * p.n * p.batch;
-  scale_c_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(p.c, p.m, p.n, p.ldc,
-                                                                                       p.batch, p.stride_c, p.beta);
+  scale_c_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
+      static_cast<C*>(p.c), p.m, p.n, p.ldc, p.batch, p.stride_c, p.beta);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -279,36 +314,62 @@ void scale_c(const Problem& p, cudaStream_t stream) {
 
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, cudaStream_t stream) {
-  check_shape(transpose_a, transpose_b, m, n, k, lda, ldb, ldc);
-  if (m == 0 || n == 0) return;
-  const Problem problem{transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1, 0, 0, 0};
-  if (k == 0) return scale_c(problem, stream);
-  if (!run_matmul(problem, stream)) SB_FATAL(describe(problem));
+  gemm_strided_batched(transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 1, 0, 0, 0, stream);
 }
 
+template <typename AB, typename C>
 void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-                          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-                          int64_t ldc, int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c,
-                          cudaStream_t stream) {
+                          const AB* a, int64_t lda, const AB* b, int64_t ldb, float beta, C* c, int64_t ldc,
+                          int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c, cudaStream_t stream,
+                          const C* bias) {
   check_shape(transpose_a, transpose_b, m, n, k, lda, ldb, ldc);
   require(batch >= 0, "negative batch " + std::to_string(batch));
   require(batch <= kInt32Max, "batch " + std::to_string(batch) + " beyond 2^31 - 1");
   require(stride_a >= 0 && stride_b >= 0 && stride_c >= 0, "negative stride");
   require(batch <= 1 || m == 0 || n == 0 || stride_c >= (m - 1) * ldc + n,
           "stride_c " + std::to_string(stride_c) + " makes the C matrices of the batch overlap");
+  require(bias == nullptr || (batch <= 1 && beta == 0.0f && ldc == n), "a bias needs batch 1, beta 0 and ldc == n");
   if (m == 0 || n == 0 || batch == 0) return;
+  const cudaDataType ab_type = data_type<AB>(), c_type = data_type<C>();
   const Problem problem{transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-                        batch, stride_a, stride_b, stride_c};
-  if (k == 0) return scale_c(problem, stream);
+                        batch, batch > 1 ? stride_a : 0, batch > 1 ? stride_b : 0, batch > 1 ? stride_c : 0,
+                        ab_type, c_type, bias};
+  if (bias != nullptr) {
+    // The epilogue saves a pass over C; without an algorithm for it (or at k == 0), an fp32 bias gets a
+    // separate kernel. A bf16 bias has none: cuBLASLt has bf16 bias epilogues for every layout we use.
+    if (k > 0 && detail::aligned_16(bias) && run_matmul(problem, stream)) return;
+    if constexpr (std::is_same_v<C, float>) {
+      Problem plain = problem;
+      plain.bias = nullptr;
+      if (k == 0) {
+        scale_c<C>(plain, stream);
+      } else if (!run_matmul(plain, stream)) {
+        SB_FATAL(describe(plain));
+      }
+      return bias_add_forward(c, bias, m, n, stream);
+    } else {
+      SB_FATAL(describe(problem) + " with a bf16 bias epilogue");
+    }
+  }
+  if (k == 0) return scale_c<C>(problem, stream);
   if (run_matmul(problem, stream)) return;
   if (batch == 1) SB_FATAL(describe(problem));
   // No batched algorithm for this layout (not expected on sm_90): one call per entry, same results.
   for (int64_t g = 0; g < batch; ++g) {
     const Problem entry{transpose_a, transpose_b, m, n, k, alpha, a + g * stride_a, lda, b + g * stride_b, ldb,
-                        beta, c + g * stride_c, ldc, 1, 0, 0, 0};
+                        beta, c + g * stride_c, ldc, 1, 0, 0, 0, ab_type, c_type};
     if (!run_matmul(entry, stream)) SB_FATAL(describe(entry));
   }
 }
+
+#define SB_GEMM(AB, C)                                                                                        \
+  template void gemm_strided_batched<AB, C>(bool, bool, int64_t, int64_t, int64_t, float, const AB*, int64_t, \
+                                            const AB*, int64_t, float, C*, int64_t, int64_t, int64_t, int64_t, \
+                                            int64_t, cudaStream_t, const C*);
+SB_GEMM(float, float)
+SB_GEMM(bf16, bf16)
+SB_GEMM(bf16, float)
+#undef SB_GEMM
 
 void set_gemm_math(GemmMath math) { gemm_math = math; }
 

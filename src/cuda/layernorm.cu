@@ -1,11 +1,14 @@
 // LayerNorm kernels (layernorm.h). Forward and dx: one block per row, fp32 block reductions in a fixed order
-// (warp butterfly, then the per-warp totals in warp order), float4 accesses when cols % 4 == 0 and the
-// pointers are 16-byte aligned. dgamma/dbeta: a (32 columns x 8 rows) thread tile per (column tile, row
-// chunk) writes partial sums; a second kernel adds the chunks in order, so results are bitwise reproducible.
+// (warp butterfly, then the per-warp totals in warp order), 16-byte accesses of T (4 floats or 8 bf16, with the
+// matching fp32 gamma/beta) when cols is a multiple of that width and the pointers are 16-byte aligned. T is
+// widened to fp32 on load; y and dx are rounded once to T. dgamma/dbeta: a (32 columns x 8 rows) thread tile
+// per (column tile, row chunk) writes fp32 partial sums; a second kernel adds the chunks in order, so results
+// are bitwise reproducible.
 #include <cstdint>
 #include <string>
 
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/element.h"
 #include "src/cuda/layernorm.h"
 
 namespace sb::cuda {
@@ -15,7 +18,10 @@ constexpr int kMaxRowThreads = 256;
 constexpr int kColumnTile = 32;      // columns per partial-sum block: one warp across a row
 constexpr int kRowThreads = 8;       // warps per partial-sum block, striding the chunk's rows
 constexpr int64_t kMinChunkRows = 32;
-constexpr int64_t kMaxChunks = 1024;
+// At most 128 chunks: the final pass adds each column's chunks one after another, so their count is its
+// latency (1024 chunks made dgamma/dbeta the larger part of a 16000 x 1024 LayerNorm backward on H200);
+// 128 chunks x 32 column tiles is still several waves of partial-sum blocks.
+constexpr int64_t kMaxChunks = 128;
 constexpr int kFinalThreads = 256;
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -35,58 +41,66 @@ __device__ float block_sum(float v, float* shared) {
   return warp_sum(lane < warps ? shared[lane] : 0.0f);
 }
 
-__device__ __forceinline__ float sum4(float4 v) { return (v.x + v.y) + (v.z + v.w); }
+// W consecutive elements in one access: 16 bytes of T (4 floats, 8 bf16) on the vector path, and the matching
+// W fp32 parameters (16 or 32 bytes); W = 1 is the scalar path.
+template <typename T, int W>
+struct alignas(W * sizeof(T) < 16 ? W * sizeof(T) : 16) Pack {
+  T element[W];
+};
 
-// One block per row. kVec4: cols % 4 == 0 and x, y, gamma, beta 16-byte aligned.
-template <bool kVec4>
-__global__ void layernorm_forward_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
-                                         const float* __restrict__ beta, float* __restrict__ y,
+// f(First) + ... + f(First + N - 1) as a balanced tree, ((f0 + f1) + (f2 + f3)) for N = 4: a fixed order
+// inside each thread's vector, the same one the float4 code used.
+template <int N, int First = 0, typename F>
+__device__ __forceinline__ float pairwise_sum(F f) {
+  if constexpr (N == 1) {
+    return f(First);
+  } else {
+    return pairwise_sum<N / 2, First>(f) + pairwise_sum<N / 2, First + N / 2>(f);
+  }
+}
+
+// One block per row, W elements per thread step (see Pack): cols % W == 0 and, for W > 1, x, y, gamma and
+// beta 16-byte aligned.
+template <typename T, int W>
+__global__ void layernorm_forward_kernel(const T* __restrict__ x, const float* __restrict__ gamma,
+                                         const float* __restrict__ beta, T* __restrict__ y,
                                          float* __restrict__ mean, float* __restrict__ rstd, int64_t cols,
                                          float epsilon) {
   __shared__ float shared[32];
   const int64_t row = blockIdx.x;
-  const float* xr = x + row * cols;
-  float* yr = y + row * cols;
-  const int64_t n4 = cols / 4;
+  const Pack<T, W>* xr = reinterpret_cast<const Pack<T, W>*>(x + row * cols);
+  Pack<T, W>* yr = reinterpret_cast<Pack<T, W>*>(y + row * cols);
+  const Pack<float, W>* gv = reinterpret_cast<const Pack<float, W>*>(gamma);
+  const Pack<float, W>* bv = reinterpret_cast<const Pack<float, W>*>(beta);
+  const int64_t packs = cols / W;
 
   float sum = 0.0f;
-  if (kVec4) {
-    const float4* x4 = reinterpret_cast<const float4*>(xr);
-    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) sum += sum4(x4[i]);
-  } else {
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) sum += xr[c];
+  for (int64_t i = threadIdx.x; i < packs; i += blockDim.x) {
+    const Pack<T, W> v = xr[i];
+    sum += pairwise_sum<W>([&](int j) { return to_float(v.element[j]); });
   }
   const float mu = block_sum(sum, shared) / static_cast<float>(cols);
 
   float sq = 0.0f;  // second pass: no cancellation for rows with a large mean
-  if (kVec4) {
-    const float4* x4 = reinterpret_cast<const float4*>(xr);
-    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) {
-      const float4 v = x4[i];
-      const float a = v.x - mu, b = v.y - mu, c = v.z - mu, d = v.w - mu;
-      sq += (a * a + b * b) + (c * c + d * d);
-    }
-  } else {
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      const float d = xr[c] - mu;
-      sq += d * d;
-    }
+  for (int64_t i = threadIdx.x; i < packs; i += blockDim.x) {
+    const Pack<T, W> v = xr[i];
+    sq += pairwise_sum<W>([&](int j) {
+      const float d = to_float(v.element[j]) - mu;
+      return d * d;
+    });
   }
   const float var = block_sum(sq, shared) / static_cast<float>(cols);  // biased
   const float inv_std = 1.0f / sqrtf(var + epsilon);
 
-  if (kVec4) {
-    const float4* x4 = reinterpret_cast<const float4*>(xr);
-    const float4* g4 = reinterpret_cast<const float4*>(gamma);
-    const float4* b4 = reinterpret_cast<const float4*>(beta);
-    float4* y4 = reinterpret_cast<float4*>(yr);
-    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) {
-      const float4 v = x4[i], g = g4[i], b = b4[i];
-      y4[i] = make_float4((v.x - mu) * inv_std * g.x + b.x, (v.y - mu) * inv_std * g.y + b.y,
-                          (v.z - mu) * inv_std * g.z + b.z, (v.w - mu) * inv_std * g.w + b.w);
+  for (int64_t i = threadIdx.x; i < packs; i += blockDim.x) {
+    const Pack<T, W> v = xr[i];
+    const Pack<float, W> g = gv[i], b = bv[i];
+    Pack<T, W> out;
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      out.element[j] = from_float<T>((to_float(v.element[j]) - mu) * inv_std * g.element[j] + b.element[j]);
     }
-  } else {
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) yr[c] = (xr[c] - mu) * inv_std * gamma[c] + beta[c];
+    yr[i] = out;
   }
   if (threadIdx.x == 0) {
     mean[row] = mu;
@@ -94,66 +108,53 @@ __global__ void layernorm_forward_kernel(const float* __restrict__ x, const floa
   }
 }
 
-// dx of one row per block: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma.
-template <bool kVec4>
-__global__ void layernorm_dx_kernel(const float* __restrict__ dy, const float* __restrict__ x,
+// dx of one row per block: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma. W as above
+// (dy, x, dx and gamma 16-byte aligned for W > 1).
+template <typename T, int W>
+__global__ void layernorm_dx_kernel(const T* __restrict__ dy, const T* __restrict__ x,
                                     const float* __restrict__ gamma, const float* __restrict__ mean,
-                                    const float* __restrict__ rstd, float* __restrict__ dx, int64_t cols) {
+                                    const float* __restrict__ rstd, T* __restrict__ dx, int64_t cols) {
   __shared__ float shared[32];
   const int64_t row = blockIdx.x;
-  const float* xr = x + row * cols;
-  const float* dyr = dy + row * cols;
-  float* dxr = dx + row * cols;
+  const Pack<T, W>* xr = reinterpret_cast<const Pack<T, W>*>(x + row * cols);
+  const Pack<T, W>* dyr = reinterpret_cast<const Pack<T, W>*>(dy + row * cols);
+  Pack<T, W>* dxr = reinterpret_cast<Pack<T, W>*>(dx + row * cols);
+  const Pack<float, W>* gv = reinterpret_cast<const Pack<float, W>*>(gamma);
   const float mu = mean[row];
   const float inv_std = rstd[row];
-  const int64_t n4 = cols / 4;
+  const int64_t packs = cols / W;
 
   float g_sum = 0.0f, gx_sum = 0.0f;
-  if (kVec4) {
-    const float4* x4 = reinterpret_cast<const float4*>(xr);
-    const float4* d4 = reinterpret_cast<const float4*>(dyr);
-    const float4* g4 = reinterpret_cast<const float4*>(gamma);
-    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) {
-      const float4 v = x4[i], d = d4[i], w = g4[i];
-      const float ga = d.x * w.x, gb = d.y * w.y, gc = d.z * w.z, gd = d.w * w.w;
-      g_sum += (ga + gb) + (gc + gd);
-      gx_sum += (ga * ((v.x - mu) * inv_std) + gb * ((v.y - mu) * inv_std)) +
-                (gc * ((v.z - mu) * inv_std) + gd * ((v.w - mu) * inv_std));
-    }
-  } else {
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      const float g = dyr[c] * gamma[c];
-      g_sum += g;
-      gx_sum += g * ((xr[c] - mu) * inv_std);
-    }
+  for (int64_t i = threadIdx.x; i < packs; i += blockDim.x) {
+    const Pack<T, W> v = xr[i], d = dyr[i];
+    const Pack<float, W> w = gv[i];
+    float g[W];
+#pragma unroll
+    for (int j = 0; j < W; ++j) g[j] = to_float(d.element[j]) * w.element[j];
+    g_sum += pairwise_sum<W>([&](int j) { return g[j]; });
+    gx_sum += pairwise_sum<W>([&](int j) { return g[j] * ((to_float(v.element[j]) - mu) * inv_std); });
   }
   const float g_mean = block_sum(g_sum, shared) / static_cast<float>(cols);
   const float gx_mean = block_sum(gx_sum, shared) / static_cast<float>(cols);
 
-  if (kVec4) {
-    const float4* x4 = reinterpret_cast<const float4*>(xr);
-    const float4* d4 = reinterpret_cast<const float4*>(dyr);
-    const float4* g4 = reinterpret_cast<const float4*>(gamma);
-    float4* o4 = reinterpret_cast<float4*>(dxr);
-    for (int64_t i = threadIdx.x; i < n4; i += blockDim.x) {
-      const float4 v = x4[i], d = d4[i], w = g4[i];
-      o4[i] = make_float4(inv_std * (d.x * w.x - g_mean - ((v.x - mu) * inv_std) * gx_mean),
-                          inv_std * (d.y * w.y - g_mean - ((v.y - mu) * inv_std) * gx_mean),
-                          inv_std * (d.z * w.z - g_mean - ((v.z - mu) * inv_std) * gx_mean),
-                          inv_std * (d.w * w.w - g_mean - ((v.w - mu) * inv_std) * gx_mean));
+  for (int64_t i = threadIdx.x; i < packs; i += blockDim.x) {
+    const Pack<T, W> v = xr[i], d = dyr[i];
+    const Pack<float, W> w = gv[i];
+    Pack<T, W> out;
+#pragma unroll
+    for (int j = 0; j < W; ++j) {
+      const float xhat = (to_float(v.element[j]) - mu) * inv_std;
+      out.element[j] = from_float<T>(inv_std * (to_float(d.element[j]) * w.element[j] - g_mean - xhat * gx_mean));
     }
-  } else {
-    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      const float xhat = (xr[c] - mu) * inv_std;
-      dxr[c] = inv_std * (dyr[c] * gamma[c] - g_mean - xhat * gx_mean);
-    }
+    dxr[i] = out;
   }
 }
 
 // Block (kColumnTile, kRowThreads) at (column tile blockIdx.x, row chunk blockIdx.y): partial sums of
 // dy * xhat and dy over the chunk's rows, written to partial_*[chunk * cols + c]. A warp reads 32
 // consecutive columns of one row (coalesced).
-__global__ void layernorm_param_partial_kernel(const float* __restrict__ dy, const float* __restrict__ x,
+template <typename T>
+__global__ void layernorm_param_partial_kernel(const T* __restrict__ dy, const T* __restrict__ x,
                                                const float* __restrict__ mean, const float* __restrict__ rstd,
                                                float* __restrict__ partial_gamma, float* __restrict__ partial_beta,
                                                int64_t rows, int64_t cols, int64_t chunk_rows) {
@@ -165,8 +166,8 @@ __global__ void layernorm_param_partial_kernel(const float* __restrict__ dy, con
   float g = 0.0f, b = 0.0f;
   if (c < cols) {
     for (int64_t r = first + threadIdx.y; r < last; r += kRowThreads) {
-      const float d = dy[r * cols + c];
-      g += d * ((x[r * cols + c] - mean[r]) * rstd[r]);
+      const float d = to_float(dy[r * cols + c]);
+      g += d * ((to_float(x[r * cols + c]) - mean[r]) * rstd[r]);
       b += d;
     }
   }
@@ -191,6 +192,7 @@ __global__ void layernorm_param_final_kernel(const float* __restrict__ partial_g
   const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= cols) return;
   float g = 0.0f, b = 0.0f;
+#pragma unroll 8
   for (int64_t k = 0; k < chunks; ++k) {
     g += partial_gamma[k * cols + c];
     b += partial_beta[k * cols + c];
@@ -201,7 +203,7 @@ __global__ void layernorm_param_final_kernel(const float* __restrict__ partial_g
 
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
-// Threads per row block: enough warps to cover the row once (in float4s when vectorised), at most 256.
+// Threads per row block: enough warps to cover the row once (in vectors when vectorised), at most 256.
 int row_threads(int64_t work) {
   const int64_t warps = (work + 31) / 32;
   const int64_t threads = warps * 32;
@@ -215,25 +217,28 @@ void check_shape(const char* op, int64_t rows, int64_t cols) {
 
 }  // namespace
 
-void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+template <typename T>
+void layernorm_forward(const T* x, const float* gamma, const float* beta, T* y, float* mean, float* rstd,
                        int64_t rows, int64_t cols, float epsilon, cudaStream_t stream) {
   check_shape("layernorm_forward", rows, cols);
   SB_CHECK(epsilon >= 0.0f, "layernorm_forward: epsilon must be >= 0");
   if (rows == 0) return;
   SB_CHECK(x && gamma && beta && y && mean && rstd, "layernorm_forward: null pointer");
-  const bool vec4 = cols % 4 == 0 && aligned16(x) && aligned16(y) && aligned16(gamma) && aligned16(beta);
-  const int threads = row_threads(vec4 ? cols / 4 : cols);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  const bool vector = cols % kWidth == 0 && aligned16(x) && aligned16(y) && aligned16(gamma) && aligned16(beta);
+  const int threads = row_threads(vector ? cols / kWidth : cols);
   const dim3 grid(static_cast<unsigned>(rows));
-  if (vec4) {
-    layernorm_forward_kernel<true><<<grid, threads, 0, stream>>>(x, gamma, beta, y, mean, rstd, cols, epsilon);
+  if (vector) {
+    layernorm_forward_kernel<T, kWidth><<<grid, threads, 0, stream>>>(x, gamma, beta, y, mean, rstd, cols, epsilon);
   } else {
-    layernorm_forward_kernel<false><<<grid, threads, 0, stream>>>(x, gamma, beta, y, mean, rstd, cols, epsilon);
+    layernorm_forward_kernel<T, 1><<<grid, threads, 0, stream>>>(x, gamma, beta, y, mean, rstd, cols, epsilon);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void layernorm_backward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
-                        float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols, cudaStream_t stream) {
+template <typename T>
+void layernorm_backward(const T* dy, const T* x, const float* gamma, const float* mean, const float* rstd, T* dx,
+                        float* dgamma, float* dbeta, int64_t rows, int64_t cols, cudaStream_t stream) {
   check_shape("layernorm_backward", rows, cols);
   SB_CHECK(gamma && dgamma && dbeta, "layernorm_backward: null pointer");
   if (rows == 0) {  // empty column sums, as the CPU reference writes
@@ -243,17 +248,18 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
   }
   SB_CHECK(dy && x && mean && rstd && dx, "layernorm_backward: null pointer");
 
-  const bool vec4 = cols % 4 == 0 && aligned16(dy) && aligned16(x) && aligned16(gamma) && aligned16(dx);
-  const int threads = row_threads(vec4 ? cols / 4 : cols);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  const bool vector = cols % kWidth == 0 && aligned16(dy) && aligned16(x) && aligned16(gamma) && aligned16(dx);
+  const int threads = row_threads(vector ? cols / kWidth : cols);
   const dim3 grid(static_cast<unsigned>(rows));
-  if (vec4) {
-    layernorm_dx_kernel<true><<<grid, threads, 0, stream>>>(dy, x, gamma, mean, rstd, dx, cols);
+  if (vector) {
+    layernorm_dx_kernel<T, kWidth><<<grid, threads, 0, stream>>>(dy, x, gamma, mean, rstd, dx, cols);
   } else {
-    layernorm_dx_kernel<false><<<grid, threads, 0, stream>>>(dy, x, gamma, mean, rstd, dx, cols);
+    layernorm_dx_kernel<T, 1><<<grid, threads, 0, stream>>>(dy, x, gamma, mean, rstd, dx, cols);
   }
   SB_CUDA_CHECK_LAUNCH();
 
-  // Chunks of >= 32 rows, at most 1024 of them (gridDim.y <= 65535): 4096 rows -> 128 chunks of 32.
+  // Chunks of >= 32 rows, at most kMaxChunks of them: 4096 rows -> 128 chunks of 32, 16000 -> 128 of 125.
   int64_t chunk_rows = (rows + kMaxChunks - 1) / kMaxChunks;
   if (chunk_rows < kMinChunkRows) chunk_rows = kMinChunkRows;
   const int64_t chunks = (rows + chunk_rows - 1) / chunk_rows;
@@ -264,7 +270,7 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
   SB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&workspace), sizeof(float) * 2 * chunks * cols, stream));
   float* partial_gamma = workspace;
   float* partial_beta = workspace + chunks * cols;
-  layernorm_param_partial_kernel<<<dim3(static_cast<unsigned>(column_tiles), static_cast<unsigned>(chunks)),
+  layernorm_param_partial_kernel<T><<<dim3(static_cast<unsigned>(column_tiles), static_cast<unsigned>(chunks)),
                                    dim3(kColumnTile, kRowThreads), 0, stream>>>(
       dy, x, mean, rstd, partial_gamma, partial_beta, rows, cols, chunk_rows);
   SB_CUDA_CHECK_LAUNCH();
@@ -274,5 +280,13 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
   SB_CUDA_CHECK_LAUNCH();
   SB_CUDA_CHECK(cudaFreeAsync(workspace, stream));
 }
+
+#define SB_LAYERNORM(T)                                                                                          \
+  template void layernorm_forward<T>(const T*, const float*, const float*, T*, float*, float*, int64_t, int64_t, \
+                                     float, cudaStream_t);                                                       \
+  template void layernorm_backward<T>(const T*, const T*, const float*, const float*, const float*, T*, float*,  \
+                                      float*, int64_t, int64_t, cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_LAYERNORM)
+#undef SB_LAYERNORM
 
 }  // namespace sb::cuda

@@ -1,24 +1,29 @@
 // LayerNorm over the last axis on the GPU: the same arguments as sb::cpu::layernorm_* (src/cpu/layernorm.h)
-// plus a stream; every pointer is a device pointer. Statistics in fp32 (two-pass mean then biased variance,
-// as the CPU reference), rstd = 1 / sqrt(var + epsilon). dgamma/dbeta are deterministic column sums: partial
-// sums per block of rows, then one ordered pass over the blocks (no atomics). Tests: gpu_tests
-// --gtest_filter='CudaLayerNorm*'.
+// plus a stream; every pointer is a device pointer. The activations x, y, dy, dx are T = float or bf16
+// (src/cuda/element.h); gamma, beta, their gradients and the saved mean / rstd stay fp32. Statistics in fp32
+// (two-pass mean then biased variance, as the CPU reference), rstd = 1 / sqrt(var + epsilon); y and dx are
+// rounded once to T. dgamma/dbeta are deterministic fp32 column sums: partial sums per block of rows, then
+// one ordered pass over the blocks (no atomics). Tests: gpu_tests --gtest_filter='CudaLayerNorm*:CudaBf16LayerNorm*'.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "src/cuda/element.h"
+
 namespace sb::cuda {
 
 // x, y: (rows, cols); gamma, beta: (cols); mean, rstd: (rows). y may not alias x.
-void layernorm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+template <typename T>
+void layernorm_forward(const T* x, const float* gamma, const float* beta, T* y, float* mean, float* rstd,
                        int64_t rows, int64_t cols, float epsilon, cudaStream_t stream);
 
 // dy, x, dx: (rows, cols); gamma, dgamma, dbeta: (cols); mean, rstd: (rows) from the forward pass.
 // dx, dgamma and dbeta are overwritten. Takes a stream-ordered workspace of 2 * ceil(rows / chunk) * cols
 // floats (cudaMallocAsync, at most 2 * 1024 * cols) for the partial column sums, released on the stream.
-void layernorm_backward(const float* dy, const float* x, const float* gamma, const float* mean, const float* rstd,
-                        float* dx, float* dgamma, float* dbeta, int64_t rows, int64_t cols, cudaStream_t stream);
+template <typename T>
+void layernorm_backward(const T* dy, const T* x, const float* gamma, const float* mean, const float* rstd, T* dx,
+                        float* dgamma, float* dbeta, int64_t rows, int64_t cols, cudaStream_t stream);
 
 }  // namespace sb::cuda

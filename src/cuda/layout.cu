@@ -1,10 +1,12 @@
-// Broadcast add and middle-dimension swap (layout.h): grid-stride loops over the output, one float4 per thread
-// step when the innermost run (block, or d) is a multiple of 4 floats and the pointers are 16-byte aligned.
-// The swap's writes are consecutive across a warp; its reads are consecutive within each run of d floats.
+// Broadcast add and middle-dimension swap (layout.h): grid-stride loops over the output, one 16-byte vector of
+// T (4 floats or 8 bf16) per thread step when the innermost run (block, or d) is a multiple of that width and
+// the pointers are 16-byte aligned; the broadcast's fp32 table then comes as the matching 16 or 32 bytes.
+// The swap's writes are consecutive across a warp; its reads are consecutive within each run of d elements.
 #include <cstdint>
 #include <string>
 
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/element.h"
 #include "src/cuda/layout.h"
 
 namespace sb::cuda {
@@ -13,27 +15,31 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 132 * 16;  // fills an H200 (132 SMs); the loops stride the rest
 
-// T is float or float4; count and block are in units of T.
-template <typename T>
-__device__ __forceinline__ T add(T a, T b);
-template <>
-__device__ __forceinline__ float add(float a, float b) { return a + b; }
-template <>
-__device__ __forceinline__ float4 add(float4 a, float4 b) {
-  return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
-}
+// N consecutive elements in 16-byte-aligned accesses; N = 1 is a plain scalar access.
+template <typename T, int N>
+struct alignas(N * sizeof(T) < 16 ? N * sizeof(T) : 16) Pack {
+  T element[N];
+};
 
-template <typename T>
-__global__ void add_broadcast_kernel(const T* x, const T* __restrict__ table, T* y, int64_t count, int64_t block) {
+// count and block are in units of N elements.
+template <typename T, int N>
+__global__ void add_broadcast_kernel(const Pack<T, N>* x, const Pack<float, N>* __restrict__ table, Pack<T, N>* y,
+                                     int64_t count, int64_t block) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-    y[i] = add(x[i], table[i % block]);
+    const Pack<T, N> v = x[i];
+    const Pack<float, N> t = table[i % block];
+    Pack<T, N> out;
+#pragma unroll
+    for (int j = 0; j < N; ++j) out.element[j] = from_float<T>(to_float(v.element[j]) + t.element[j]);
+    y[i] = out;
   }
 }
 
-// Output index o of y (a, c, b, d) -> (i, k, j, e); read x (a, b, c, d) at (i, j, k, e). d in units of T.
-template <typename T>
-__global__ void swap_middle_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t count, int64_t b,
+// Output index o of y (a, c, b, d) -> (i, k, j, e); read x (a, b, c, d) at (i, j, k, e). d in units of V, the
+// element type or a 16-byte Pack of it (a copy: no conversion).
+template <typename V>
+__global__ void swap_middle_kernel(const V* __restrict__ x, V* __restrict__ y, int64_t count, int64_t b,
                                    int64_t c, int64_t d) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < count; o += stride) {
@@ -56,35 +62,50 @@ unsigned blocks_for(int64_t count) {
 
 }  // namespace
 
-void add_broadcast_forward(const float* x, const float* table, float* y, int64_t repeats, int64_t block,
+template <typename T>
+void add_broadcast_forward(const T* x, const float* table, T* y, int64_t repeats, int64_t block,
                            cudaStream_t stream) {
   SB_CHECK(repeats >= 0 && block >= 0, "add_broadcast_forward: repeats and block must be >= 0");
   const int64_t count = repeats * block;
   if (count == 0) return;
   SB_CHECK(x && table && y, "add_broadcast_forward: null pointer");
-  if (block % 4 == 0 && aligned16(x) && aligned16(table) && aligned16(y)) {
-    add_broadcast_kernel<float4><<<blocks_for(count / 4), kThreads, 0, stream>>>(
-        reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(table), reinterpret_cast<float4*>(y),
-        count / 4, block / 4);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  using Vector = Pack<T, kWidth>;
+  using Scalar = Pack<T, 1>;
+  if (block % kWidth == 0 && aligned16(x) && aligned16(table) && aligned16(y)) {
+    add_broadcast_kernel<T, kWidth><<<blocks_for(count / kWidth), kThreads, 0, stream>>>(
+        reinterpret_cast<const Vector*>(x), reinterpret_cast<const Pack<float, kWidth>*>(table),
+        reinterpret_cast<Vector*>(y), count / kWidth, block / kWidth);
   } else {
-    add_broadcast_kernel<float><<<blocks_for(count), kThreads, 0, stream>>>(x, table, y, count, block);
+    add_broadcast_kernel<T, 1><<<blocks_for(count), kThreads, 0, stream>>>(
+        reinterpret_cast<const Scalar*>(x), reinterpret_cast<const Pack<float, 1>*>(table),
+        reinterpret_cast<Scalar*>(y), count, block);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void swap_middle(const float* x, float* y, int64_t a, int64_t b, int64_t c, int64_t d, cudaStream_t stream) {
+template <typename T>
+void swap_middle(const T* x, T* y, int64_t a, int64_t b, int64_t c, int64_t d, cudaStream_t stream) {
   SB_CHECK(a >= 0 && b >= 0 && c >= 0 && d >= 0, "swap_middle: a, b, c and d must be >= 0");
   const int64_t count = a * b * c * d;
   if (count == 0) return;
   SB_CHECK(x && y, "swap_middle: null pointer");
   SB_CHECK(x != y, "swap_middle: y may not alias x");
-  if (d % 4 == 0 && aligned16(x) && aligned16(y)) {
-    swap_middle_kernel<float4><<<blocks_for(count / 4), kThreads, 0, stream>>>(
-        reinterpret_cast<const float4*>(x), reinterpret_cast<float4*>(y), count / 4, b, c, d / 4);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  using Vector = Pack<T, kWidth>;
+  if (d % kWidth == 0 && aligned16(x) && aligned16(y)) {
+    swap_middle_kernel<Vector><<<blocks_for(count / kWidth), kThreads, 0, stream>>>(
+        reinterpret_cast<const Vector*>(x), reinterpret_cast<Vector*>(y), count / kWidth, b, c, d / kWidth);
   } else {
-    swap_middle_kernel<float><<<blocks_for(count), kThreads, 0, stream>>>(x, y, count, b, c, d);
+    swap_middle_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(x, y, count, b, c, d);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
+
+#define SB_LAYOUT(T)                                                                                  \
+  template void add_broadcast_forward<T>(const T*, const float*, T*, int64_t, int64_t, cudaStream_t); \
+  template void swap_middle<T>(const T*, T*, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_LAYOUT)
+#undef SB_LAYOUT
 
 }  // namespace sb::cuda

@@ -1,11 +1,12 @@
 // Masked attention softmax kernels (softmax.h): one warp per (b, h, q) row, lanes striding the keys so that
-// each warp access is 32 consecutive floats (coalesced). Max, sum of exponentials and the backward dot product
-// are fp32 warp butterfly reductions (fixed order: reproducible). Valid keys are the prefix [0, valid) as in
-// the CPU reference; everything past it is written as exactly 0.
+// each warp access is 32 consecutive elements (coalesced). Max, sum of exponentials and the backward dot
+// product are fp32 warp butterfly reductions (fixed order: reproducible) over the T inputs widened to fp32.
+// Valid keys are the prefix [0, valid) as in the CPU reference; everything past it is written as exactly 0.
 #include <cstdint>
 #include <string>
 
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/element.h"
 #include "src/cuda/softmax.h"
 
 namespace sb::cuda {
@@ -39,41 +40,47 @@ __device__ __forceinline__ int64_t valid_keys(int64_t row, int64_t heads, int64_
   return valid;
 }
 
-__global__ void masked_softmax_forward_kernel(const float* __restrict__ scores, float* __restrict__ probs,
-                                              int64_t rows, int64_t heads, int64_t q_len, int64_t k_len,
-                                              float scale, const int32_t* __restrict__ key_lengths, bool causal) {
+template <typename T>
+__global__ void masked_softmax_forward_kernel(const T* __restrict__ scores, T* __restrict__ probs, int64_t rows,
+                                              int64_t heads, int64_t q_len, int64_t k_len, float scale,
+                                              const int32_t* __restrict__ key_lengths, bool causal) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
   if (row >= rows) return;  // the whole warp leaves together
   const int lane = threadIdx.x & 31;
-  const float* s = scores + row * k_len;
-  float* p = probs + row * k_len;
+  const T* s = scores + row * k_len;
+  T* p = probs + row * k_len;
   const int64_t valid = valid_keys(row, heads, q_len, k_len, key_lengths, causal);
 
   float max_logit = -INFINITY;
-  for (int64_t k = lane; k < valid; k += 32) max_logit = fmaxf(max_logit, scale * s[k]);
+  for (int64_t k = lane; k < valid; k += 32) max_logit = fmaxf(max_logit, scale * to_float(s[k]));
   max_logit = warp_max(max_logit);
   float sum = 0.0f;
-  for (int64_t k = lane; k < valid; k += 32) sum += expf(scale * s[k] - max_logit);
+  for (int64_t k = lane; k < valid; k += 32) sum += expf(scale * to_float(s[k]) - max_logit);
   sum = warp_sum(sum);  // >= 1 whenever valid > 0 (the max term is exp(0))
-  for (int64_t k = lane; k < k_len; k += 32) p[k] = k < valid ? expf(scale * s[k] - max_logit) / sum : 0.0f;
+  for (int64_t k = lane; k < k_len; k += 32) {
+    p[k] = from_float<T>(k < valid ? expf(scale * to_float(s[k]) - max_logit) / sum : 0.0f);
+  }
 }
 
-__global__ void masked_softmax_backward_kernel(const float* __restrict__ probs, const float* __restrict__ dprobs,
-                                               float* __restrict__ dscores, int64_t rows, int64_t heads,
-                                               int64_t q_len, int64_t k_len, float scale,
-                                               const int32_t* __restrict__ key_lengths, bool causal) {
+template <typename T>
+__global__ void masked_softmax_backward_kernel(const T* __restrict__ probs, const T* __restrict__ dprobs,
+                                               T* __restrict__ dscores, int64_t rows, int64_t heads, int64_t q_len,
+                                               int64_t k_len, float scale, const int32_t* __restrict__ key_lengths,
+                                               bool causal) {
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
   if (row >= rows) return;
   const int lane = threadIdx.x & 31;
-  const float* p = probs + row * k_len;
-  const float* dp = dprobs + row * k_len;
-  float* ds = dscores + row * k_len;
+  const T* p = probs + row * k_len;
+  const T* dp = dprobs + row * k_len;
+  T* ds = dscores + row * k_len;
   const int64_t valid = valid_keys(row, heads, q_len, k_len, key_lengths, causal);
 
   float dot = 0.0f;
-  for (int64_t k = lane; k < valid; k += 32) dot += p[k] * dp[k];
+  for (int64_t k = lane; k < valid; k += 32) dot += to_float(p[k]) * to_float(dp[k]);
   dot = warp_sum(dot);
-  for (int64_t k = lane; k < k_len; k += 32) ds[k] = k < valid ? scale * p[k] * (dp[k] - dot) : 0.0f;
+  for (int64_t k = lane; k < k_len; k += 32) {
+    ds[k] = from_float<T>(k < valid ? scale * to_float(p[k]) * (to_float(dp[k]) - dot) : 0.0f);
+  }
 }
 
 // Rows of the launch, or 0 when there is nothing to do.
@@ -88,28 +95,37 @@ int64_t checked_rows(const char* op, int64_t batch, int64_t heads, int64_t q_len
 
 }  // namespace
 
-void masked_softmax_forward(const float* scores, float* probs, int64_t batch, int64_t heads, int64_t q_len,
-                            int64_t k_len, float scale, const int32_t* key_lengths, bool causal,
-                            cudaStream_t stream) {
+template <typename T>
+void masked_softmax_forward(const T* scores, T* probs, int64_t batch, int64_t heads, int64_t q_len, int64_t k_len,
+                            float scale, const int32_t* key_lengths, bool causal, cudaStream_t stream) {
   const int64_t rows = checked_rows("masked_softmax_forward", batch, heads, q_len, k_len);
   if (rows == 0) return;
   SB_CHECK(scores && probs, "masked_softmax_forward: null pointer");
   const unsigned blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  masked_softmax_forward_kernel<<<blocks, kThreads, 0, stream>>>(scores, probs, rows, heads, q_len, k_len, scale,
-                                                                 key_lengths, causal);
+  masked_softmax_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(scores, probs, rows, heads, q_len, k_len,
+                                                                    scale, key_lengths, causal);
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void masked_softmax_backward(const float* probs, const float* dprobs, float* dscores, int64_t batch,
-                             int64_t heads, int64_t q_len, int64_t k_len, float scale, const int32_t* key_lengths,
-                             bool causal, cudaStream_t stream) {
+template <typename T>
+void masked_softmax_backward(const T* probs, const T* dprobs, T* dscores, int64_t batch, int64_t heads,
+                             int64_t q_len, int64_t k_len, float scale, const int32_t* key_lengths, bool causal,
+                             cudaStream_t stream) {
   const int64_t rows = checked_rows("masked_softmax_backward", batch, heads, q_len, k_len);
   if (rows == 0) return;
   SB_CHECK(probs && dprobs && dscores, "masked_softmax_backward: null pointer");
   const unsigned blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  masked_softmax_backward_kernel<<<blocks, kThreads, 0, stream>>>(probs, dprobs, dscores, rows, heads, q_len,
-                                                                  k_len, scale, key_lengths, causal);
+  masked_softmax_backward_kernel<T><<<blocks, kThreads, 0, stream>>>(probs, dprobs, dscores, rows, heads, q_len,
+                                                                     k_len, scale, key_lengths, causal);
   SB_CUDA_CHECK_LAUNCH();
 }
+
+#define SB_SOFTMAX(T)                                                                                              \
+  template void masked_softmax_forward<T>(const T*, T*, int64_t, int64_t, int64_t, int64_t, float, const int32_t*, \
+                                          bool, cudaStream_t);                                                     \
+  template void masked_softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, int64_t, float,      \
+                                           const int32_t*, bool, cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_SOFTMAX)
+#undef SB_SOFTMAX
 
 }  // namespace sb::cuda

@@ -27,7 +27,7 @@ class Differentiator {
   std::map<TensorId, TensorId> run() {
     const int loss_node = find_producer(loss_);
     if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
-      throw UsageError("the loss must be the output of a loss op (softmax_cross_entropy, add_losses)");
+      throw UsageError("the loss must be the output of a loss op (softmax_cross_entropy, span_loss, add_losses)");
     }
     mark_relevant(loss_node);
     zero_fill_unused_parameters();
@@ -70,7 +70,8 @@ class Differentiator {
   static bool differentiable(const TensorInfo& info) { return dtype_is_floating(info.dtype); }
 
   static bool is_loss_op(const Node& node) {
-    return node.op == "softmax_cross_entropy" || (node.op == "add" && node.attributes.count("loss_sum") != 0);
+    return node.op == "softmax_cross_entropy" || node.op == "span_loss" ||
+           (node.op == "add" && node.attributes.count("loss_sum") != 0);
   }
 
   bool needs_gradient(TensorId id) const {

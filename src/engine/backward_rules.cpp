@@ -14,8 +14,19 @@ TensorId BackwardContext::gradient_like(TensorId like, const std::string& suffix
   info.role = TensorRole::kActivation;
   info.gradient_of = kNoTensor;
   info.unused_this_step = false;
-  info.dtype = DType::kFloat32;
-  return graph_.add_tensor(info);
+  info.read_after_step = false;
+  info.view_of = kNoTensor;
+  return graph_.add_tensor(info);  // the forward tensor's dtype: bf16 activations get bf16 gradients
+}
+
+const Node* BackwardContext::backward_producer(TensorId id) const {
+  const auto& nodes = graph_.nodes();
+  for (auto node = nodes.rbegin(); node != nodes.rend() && node->backward; ++node) {
+    for (TensorId out : node->outputs) {
+      if (out == id) return &*node;
+    }
+  }
+  return nullptr;
 }
 
 void BackwardContext::emit(Node node) {
@@ -35,7 +46,7 @@ Node gemm_node(TensorId a, TensorId b, TensorId c, bool ta, bool tb, double m, d
               true};
 }
 
-// C = alpha op(A) op(B): dA and dB are GEMMs of dC with the other operand; which operand is transposed
+// C = alpha op(A) op(B) (+ bias): dA and dB are GEMMs of dC with the other operand; which operand is transposed
 // depends on the forward's transposes (the four cases below), so that no explicit transpose is ever stored.
 std::vector<Contribution> gemm_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
   const TensorId a = node.inputs[0], b = node.inputs[1], dc = dout[0];
@@ -58,13 +69,11 @@ std::vector<Contribution> gemm_backward(BackwardContext& ctx, const Node& node, 
     if (want_a) ctx.emit(gemm_node(b, dc, da, true, true, k, m, n, alpha, batch));
     if (want_b) ctx.emit(gemm_node(dc, a, db, true, true, n, k, m, alpha, batch));
   }
-  return {{da, true}, {db, true}};
-}
-
-std::vector<Contribution> bias_add_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
-  const TensorId dbias = ctx.gradient_like(node.inputs[1]);
-  ctx.emit(Node{"bias_backward", {dout[0]}, {dbias}, node.attributes, true});
-  return {{dout[0], false}, {dbias, true}};
+  if (node.inputs.size() < 3) return {{da, true}, {db, true}};
+  // A fused bias (linear layers): its gradient is the column sum of dC.
+  const TensorId dbias = ctx.gradient_like(node.inputs[2]);
+  ctx.emit(Node{"bias_backward", {dc}, {dbias}, {{"rows", m * batch}, {"cols", n}}, true});
+  return {{da, true}, {db, true}, {dbias, true}};
 }
 
 std::vector<Contribution> add_backward(BackwardContext&, const Node&, const std::vector<TensorId>& dout) {
@@ -121,10 +130,35 @@ std::vector<Contribution> cross_entropy_backward(BackwardContext& ctx, const Nod
   return {{dlogits, true}, {kNoTensor, false}};
 }
 
-std::vector<Contribution> copy_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+// As for cross-entropy, the span loss starts the backward pass with the unit gradient (dloss = 1 in the
+// kernel). The kernel writes both logits' gradients, so both tensors exist even where one is not needed.
+std::vector<Contribution> span_loss_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>&) {
+  const TensorId start = node.inputs[0], end = node.inputs[1];
+  const TensorId dstart = ctx.gradient_like(start), dend = ctx.gradient_like(end);
+  ctx.emit(Node{"span_loss_backward", {start, end, node.inputs[2], node.inputs[3], node.outputs[1]}, {dstart, dend},
+                node.attributes, true});
+  return {{ctx.needs_gradient(start) ? dstart : kNoTensor, true},
+          {ctx.needs_gradient(end) ? dend : kNoTensor, true},
+          {kNoTensor, false},
+          {kNoTensor, false}};
+}
+
+// The column's gradient in place, zeros elsewhere; a tensor split into several columns gets one such
+// contribution per column, summed by autodiff.
+std::vector<Contribution> select_column_backward(BackwardContext& ctx, const Node& node,
+                                                 const std::vector<TensorId>& dout) {
   const TensorId dx = ctx.gradient_like(node.inputs[0]);
-  ctx.emit(Node{"copy", {dout[0]}, {dx}, node.attributes, true});
+  ctx.emit(Node{"select_column_backward", {dout[0]}, {dx}, node.attributes, true});
   return {{dx, true}};
+}
+
+// A view's gradient is a view of the output gradient with the input's shape. Not fresh: it shares storage,
+// so it must never become a parameter's gradient buffer or be written in place.
+std::vector<Contribution> view_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.graph().tensor(dx).view_of = dout[0];
+  ctx.emit(Node{"view", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, false}};
 }
 
 std::vector<Contribution> scale_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
@@ -174,10 +208,27 @@ std::vector<Contribution> stack_backward(BackwardContext& ctx, const Node& node,
   return result;
 }
 
+// The gradient of a precision cast is the cast back. Mixed precision casts each fp32 weight and bias to
+// bf16 once per step, and that copy's gradient usually comes from a single weight-gradient GEMM or bias
+// column sum: then that node writes fp32 directly (the GEMM: bf16 operands, fp32 accumulation and output;
+// the column sum accumulates in fp32 anyway) instead of rounding to bf16 and casting back, which keeps
+// full-precision parameter gradients and saves a pass over them.
+std::vector<Contribution> cast_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  const TensorId x = node.inputs[0];
+  const Node* producer = ctx.backward_producer(dout[0]);
+  const bool to_fp32 = ctx.graph().tensor(x).dtype == DType::kFloat32;  // what those producers can write
+  if (to_fp32 && producer != nullptr && (producer->op == "gemm" || producer->op == "bias_backward")) {
+    ctx.graph().tensor(dout[0]).dtype = ctx.graph().tensor(x).dtype;
+    return {{dout[0], true}};
+  }
+  const TensorId dx = ctx.gradient_like(x);
+  ctx.emit(Node{"cast", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
 const std::map<std::string, BackwardRule>& rules() {
   static const std::map<std::string, BackwardRule> table = {
       {"gemm", gemm_backward},
-      {"bias_add", bias_add_backward},
       {"add", add_backward},
       {"gelu", activation_backward("gelu_backward", false)},
       {"relu", activation_backward("relu_backward", true)},
@@ -186,12 +237,15 @@ const std::map<std::string, BackwardRule>& rules() {
       {"embedding", embedding_backward},
       {"masked_softmax", masked_softmax_backward},
       {"softmax_cross_entropy", cross_entropy_backward},
-      {"copy", copy_backward},
+      {"view", view_backward},
+      {"span_loss", span_loss_backward},
+      {"select_column", select_column_backward},
       {"scale", scale_backward},
       {"add_broadcast", add_broadcast_backward},
       {"swap_middle", swap_middle_backward},
       {"dropout", dropout_backward},
       {"stack", stack_backward},
+      {"cast", cast_backward},
   };
   return table;
 }

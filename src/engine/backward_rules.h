@@ -24,6 +24,8 @@ class BackwardContext {
   bool needs_gradient(TensorId id) const { return needs_gradient_(id); }
   // A new activation shaped like `like`, named after it.
   TensorId gradient_like(TensorId like, const std::string& suffix = "");
+  // The backward node already emitted that writes `id`, or nullptr.
+  const Node* backward_producer(TensorId id) const;
   void emit(Node node);
 
  private:

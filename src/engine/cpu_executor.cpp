@@ -18,7 +18,9 @@
 #include "src/cpu/layernorm.h"
 #include "src/cpu/layout.h"
 #include "src/cpu/optimizer.h"
+#include "src/cpu/select_column.h"
 #include "src/cpu/softmax.h"
+#include "src/cpu/span_loss.h"
 #include "src/engine/cpu_kernels_san.h"
 
 namespace sb {
@@ -36,6 +38,7 @@ void run_gemm(CpuExecutor& e, const Node& node) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
   cpu::gemm_strided_batched(ta, tb, m, n, k, float_attr(node, "alpha"), e.f32(node.inputs[0]), lda,
                             e.f32(node.inputs[1]), ldb, 0.0f, e.f32(node.outputs[0]), n, batch, m * k, k * n, m * n);
+  if (node.inputs.size() > 2) cpu::bias_add_forward(e.f32(node.outputs[0]), e.f32(node.inputs[2]), m * batch, n);
 }
 
 // The reason the kernel set is a table: an op missing here is found when the executor is built, not when the
@@ -43,12 +46,6 @@ void run_gemm(CpuExecutor& e, const Node& node) {
 const std::map<std::string, Kernel>& kernels() {
   static const std::map<std::string, Kernel> table = {
       {"gemm", run_gemm},
-      {"bias_add",
-       [](CpuExecutor& e, const Node& node) {
-         const int64_t rows = size_attr(node, "rows"), cols = size_attr(node, "cols");
-         std::memcpy(e.f32(node.outputs[0]), e.f32(node.inputs[0]), sizeof(float) * rows * cols);
-         cpu::bias_add_forward(e.f32(node.outputs[0]), e.f32(node.inputs[1]), rows, cols);
-       }},
       {"bias_backward",
        [](CpuExecutor& e, const Node& node) {
          cpu::bias_backward(e.f32(node.inputs[0]), e.f32(node.outputs[0]), size_attr(node, "rows"),
@@ -65,10 +62,7 @@ const std::map<std::string, Kernel>& kernels() {
          std::memcpy(out, e.f32(node.inputs[0]), sizeof(float) * n);
          for (size_t i = 1; i < node.inputs.size(); ++i) cpu::add_forward(out, e.f32(node.inputs[i]), out, n);
        }},
-      {"copy",
-       [](CpuExecutor& e, const Node& node) {
-         std::memcpy(e.f32(node.outputs[0]), e.f32(node.inputs[0]), sizeof(float) * size_attr(node, "n"));
-       }},
+      {"view", [](CpuExecutor&, const Node&) {}},  // shares its input's storage (planner.h)
       {"zero_fill",
        [](CpuExecutor& e, const Node& node) {
          std::memset(e.f32(node.outputs[0]), 0, sizeof(float) * size_attr(node, "n"));
@@ -100,6 +94,16 @@ const std::map<std::string, Kernel>& kernels() {
        [](CpuExecutor& e, const Node& n) {
          cpu::swap_middle(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "a"), size_attr(n, "b"),
                           size_attr(n, "c"), size_attr(n, "d"));
+       }},
+      {"select_column",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::select_column_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                    size_attr(n, "cols"), size_attr(n, "column"));
+       }},
+      {"select_column_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::select_column_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                     size_attr(n, "cols"), size_attr(n, "column"));
        }},
       {"dropout",
        [](CpuExecutor& e, const Node& n) {
@@ -185,6 +189,18 @@ const std::map<std::string, Kernel>& kernels() {
                                              rows, size_attr(n, "classes"), float_attr(n, "label_smoothing"),
                                              ignore, counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f);
        }},
+      {"span_loss",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::span_loss_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]),
+                                e.f32(n.outputs[2]), e.f32(n.outputs[1]), e.f32(n.outputs[0]), size_attr(n, "batch"),
+                                size_attr(n, "seq"));
+       }},
+      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1
+       [](CpuExecutor& e, const Node& n) {
+         cpu::span_loss_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]),
+                                 e.f32(n.inputs[4]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), size_attr(n, "batch"),
+                                 size_attr(n, "seq"), 1.0f);
+       }},
   };
   return table;
 }
@@ -198,6 +214,12 @@ const Kernel* find_kernel(const std::string& op) {
 }  // namespace
 
 CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(graph, plan) {
+  for (const TensorInfo& tensor : graph.tensors()) {
+    if (dtype_is_floating(tensor.dtype) && tensor.dtype != DType::kFloat32) {
+      throw UsageError(std::string("the cpu device is the fp32 reference; tensor '") + tensor.name + "' is " +
+                       dtype_name(tensor.dtype) + " (use --precision fp32)");
+    }
+  }
   for (const Node& node : graph.nodes()) {
     if (find_kernel(node.op) == nullptr) throw UsageError("the cpu device has no kernel for op '" + node.op + "'");
   }
@@ -231,6 +253,15 @@ void CpuExecutor::adamw_step(const AdamWSettings& settings, int64_t step) {
   cpu::adamw_step(reinterpret_cast<float*>(arena_.data()),
                   reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset), first_moment_.data(),
                   second_moment_.data(), static_cast<int64_t>(n), settings, step);
+}
+
+void CpuExecutor::mark(size_t index) {
+  if (marks_.size() <= index) marks_.resize(index + 1);
+  marks_[index] = std::chrono::steady_clock::now();
+}
+
+double CpuExecutor::elapsed_ms(size_t from, size_t to) {
+  return std::chrono::duration<double, std::milli>(marks_.at(to) - marks_.at(from)).count();
 }
 
 void CpuExecutor::run_nodes(size_t begin, size_t end) {

@@ -86,4 +86,14 @@ double matmul_flops(const Graph& graph, bool include_backward) {
   return flops;
 }
 
+const char* op_category(const Node& node) {
+  const std::string& op = node.op;
+  if (op == "gemm") return node.attributes.at("batch") > 1 ? "attention" : "gemm";
+  if (op.rfind("masked_softmax", 0) == 0) return "attention";
+  if (op.rfind("layernorm", 0) == 0) return "normalization";
+  if (op.find("cross_entropy") != std::string::npos || op.find("loss") != std::string::npos) return "loss";
+  if (op == "cast") return "casts";
+  return "elementwise";
+}
+
 }  // namespace sb

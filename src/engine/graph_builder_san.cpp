@@ -1,7 +1,9 @@
 // GraphBuilder's SAN answer-module ops (include/scalebench/graph_builder.h, src/cpu/san.h). Besides the
 // sizes, each node carries `matmul_flops`: the multiply-adds inside the op (GRU gates, projections, scores
 // and weighted sums) count in matmul_flops(graph) like gemm nodes; backward nodes carry twice the forward's.
-// Shapes are copied, not referenced: adding a tensor may reallocate the graph's tensor list.
+// Shapes are copied, not referenced: adding a tensor may reallocate the graph's tensor list. The kernels are
+// fp32 only: floating inputs go through converted(x, fp32), a no-op in an fp32 graph and one cached cast per
+// tensor in a bf16 one (the cast's backward rule returns the gradient in the tensor's own dtype).
 #include <string>
 
 #include "scalebench/error.h"
@@ -40,6 +42,8 @@ void memory_dims(const Graph& graph, const char* op, TensorId memory, int64_t& b
 }  // namespace
 
 TensorId GraphBuilder::gru_cell(TensorId x, TensorId h, TensorId w_ih, TensorId w_hh, TensorId b_ih, TensorId b_hh) {
+  x = converted(x, DType::kFloat32);
+  h = converted(h, DType::kFloat32);
   const std::vector<int64_t> xs = shape(x);
   const std::vector<int64_t> hs = shape(h);
   if (xs.size() != 2 || hs.size() != 2 || xs[0] != hs[0]) {
@@ -62,6 +66,7 @@ TensorId GraphBuilder::gru_cell(TensorId x, TensorId h, TensorId w_ih, TensorId 
 }
 
 TensorId GraphBuilder::san_self_attention(TensorId memory, TensorId mask, TensorId weight, TensorId bias) {
+  memory = converted(memory, DType::kFloat32);
   int64_t batch = 0, length = 0, hidden = 0;
   memory_dims(graph_, "san_self_attention", memory, batch, length, hidden);
   expect_shape(graph_, "san_self_attention", "mask", mask, {batch, length}, DType::kUInt8);
@@ -78,6 +83,9 @@ TensorId GraphBuilder::san_self_attention(TensorId memory, TensorId mask, Tensor
 
 TensorId GraphBuilder::san_bilinear_attention(TensorId keys, TensorId values, TensorId state, TensorId mask,
                                               TensorId weight, TensorId bias) {
+  keys = converted(keys, DType::kFloat32);
+  values = converted(values, DType::kFloat32);
+  state = converted(state, DType::kFloat32);
   int64_t batch = 0, length = 0, memory_hidden = 0;
   memory_dims(graph_, "san_bilinear_attention", keys, batch, length, memory_hidden);
   expect_shape(graph_, "san_bilinear_attention", "values", values, shape(keys));
@@ -104,6 +112,8 @@ TensorId GraphBuilder::san_bilinear_attention(TensorId keys, TensorId values, Te
 }
 
 TensorId GraphBuilder::san_merge(TensorId x, TensorId s) {
+  x = converted(x, DType::kFloat32);
+  s = converted(s, DType::kFloat32);
   const std::vector<int64_t> xs = shape(x);
   if (xs.size() != 2) throw UsageError("san_merge: x must be (B, H), got " + shape_text(xs));
   expect_shape(graph_, "san_merge", "x", x, xs);
@@ -128,6 +138,8 @@ TensorId GraphBuilder::san_turn_mask(int64_t batch, int64_t turns, double drop_p
 }
 
 TensorId GraphBuilder::san_turn_average(TensorId turn_logits, TensorId turn_mask) {
+  turn_logits = converted(turn_logits, DType::kFloat32);
+  turn_mask = converted(turn_mask, DType::kFloat32);
   const std::vector<int64_t> ls = shape(turn_logits);
   if (ls.size() != 3) throw UsageError("san_turn_average: turn_logits must be (K, B, C), got " + shape_text(ls));
   expect_shape(graph_, "san_turn_average", "turn_logits", turn_logits, ls);

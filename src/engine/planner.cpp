@@ -13,18 +13,48 @@ namespace {
 
 uint64_t align_up(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
+// The tensor whose storage a view uses (itself when it is not a view).
+TensorId storage_of(const Graph& graph, TensorId id) {
+  while (graph.tensor(id).view_of != kNoTensor) id = graph.tensor(id).view_of;
+  return id;
+}
+
+// A use of a view is a use of the storage it shares: the storage lives until its last view is done.
 void record_uses(const Graph& graph, MemoryPlan& plan) {
   const size_t count = graph.tensors().size();
   plan.first_use.assign(count, -1);
   plan.last_use.assign(count, -1);
+  auto use = [&](size_t id, int n) {
+    if (plan.first_use[id] < 0) plan.first_use[id] = n;
+    plan.last_use[id] = n;
+  };
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     const Node& node = graph.nodes()[n];
     for (const auto* list : {&node.inputs, &node.outputs}) {
       for (TensorId id : *list) {
-        if (plan.first_use[static_cast<size_t>(id)] < 0) plan.first_use[static_cast<size_t>(id)] = static_cast<int>(n);
-        plan.last_use[static_cast<size_t>(id)] = static_cast<int>(n);
+        use(static_cast<size_t>(id), static_cast<int>(n));
+        use(static_cast<size_t>(storage_of(graph, id)), static_cast<int>(n));
       }
     }
+  }
+  for (size_t id = 0; id < count; ++id) {  // the host reads a view after the step: keep its storage too
+    const TensorInfo& info = graph.tensor(static_cast<TensorId>(id));
+    if (info.view_of != kNoTensor && info.read_after_step) {
+      plan.last_use[static_cast<size_t>(storage_of(graph, static_cast<TensorId>(id)))] =
+          static_cast<int>(graph.nodes().size());
+    }
+  }
+}
+
+void place_views(const Graph& graph, MemoryPlan& plan) {
+  for (size_t id = 0; id < graph.tensors().size(); ++id) {
+    const TensorInfo& info = graph.tensor(static_cast<TensorId>(id));
+    if (info.view_of == kNoTensor) continue;
+    const TensorId storage = storage_of(graph, static_cast<TensorId>(id));
+    if (graph.tensor(storage).bytes() != info.bytes()) {
+      throw UsageError("view '" + info.name + "' and its storage '" + graph.tensor(storage).name + "' differ in size");
+    }
+    plan.offsets[id] = plan.offsets[static_cast<size_t>(storage)];
   }
 }
 
@@ -102,7 +132,9 @@ struct Placed {
 uint64_t place_by_liveness(const Graph& graph, uint64_t base, uint64_t alignment, MemoryPlan& plan) {
   std::vector<TensorId> shared;
   for (TensorRole role : {TensorRole::kActivation, TensorRole::kWorkspace}) {
-    for (TensorId id : graph.tensors_with_role(role)) shared.push_back(id);
+    for (TensorId id : graph.tensors_with_role(role)) {
+      if (graph.tensor(id).view_of == kNoTensor) shared.push_back(id);  // views: placed with their storage
+    }
   }
   std::stable_sort(shared.begin(), shared.end(),
                    [&](TensorId a, TensorId b) { return graph.tensor(a).bytes() > graph.tensor(b).bytes(); });
@@ -162,6 +194,7 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   start = align_up(offset, a);
   plan.activation_peak_bytes = place_by_liveness(graph, start, a, plan);
   plan.total_bytes = start + plan.activation_peak_bytes;
+  place_views(graph, plan);
   cut_buckets(graph, options, plan);
   return plan;
 }

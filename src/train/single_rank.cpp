@@ -1,10 +1,9 @@
 // The single-rank training loop (include/scalebench/single_rank.h). A step is forward, backward and the
-// optimizer; its time is taken on the host around a synchronised step (the loss is read back every step),
-// which costs a few microseconds of pipeline drain per step — small next to a training step, and gone once
-// the data-parallel trainer times with device events.
+// optimizer, timed between two marks on the executor's own timeline (CUDA events on its stream), so host
+// work between steps (reading the loss back, which synchronises) is not counted.
 #include "scalebench/single_rank.h"
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -29,8 +28,9 @@ struct Planned {
   MemoryPlan plan;
 };
 
-void build_and_plan(const Workload& workload, int64_t batch, WorkloadScale scale, Planned& out) {
-  GraphBuilder builder(out.graph);
+void build_and_plan(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision,
+                    Planned& out) {
+  GraphBuilder builder(out.graph, activation_dtype(precision));
   out.built = workload.build(builder, batch, scale);
   out.gradients = append_backward(out.graph, out.built.loss);
   out.plan = plan_memory(out.graph);
@@ -58,9 +58,9 @@ void initialise_parameters(const Graph& graph, uint64_t seed, Executor& executor
 
 }  // namespace
 
-uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale) {
+uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision) {
   Planned planned;
-  build_and_plan(workload, batch, scale, planned);
+  build_and_plan(workload, batch, scale, precision, planned);
   return planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
 }
 
@@ -68,25 +68,26 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
   const Workload& workload = find_workload(options.workload);
   if (options.steps < 1) throw UsageError("--steps must be at least 1");
   if (options.warmup_steps < 0) throw UsageError("--warmup must not be negative");
-  if (options.tf32_gemms && device.kind() != DeviceKind::kCuda) {
-    throw UsageError("--precision tf32 needs the cuda device (the cpu device is the fp32 reference)");
+  if (precision_needs_cuda(options.precision) && device.kind() != DeviceKind::kCuda) {
+    throw UsageError(std::string("--precision ") + precision_name(options.precision) +
+                     " needs the cuda device (the cpu device is the fp32 reference)");
   }
   const int64_t batch = options.batch > 0 ? options.batch : workload.info().default_batch;
   Planned planned;
-  build_and_plan(workload, batch, options.scale, planned);
+  build_and_plan(workload, batch, options.scale, options.precision, planned);
 
   const uint64_t needed = planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
   const uint64_t total = device.description().total_memory;
   const uint64_t usable = device.kind() == DeviceKind::kCuda && total > kDeviceReserveBytes ? total - kDeviceReserveBytes : total;
   if (needed > usable) {
     const int64_t fits = largest_batch_that_fits(
-        [&](int64_t b) { return single_rank_bytes(workload, b, options.scale); }, usable, batch);
+        [&](int64_t b) { return single_rank_bytes(workload, b, options.scale, options.precision); }, usable, batch);
     throw RuntimeFailure(workload.info().name + " at batch " + std::to_string(batch) + " needs " + gib(needed) +
                          ", device has " + gib(usable) + " usable; largest batch that fits: " + std::to_string(fits));
   }
   std::unique_ptr<Executor> executor;
   if (device.kind() == DeviceKind::kCuda) {
-    executor = make_cuda_executor(planned.graph, planned.plan, options.tf32_gemms);
+    executor = make_cuda_executor(planned.graph, planned.plan, options.precision == Precision::kTf32);
   } else {
     executor = std::make_unique<CpuExecutor>(planned.graph, planned.plan);
   }
@@ -102,20 +103,46 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
   result.units_per_step = planned.built.units_per_step;
   result.train_flops_per_step = matmul_flops(planned.graph, true);
   result.plan_bytes = needed;
-  const int total_steps = options.warmup_steps + options.steps;
-  for (int step = 0; step < total_steps; ++step) {
-    const auto start = std::chrono::steady_clock::now();
-    executor->set_random_stream(options.seed, static_cast<uint64_t>(step));
-    executor->run();
-    executor->adamw_step(options.adamw, step + 1);
-    float loss = 0;
-    executor->read_tensor(planned.built.loss, &loss, sizeof loss);  // synchronises the step
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  auto check_loss = [&](float loss, int step) {
     if (!std::isfinite(loss)) {
       throw RuntimeFailure(result.workload + ": the loss is not finite at step " + std::to_string(step));
     }
     result.losses.push_back(loss);
+  };
+  const int total_steps = options.warmup_steps + options.steps;
+  for (int step = 0; step < total_steps; ++step) {
+    executor->set_random_stream(options.seed, static_cast<uint64_t>(step));
+    executor->mark(0);
+    executor->run();
+    executor->adamw_step(options.adamw, step + 1);
+    executor->mark(1);
+    const double ms = executor->elapsed_ms(0, 1);
+    float loss = 0;
+    executor->read_tensor(planned.built.loss, &loss, sizeof loss);
+    check_loss(loss, step);
     if (step >= options.warmup_steps) result.step_ms.push_back(ms);
+  }
+  if (options.profile_step) {  // one more step, a mark between nodes: where the time goes
+    executor->set_random_stream(options.seed, static_cast<uint64_t>(total_steps));
+    const Executor::StepProfile profile = executor->profile_step(options.adamw, total_steps + 1);
+    std::map<std::string, double> by_category, by_op;
+    for (size_t i = 0; i < profile.node_ms.size(); ++i) {
+      const Node& node = planned.graph.nodes()[i];
+      by_category[op_category(node)] += profile.node_ms[i];
+      by_op[node.op + (node.backward ? " (backward)" : "")] += profile.node_ms[i];
+    }
+    by_category["optimizer"] += profile.optimizer_ms;
+    by_op["adamw"] += profile.optimizer_ms;
+    auto largest_first = [](const std::map<std::string, double>& totals) {
+      std::vector<std::pair<std::string, double>> sorted(totals.begin(), totals.end());
+      std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+      return sorted;
+    };
+    result.breakdown_ms = largest_first(by_category);
+    result.op_ms = largest_first(by_op);
+    float loss = 0;
+    executor->read_tensor(planned.built.loss, &loss, sizeof loss);
+    check_loss(loss, total_steps);
   }
   return result;
 }

@@ -4,6 +4,7 @@ source "$(dirname "$0")/lib/common.bash"
 expect_exit 0 "list" -- "$SB" list
 expect_output "transformer_big .* 209911808" "transformer_big's parameter count"
 expect_output "bert_base .* 110106428" "bert_base's parameter count"
+expect_output "bert_finetune .* 108893186" "bert_finetune's parameter count"
 expect_output "mt_dnn .* 371933205" "mt_dnn's parameter count"
 "$SB" list --json - 2> /dev/null > "$WORK/list.json"
 python3 - "$WORK/list.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: list JSON"; failures=$((failures + 1)); }
@@ -12,6 +13,7 @@ doc = json.load(open(sys.argv[1]))
 assert doc["command"] == "list" and doc["schema_version"] == 1
 counts = {w["name"]: w["parameters"] for w in doc["workloads"]}
 assert counts["transformer_big"] == 209911808 and counts["bert_base"] == 110106428, counts
+assert counts["bert_finetune"] == 108893186, counts
 assert counts["mt_dnn"] == 371933205, counts
 assert all(w["forward_gflops_per_unit"] > 0 and w["gradient_bytes"] > 0 for w in doc["workloads"])
 PY

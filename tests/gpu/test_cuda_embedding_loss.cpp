@@ -346,8 +346,8 @@ TEST(CudaCrossEntropy, ZeroRowsWriteZeroSums) {
   CudaArray<int64_t> d_counted(1);
   d_loss_sum.poison();
   d_counted.poison();
-  cuda::softmax_cross_entropy_forward(nullptr, nullptr, nullptr, nullptr, d_loss_sum.get(), d_counted.get(), 0, 10,
-                                      0.1f, -100, stream.get());
+  cuda::softmax_cross_entropy_forward<float>(nullptr, nullptr, nullptr, nullptr, d_loss_sum.get(), d_counted.get(), 0,
+                                             10, 0.1f, -100, stream.get());
   stream.sync();
   EXPECT_EQ(0.0f, d_loss_sum.download()[0]);
   EXPECT_EQ(0, d_counted.download()[0]);

@@ -149,8 +149,8 @@ TEST(CudaLayerNorm, ZeroRowsWriteZeroParameterGradients) {
   CudaArray<float> d_gamma(test::random_normal(5, 7)), d_dgamma(5), d_dbeta(5);
   d_dgamma.poison();
   d_dbeta.poison();
-  cuda::layernorm_backward(nullptr, nullptr, d_gamma.get(), nullptr, nullptr, nullptr, d_dgamma.get(),
-                           d_dbeta.get(), 0, 5, stream.get());
+  cuda::layernorm_backward<float>(nullptr, nullptr, d_gamma.get(), nullptr, nullptr, nullptr, d_dgamma.get(),
+                                  d_dbeta.get(), 0, 5, stream.get());
   stream.sync();
   EXPECT_EQ(std::vector<float>(5, 0.0f), d_dgamma.download());
   EXPECT_EQ(std::vector<float>(5, 0.0f), d_dbeta.download());

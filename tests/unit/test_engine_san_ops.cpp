@@ -263,8 +263,16 @@ TEST(EngineSan, BuilderRefusesWrongShapesAndTypes) {
   const TensorId weight = b.parameter("w", {1, 4}), bias = b.parameter("b", {1});
   EXPECT_THROW(b.san_self_attention(memory, float_mask, weight, bias), UsageError);
   EXPECT_THROW(b.san_self_attention(memory, mask, b.parameter("w5", {1, 5}), bias), UsageError);
+  // The kernels are fp32 only: a bf16 operand is cast (once) and the outputs are fp32.
   const TensorId bf16_memory = b.input("bf16", {2, 5, 4}, DType::kBFloat16);
-  EXPECT_THROW(b.san_self_attention(bf16_memory, mask, weight, bias), UsageError) << "fp32 only";
+  const TensorId summary = b.san_self_attention(bf16_memory, mask, weight, bias);
+  EXPECT_EQ(graph.tensor(summary).dtype, DType::kFloat32);
+  const Node& node = graph.nodes().back();
+  ASSERT_EQ(node.op, "san_self_attention");
+  EXPECT_EQ(graph.tensor(node.inputs[0]).dtype, DType::kFloat32);
+  EXPECT_EQ(graph.nodes()[graph.nodes().size() - 2].op, "cast");
+  b.san_self_attention(bf16_memory, mask, weight, bias);
+  EXPECT_EQ(graph.nodes()[graph.nodes().size() - 2].op, "san_self_attention") << "the cast is reused";
   const TensorId state = b.parameter("state", {2, 3});
   EXPECT_THROW(b.san_bilinear_attention(memory, memory, state, mask, b.parameter("wt", {3, 4}), b.parameter("bb", {4})),
                UsageError) << "weight is (Hm, Hs)";

@@ -62,6 +62,36 @@ TEST(Planner, RegionsInOrderAlignedAndCounted) {
                                   plan.activation_peak_bytes);
 }
 
+// A view (reshape) takes its storage's offset and keeps the storage alive until the view's last use: a
+// tensor created after the storage's own last use must not land on it while the view is still read.
+TEST(Planner, ViewsShareTheirStorageAndExtendItsLifetime) {
+  Graph graph;
+  const TensorId x = add(graph, "x", {4, 8}, TensorRole::kInput);
+  const TensorId a = add(graph, "a", {4, 8}, TensorRole::kActivation);
+  TensorInfo view_info{"a_view", {32}, DType::kFloat32, TensorRole::kActivation};
+  view_info.view_of = a;
+  const TensorId a_view = graph.add_tensor(view_info);
+  const TensorId b = add(graph, "b", {4, 8}, TensorRole::kActivation);
+  const TensorId c = add(graph, "c", {4, 8}, TensorRole::kActivation);
+  graph.add_node(Node{"relu", {x}, {a}, {}, false});        // 0: a written
+  graph.add_node(Node{"view", {a}, {a_view}, {}, false});   // 1: last use of a itself
+  graph.add_node(Node{"relu", {x}, {b}, {}, false});        // 2: b born while the view is live
+  graph.add_node(Node{"add", {a_view, b}, {c}, {}, false}); // 3: the view read
+  const MemoryPlan plan = plan_memory(graph);
+  EXPECT_EQ(plan.offsets[a_view], plan.offsets[a]);
+  EXPECT_EQ(plan.last_use[a], 3);
+  const uint64_t bytes = graph.tensor(a).bytes();
+  auto overlap = [&](TensorId p, TensorId q) {
+    return plan.offsets[p] < plan.offsets[q] + bytes && plan.offsets[q] < plan.offsets[p] + bytes;
+  };
+  EXPECT_FALSE(overlap(a, b));
+  EXPECT_FALSE(overlap(a, c));
+  TensorInfo wrong{"wrong", {5}, DType::kFloat32, TensorRole::kActivation};
+  wrong.view_of = a;
+  graph.add_tensor(wrong);
+  EXPECT_THROW(plan_memory(graph), UsageError);
+}
+
 TEST(Planner, DisjointLifetimesShareMemoryOverlappingOnesDoNot) {
   TwoLayer t;
   MemoryPlan plan = plan_memory(t.graph);

@@ -1,0 +1,469 @@
+#!/usr/bin/env python3
+"""PyTorch counterpart of scalebench's transformer_big and bert_base workloads (same layers, shapes, tied
+embeddings, losses, synthetic-data distributions and AdamW settings as workloads/*.cpp), trained on one device
+so a GPU job can report it beside `scalebench run`. Prints one JSON line on stdout, progress on stderr.
+  python3 scripts/pytorch_reference.py --workload transformer_big [--batch 500] [--precision bf16] [--compile]
+  python3 scripts/pytorch_reference.py --workload bert_base --device cpu --scale tiny --steps 3 --warmup 0
+Exit 2: bad arguments; 3: CUDA requested but absent, or out of device memory. Needs only torch and stdlib."""
+import argparse
+import json
+import math
+import random
+import sys
+import time
+
+# Full and tiny shapes of workloads/transformer_big.cpp and workloads/bert_base.cpp (shape_for).
+TRANSFORMER_SHAPES = {"full": dict(vocab=32768, model=1024, heads=16, ffn=4096, layers=6, time=32),
+                      "tiny": dict(vocab=64, model=32, heads=4, ffn=64, layers=2, time=8)}
+BERT_SHAPES = {"full": dict(vocab=30522, model=768, heads=12, ffn=3072, layers=12, max_positions=512, time=128,
+                            predictions=20),
+               "tiny": dict(vocab=1100, model=32, heads=4, ffn=64, layers=2, max_positions=16, time=16,
+                            predictions=3)}
+# scalebench's WorkloadInfo: unit, default batch and the full-scale parameter count its registry test pins.
+WORKLOADS = {"transformer_big": dict(unit="tokens", batch=500, parameters=209_911_808),
+             "bert_base": dict(unit="sequences", batch=128, parameters=110_106_428)}
+PAD, EOS, FIRST_WORD = 1, 2, 4  # fairseq's dictionary: bos, pad, eos, unk first
+SOURCE_MEAN_LENGTH, TARGET_MEAN_LENGTH = 29.5, 30.6  # WMT16 en-de tokens per sentence, WORKLOADS.md §7
+CLS, SEP, MASK, FIRST_WORDPIECE = 101, 102, 103, 999  # BERT uncased vocabulary; [PAD] 0 below
+PEAK_TFLOPS = 791.0  # bf16 matmul 8192^3 on H200 (shared/ANCHORS.md): the MFU denominator
+# include/scalebench/optimizer.h: decay on every parameter (LayerNorm and biases too), as scalebench applies it.
+ADAMW = dict(betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+
+
+class UsageParser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2, like scalebench's UsageError
+        print(f"pytorch_reference.py: {message} (run with --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def parse_arguments(argv):
+    p = UsageParser(description=__doc__.split("\n")[0])
+    p.add_argument("--workload", required=True, choices=sorted(WORKLOADS))
+    p.add_argument("--batch", type=int, default=0, help="per-step batch (default: scalebench's reference batch)")
+    p.add_argument("--steps", type=int, default=30, help="timed steps")
+    p.add_argument("--warmup", type=int, default=10, help="untimed steps (torch.compile compiles here)")
+    p.add_argument("--precision", default="bf16", choices=["bf16", "fp32", "tf32"])
+    p.add_argument("--compile", action="store_true", help="torch.compile the model and loss (default mode)")
+    p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    p.add_argument("--scale", default="full", choices=["full", "tiny"])
+    p.add_argument("--seed", type=int, default=1, help="data seed; weights use seed + 1000, as scalebench")
+    p.add_argument("--lr", type=float, default=1e-4, help="AdamW learning rate (scalebench's default)")
+    p.add_argument("--count-only", action="store_true",
+                   help="build the model on the meta device, check its parameter count, print and exit")
+    a = p.parse_args(argv)
+    if a.batch < 0:
+        p.error("--batch must not be negative")
+    if a.steps < 1:
+        p.error("--steps must be at least 1")
+    if a.warmup < 0:
+        p.error("--warmup must not be negative")
+    if not a.lr > 0:
+        p.error("--lr must be positive")
+    if a.precision == "tf32" and a.device != "cuda":
+        p.error("--precision tf32 needs the cuda device")
+    a.batch = a.batch or WORKLOADS[a.workload]["batch"]
+    return a
+
+
+def build_modules(torch):
+    """Model classes, defined once torch is imported so --help and argument errors work without it."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Attention(nn.Module):
+        """workloads/transformer_layers.cpp multi_head_attention: separate Q, K, V, O projections with bias,
+        softmax(QK^T / sqrt(dh)) under a boolean mask (True = attend), dropout on the probabilities."""
+
+        def __init__(self, model, heads, dropout):
+            super().__init__()
+            self.heads, self.dropout = heads, dropout
+            self.q_proj, self.k_proj, self.v_proj, self.out_proj = (nn.Linear(model, model) for _ in range(4))
+
+        def forward(self, query, memory, mask):  # query (B, Tq, D), memory (B, Tk, D), mask (B, 1, Tq|1, Tk)
+            b, tq, d = query.shape
+            split = lambda x: x.view(b, x.shape[1], self.heads, d // self.heads).transpose(1, 2)  # (B, H, T, dh)
+            q, k, v = split(self.q_proj(query)), split(self.k_proj(memory)), split(self.v_proj(memory))
+            context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                     dropout_p=self.dropout if self.training else 0.0)
+            return self.out_proj(context.transpose(1, 2).reshape(b, tq, d))
+
+    class FeedForward(nn.Module):
+        def __init__(self, model, ffn, gelu):
+            super().__init__()
+            self.fc1, self.fc2, self.gelu = nn.Linear(model, ffn), nn.Linear(ffn, model), gelu
+
+        def forward(self, x):  # exact erf GELU for BERT, ReLU for fairseq; no activation dropout in either
+            h = self.fc1(x)
+            return self.fc2(F.gelu(h) if self.gelu else F.relu(h))
+
+    def add_and_norm(norm, x, sublayer, p, training):
+        """Post-norm residual: LayerNorm(x + dropout(sublayer)), as both references."""
+        return norm(x + F.dropout(sublayer, p, training))
+
+    class TransformerLayer(nn.Module):
+        """fairseq encoder layer, or decoder layer with cross-attention; parameter names as fairseq's."""
+
+        def __init__(self, s, dropout, attention_dropout, decoder):
+            super().__init__()
+            d = s["model"]
+            self.dropout = dropout
+            self.self_attn = Attention(d, s["heads"], attention_dropout)
+            self.self_attn_layer_norm = nn.LayerNorm(d, eps=1e-5)
+            self.encoder_attn = Attention(d, s["heads"], attention_dropout) if decoder else None
+            self.encoder_attn_layer_norm = nn.LayerNorm(d, eps=1e-5) if decoder else None
+            self.ffn = FeedForward(d, s["ffn"], gelu=False)
+            self.final_layer_norm = nn.LayerNorm(d, eps=1e-5)
+
+        def forward(self, x, self_mask, memory=None, memory_mask=None):
+            p, t = self.dropout, self.training
+            x = add_and_norm(self.self_attn_layer_norm, x, self.self_attn(x, x, self_mask), p, t)
+            if self.encoder_attn is not None:
+                x = add_and_norm(self.encoder_attn_layer_norm, x, self.encoder_attn(x, memory, memory_mask), p, t)
+            return add_and_norm(self.final_layer_norm, x, self.ffn(x), p, t)
+
+    class TransformerBig(nn.Module):
+        """fairseq transformer_wmt_en_de_big with --share-all-embeddings (workloads/transformer_big.cpp)."""
+
+        def __init__(self, s):
+            super().__init__()
+            self.s, self.dropout, self.label_smoothing = s, 0.3, 0.1
+            self.embed_tokens = nn.Embedding(s["vocab"], s["model"])  # encoder in, decoder in, decoder out
+            # A constant table, not a parameter (fairseq detaches it); row PAD is zero for padding positions.
+            self.register_buffer("sinusoids", sinusoidal_positions(torch, s["time"] + PAD + 1, s["model"]),
+                                 persistent=False)
+            self.encoder = nn.ModuleList(TransformerLayer(s, 0.3, 0.1, False) for _ in range(s["layers"]))
+            self.decoder = nn.ModuleList(TransformerLayer(s, 0.3, 0.1, True) for _ in range(s["layers"]))
+
+        def embed(self, ids, positions):  # (B, T) -> (B, T, D); PAD's row gets no gradient from the lookup
+            x = F.embedding(ids, self.embed_tokens.weight, padding_idx=PAD) * math.sqrt(self.s["model"])
+            return F.dropout(x + F.embedding(positions, self.sinusoids), self.dropout, self.training)
+
+        def forward(self, source, source_positions, source_mask, target_input, target_positions, target_mask,
+                    targets):
+            x = self.embed(source, source_positions)
+            for layer in self.encoder:
+                x = layer(x, source_mask)
+            y = self.embed(target_input, target_positions)
+            for layer in self.decoder:
+                y = layer(y, target_mask, x, source_mask)
+            logits = F.linear(y, self.embed_tokens.weight)  # (B, T, V): the shared embedding, no bias
+            # torch smooths with eps/V on every class; eps' = eps*V/(V-1) gives fairseq's current formula that
+            # scalebench pins (target 1-eps, others eps/(V-1)); mean over non-padding targets as scalebench.
+            v = self.s["vocab"]
+            return F.cross_entropy(logits.reshape(-1, v).float(), targets.reshape(-1), ignore_index=PAD,
+                                   label_smoothing=self.label_smoothing * v / (v - 1))
+
+    class BertLayer(nn.Module):
+        def __init__(self, s):
+            super().__init__()
+            self.attention = Attention(s["model"], s["heads"], 0.1)
+            self.attention_norm = nn.LayerNorm(s["model"], eps=1e-12)
+            self.ffn = FeedForward(s["model"], s["ffn"], gelu=True)
+            self.output_norm = nn.LayerNorm(s["model"], eps=1e-12)
+
+        def forward(self, x, mask):
+            x = add_and_norm(self.attention_norm, x, self.attention(x, x, mask), 0.1, self.training)
+            return add_and_norm(self.output_norm, x, self.ffn(x), 0.1, self.training)
+
+    class BertForPreTraining(nn.Module):
+        """HF BertForPreTraining's parameters, with the MLM head on the gathered masked rows only
+        (google's gather_indexes, as workloads/bert_base.cpp)."""
+
+        def __init__(self, s):
+            super().__init__()
+            d, v = s["model"], s["vocab"]
+            self.word_embeddings = nn.Embedding(v, d)  # also the MLM decoder weight
+            self.position_embeddings = nn.Embedding(s["max_positions"], d)
+            self.token_type_embeddings = nn.Embedding(2, d)
+            self.embeddings_norm = nn.LayerNorm(d, eps=1e-12)
+            self.layers = nn.ModuleList(BertLayer(s) for _ in range(s["layers"]))
+            self.pooler = nn.Linear(d, d)
+            self.transform = nn.Linear(d, d)
+            self.transform_norm = nn.LayerNorm(d, eps=1e-12)
+            self.decoder_bias = nn.Parameter(torch.zeros(v))
+            self.seq_relationship = nn.Linear(d, 2)
+
+        def forward(self, input_ids, token_type_ids, position_ids, key_mask, masked_rows, masked_labels,
+                    next_sentence_labels):
+            x = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
+            x = x + self.position_embeddings(position_ids)  # (T, D) broadcast over the batch
+            x = F.dropout(self.embeddings_norm(x), 0.1, self.training)
+            for layer in self.layers:
+                x = layer(x, key_mask)
+            pooled = torch.tanh(self.pooler(x[:, 0]))  # [CLS]
+            rows = x.reshape(-1, x.shape[-1]).index_select(0, masked_rows)  # (B * predictions, D)
+            h = self.transform_norm(F.gelu(self.transform(rows)))
+            mlm_logits = F.linear(h, self.word_embeddings.weight, self.decoder_bias)
+            return (F.cross_entropy(mlm_logits.float(), masked_labels) +
+                    F.cross_entropy(self.seq_relationship(pooled).float(), next_sentence_labels))
+
+    return TransformerBig, BertForPreTraining
+
+
+def sinusoidal_positions(torch, positions, dim):
+    """fairseq SinusoidalPositionalEmbedding.get_embedding in fp32 (src/cpu/positions.h); row PAD zero."""
+    half = dim // 2
+    frequency = torch.exp(torch.arange(half, dtype=torch.float32) * -(math.log(10000.0) / (half - 1)))
+    angle = torch.arange(positions, dtype=torch.float32).unsqueeze(1) * frequency.unsqueeze(0)
+    table = torch.cat([torch.sin(angle), torch.cos(angle)], dim=1)
+    if dim % 2:
+        table = torch.cat([table, torch.zeros(positions, 1)], dim=1)
+    table[PAD] = 0
+    return table
+
+
+def expected_parameters(workload, s):
+    """The analytic count of shared/WORKLOADS.md §7 and §10, for any shape."""
+    d, f, v = s["model"], s["ffn"], s["vocab"]
+    attention, ffn, norm = 4 * (d * d + d), d * f + f + f * d + d, 2 * d
+    if workload == "transformer_big":
+        return v * d + s["layers"] * (attention + ffn + 2 * norm) + s["layers"] * (2 * attention + ffn + 3 * norm)
+    embeddings = (v + s["max_positions"] + 2) * d + norm
+    heads = (d * d + d) + (d * d + d + norm + v) + (2 * d + 2)  # pooler, MLM transform + bias, NSP
+    return embeddings + s["layers"] * (attention + ffn + 2 * norm) + heads
+
+
+def train_matmul_flops(workload, s, batch):
+    """Forward GEMM FLOPs x 3 (backward = dX + dW), counted as scalebench's matmul_flops (`scalebench list`):
+    every projection, the attention score and context products, and the vocabulary GEMM, on padded shapes."""
+    d, f, v, t, layers = s["model"], s["ffn"], s["vocab"], s["time"], s["layers"]
+    tokens = batch * t
+    attention = 2 * tokens * 4 * d * d + 2 * 2 * tokens * t * d  # Q, K, V, O and QK^T, PV (Tq = Tk = t)
+    ffn = 2 * 2 * tokens * d * f
+    if workload == "transformer_big":
+        forward = layers * (attention + ffn) + layers * (2 * attention + ffn) + 2 * tokens * d * v
+    else:
+        rows = batch * s["predictions"]
+        forward = layers * (attention + ffn) + 2 * batch * d * d + 2 * rows * (d * d + d * v) + 2 * batch * d * 2
+    return 3.0 * forward
+
+
+def synthesize_transformer(torch, s, batch, seed):
+    """workloads/transformer_big.cpp synthesize(): right-padded pairs, lengths ~ N(29.5 | 30.6, 2.5) clamped
+    to [2, T], EOS last, decoder input = targets shifted right behind EOS. Masks replace scalebench's
+    key_lengths + causal flags of masked_softmax."""
+    t, full = s["time"], s["time"] == 32
+    rng = random.Random(seed)
+
+    def draw_length(mean):
+        drawn = rng.gauss(mean, 2.5) if full else rng.gauss(t - 1.5, 1.0)
+        return int(min(max(math.floor(drawn + 0.5), 2), t))
+
+    src, tgt_in, targets = ([[PAD] * t for _ in range(batch)] for _ in range(3))
+    src_len, tgt_len = [], []
+    for b in range(batch):
+        src_len.append(draw_length(SOURCE_MEAN_LENGTH))
+        tgt_len.append(draw_length(TARGET_MEAN_LENGTH))
+        for i in range(src_len[b]):
+            src[b][i] = EOS if i + 1 == src_len[b] else rng.randint(FIRST_WORD, s["vocab"] - 1)
+        for i in range(tgt_len[b]):
+            targets[b][i] = EOS if i + 1 == tgt_len[b] else rng.randint(FIRST_WORD, s["vocab"] - 1)
+        tgt_in[b][0] = EOS
+        for i in range(1, tgt_len[b]):
+            tgt_in[b][i] = targets[b][i - 1]
+    steps = torch.arange(t)
+    # fairseq make_positions on right padding: PAD + 1 + i for real tokens, PAD for padding.
+    positions = lambda lengths: torch.where(steps < lengths[:, None], PAD + 1 + steps, PAD)
+    src_len, tgt_len = torch.tensor(src_len), torch.tensor(tgt_len)
+    source_mask = (steps[None, :] < src_len[:, None])[:, None, None, :]  # (B, 1, 1, T)
+    causal = steps[None, :] <= steps[:, None]  # (Tq, Tk): key at or before the query
+    target_mask = (steps[None, :] < tgt_len[:, None])[:, None, None, :] & causal  # (B, 1, T, T)
+    data = dict(source=torch.tensor(src), source_positions=positions(src_len), source_mask=source_mask,
+                target_input=torch.tensor(tgt_in), target_positions=positions(tgt_len), target_mask=target_mask,
+                targets=torch.tensor(targets))
+    return data, int(tgt_len.sum())
+
+
+def synthesize_bert(torch, s, batch, seed):
+    """workloads/bert_base.cpp synthesize(): [CLS] A [SEP] B [SEP] with random segment lengths, padding after,
+    `predictions` real non-[SEP] tokens per sequence replaced by [MASK]."""
+    t, p, rng = s["time"], s["predictions"], random.Random(seed)
+    ids, types = [[0] * t for _ in range(batch)], [[0] * t for _ in range(batch)]
+    lengths, masked_rows, masked_labels, nsp = [], [], [], []
+    for b in range(batch):
+        length = rng.randint(max(p + 3, t * 3 // 4), t)
+        first = rng.randint(1, length - 3)  # segment A tokens
+        row = ids[b]
+        row[0] = CLS
+        for i in range(1, length):
+            row[i] = rng.randint(FIRST_WORDPIECE, s["vocab"] - 1)
+        row[first + 1] = row[length - 1] = SEP
+        for i in range(first + 2, length):
+            types[b][i] = 1
+        lengths.append(length)
+        nsp.append(rng.getrandbits(1))
+        candidates = [i for i in range(1, length) if row[i] != SEP]
+        rng.shuffle(candidates)
+        for i in candidates[:p]:
+            masked_rows.append(b * t + i)
+            masked_labels.append(row[i])
+            row[i] = MASK
+    key_mask = (torch.arange(t)[None, :] < torch.tensor(lengths)[:, None])[:, None, None, :]  # (B, 1, 1, T)
+    return dict(input_ids=torch.tensor(ids), token_type_ids=torch.tensor(types), position_ids=torch.arange(t),
+                key_mask=key_mask, masked_rows=torch.tensor(masked_rows), masked_labels=torch.tensor(masked_labels),
+                next_sentence_labels=torch.tensor(nsp))
+
+
+def initialise(torch, model, seed):
+    """As scalebench's initialise_parameters: N(0, 0.02) weights, zero biases, LayerNorm gain 1."""
+    generator = torch.Generator(device=next(model.parameters()).device).manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.fill_(0.0 if name.endswith("bias") else 1.0)
+            elif name.endswith("bias"):
+                p.zero_()
+            else:
+                p.normal_(0.0, 0.02, generator=generator)
+
+
+def percentile(sorted_values, q):
+    """Linear interpolation between closest ranks (numpy's default)."""
+    position = (len(sorted_values) - 1) * q
+    low = math.floor(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
+
+
+def check_parameters(workload, parameters, expected):
+    """Not an assert statement: python -O must not skip the proof that both tools train the same model."""
+    if parameters != expected:
+        raise AssertionError(f"{workload}: {parameters:,} parameters, scalebench has {expected:,}")
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def run(a, torch):
+    TransformerBig, BertForPreTraining = build_modules(torch)
+    info = WORKLOADS[a.workload]
+    s = (TRANSFORMER_SHAPES if a.workload == "transformer_big" else BERT_SHAPES)[a.scale]
+    model_class = TransformerBig if a.workload == "transformer_big" else BertForPreTraining
+    expected = expected_parameters(a.workload, s)
+    if a.scale == "full" and expected != info["parameters"]:
+        raise AssertionError(f"{a.workload}: analytic count {expected} != scalebench's {info['parameters']}")
+    flops = train_matmul_flops(a.workload, s, a.batch)
+    # scalebench's units_per_step: for transformer_big batch x the WMT16 mean target length (30.6) at full
+    # scale, x (T - 1) tiny, rather than the drawn count, so both tools divide by the same number.
+    units_per_step = float(a.batch) * ((TARGET_MEAN_LENGTH if a.scale == "full" else s["time"] - 1)
+                                       if a.workload == "transformer_big" else 1)
+    result = dict(framework="pytorch", torch=torch.__version__, workload=a.workload, scale=a.scale, batch=a.batch,
+                  precision=a.precision, compile=a.compile, device=a.device, unit=info["unit"], status="ok")
+
+    if a.count_only:
+        with torch.device("meta"):
+            model = model_class(s)
+        parameters = sum(p.numel() for p in model.parameters())  # a tied weight is counted once
+        check_parameters(a.workload, parameters, expected)
+        result.update(parameters=parameters, train_flops_per_step=flops, units_per_step=units_per_step)
+        return result
+
+    cuda = a.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        log("pytorch_reference.py: --device cuda but torch.cuda.is_available() is False")
+        sys.exit(3)
+    device = torch.device(a.device)
+    # fp32 is IEEE fp32 GEMMs (scalebench's fp32), tf32 its --precision tf32; under bf16 autocast this only
+    # governs the few fp32 matmuls left outside autocast.
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
+    torch.manual_seed(a.seed)  # dropout masks
+
+    with device:  # built in place: no 0.8 GB host copy and host-side default init to wait for
+        model = model_class(s)
+    initialise(torch, model, a.seed + 1000)
+    parameters = sum(p.numel() for p in model.parameters())
+    check_parameters(a.workload, parameters, expected)
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    if a.workload == "transformer_big":
+        data, target_tokens = synthesize_transformer(torch, s, a.batch, a.seed)
+        result["target_tokens_per_step"] = target_tokens  # the real (non-padding) count, for reference
+    else:
+        data = synthesize_bert(torch, s, a.batch, a.seed)
+    data = {k: v.to(device) for k, v in data.items()}
+    optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, fused=cuda, **ADAMW)
+    forward = torch.compile(model) if a.compile else model
+    model.train()
+    autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.precision == "bf16")
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        with autocast():
+            loss = forward(**data)
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    log(f"# {a.workload} ({a.scale}) batch {a.batch}, {parameters:,} parameters, {a.precision}, "
+        f"compile {a.compile}, {a.device}; {a.warmup} warm-up + {a.steps} timed steps")
+    losses, step_ms = [], []
+    start_time = time.perf_counter()
+    for _ in range(a.warmup):
+        losses.append(step())
+    if cuda:
+        torch.cuda.synchronize()
+    log(f"# warm-up took {time.perf_counter() - start_time:.1f} s")
+    if cuda:
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in range(a.steps)]
+        for begin, end in events:  # no host sync or print inside: the queue stays full
+            begin.record()
+            losses.append(step())
+            end.record()
+        torch.cuda.synchronize()
+        step_ms = [begin.elapsed_time(end) for begin, end in events]
+    else:
+        for _ in range(a.steps):
+            began = time.perf_counter()
+            losses.append(step())
+            step_ms.append((time.perf_counter() - began) * 1e3)
+    losses = [float(x) for x in losses]
+    if not all(math.isfinite(x) for x in losses):
+        raise RuntimeError(f"{a.workload}: the loss is not finite: {losses}")
+
+    ordered = sorted(step_ms)
+    median = percentile(ordered, 0.5)
+    result.update(
+        steps=a.steps, warmup=a.warmup, lr=a.lr, parameters=parameters,
+        step_ms_median=median, step_ms_p10=percentile(ordered, 0.1), step_ms_p90=percentile(ordered, 0.9),
+        step_ms_min=ordered[0], step_ms_max=ordered[-1],
+        units_per_step=units_per_step, units_per_s=units_per_step / (median / 1e3),
+        train_flops_per_step=flops,
+        flops_formula="analytic matmul FLOPs, 3 x forward GEMMs (projections, QK^T, PV, vocabulary) on padded "
+                      "shapes, 2 per multiply-add; the same count as `scalebench list`",
+        tflops_per_s=flops / (median / 1e3) / 1e12, mfu=flops / (median / 1e3) / (PEAK_TFLOPS * 1e12),
+        mfu_peak_tflops=PEAK_TFLOPS, loss_first=losses[0], loss_last=losses[-1],
+        peak_allocated_bytes=torch.cuda.max_memory_allocated() if cuda else None,
+        peak_reserved_bytes=torch.cuda.max_memory_reserved() if cuda else None,
+        gpu=torch.cuda.get_device_name() if cuda else None)
+    log(f"# median {median:.2f} ms/step, {result['units_per_s']:,.0f} {info['unit']}/s, "
+        f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+    return result
+
+
+def main(argv):
+    a = parse_arguments(argv)
+    try:
+        import torch
+    except ImportError:
+        log("pytorch_reference.py: torch is not installed")
+        return 3
+    try:
+        result = run(a, torch)
+    except (torch.cuda.OutOfMemoryError, RuntimeError) as error:
+        # cuBLAS and cuDNN report a failed allocation as a plain RuntimeError.
+        if not isinstance(error, torch.cuda.OutOfMemoryError) and "out of memory" not in str(error).lower():
+            raise
+        message = str(error).splitlines()[0]
+        log(f"pytorch_reference.py: out of device memory: {message}")
+        # Still one JSON line, so a GPU check script can put the failure beside scalebench's result.
+        print(json.dumps(dict(framework="pytorch", torch=torch.__version__, workload=a.workload, batch=a.batch,
+                              precision=a.precision, compile=a.compile, status="out_of_memory", error=message)))
+        return 3
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

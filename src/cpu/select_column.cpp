@@ -1,0 +1,30 @@
+// Column select and its gradient (src/cpu/select_column.h).
+#include "src/cpu/select_column.h"
+
+#include <string>
+
+#include "scalebench/error.h"
+
+namespace sb::cpu {
+namespace {
+
+void check_sizes(const char* op, int64_t rows, int64_t cols, int64_t column) {
+  SB_CHECK(rows >= 0 && cols >= 1, std::string(op) + ": rows must be >= 0 and cols >= 1");
+  SB_CHECK(column >= 0 && column < cols, std::string(op) + ": column must be in [0, cols)");
+}
+
+}  // namespace
+
+void select_column_forward(const float* x, float* y, int64_t rows, int64_t cols, int64_t column) {
+  check_sizes("select_column_forward", rows, cols, column);
+  for (int64_t r = 0; r < rows; ++r) y[r] = x[r * cols + column];
+}
+
+void select_column_backward(const float* dy, float* dx, int64_t rows, int64_t cols, int64_t column) {
+  check_sizes("select_column_backward", rows, cols, column);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) dx[r * cols + c] = c == column ? dy[r] : 0.0f;
+  }
+}
+
+}  // namespace sb::cpu

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# scripts/pytorch_reference.py builds the same models as scalebench (parameter count, matmul FLOPs and units per
+# step equal `scalebench list`'s), trains at tiny scale on the CPU with a falling loss, and refuses bad
+# arguments with exit 2. Skipped (passes) where torch is not installed: CI does not install it.
+source "$(dirname "$0")/lib/common.bash"
+PY=${SB_PYTHON:-python3}
+REF="$(dirname "$0")/../../scripts/pytorch_reference.py"
+if ! "$PY" -c "import torch" > /dev/null 2>&1; then
+  echo "skipped: $PY cannot import torch"
+  exit 0
+fi
+export OMP_NUM_THREADS=1  # tiny models; threads only contend on a shared CI machine
+
+# check_json DESCRIPTION ARGS... < python: runs the Python checks on stdin with ARGS, counts a pass or a failure.
+check_json() {
+  local what=$1
+  shift
+  if python3 - "$@"; then passes=$((passes + 1)); else echo "FAIL: $what"; failures=$((failures + 1)); fi
+}
+"$SB" list --json - 2> /dev/null > "$WORK/list.json"
+for workload in transformer_big bert_base; do
+  expect_exit 0 "$workload: full-scale model on the meta device" -- "$PY" "$REF" --workload $workload --count-only
+  grep '^{' "$WORK/out" > "$WORK/count.json"
+  check_json "$workload: same counts as scalebench list" "$WORK/list.json" "$WORK/count.json" $workload <<'PY'
+import json, sys
+ours = {w["name"]: w for w in json.load(open(sys.argv[1]))["workloads"]}[sys.argv[3]]
+torch_side = json.load(open(sys.argv[2]))
+assert torch_side["parameters"] == ours["parameters"], (torch_side, ours)
+assert torch_side["batch"] == ours["default_batch"] and torch_side["unit"] == ours["unit"], (torch_side, ours)
+assert abs(torch_side["units_per_step"] - ours["units_per_step"]) < 1e-9, (torch_side, ours)
+assert abs(torch_side["train_flops_per_step"] / 1e9 - ours["train_gflops_per_step"]) < 1e-6, (torch_side, ours)
+PY
+  expect_exit 0 "$workload: tiny CPU training" -- "$PY" "$REF" --workload $workload --scale tiny --device cpu \
+    --batch 4 --steps 3 --warmup 0 --lr 1e-3
+  grep '^{' "$WORK/out" > "$WORK/run.json"
+  check_json "$workload: tiny run JSON" "$WORK/run.json" <<'PY'
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["framework"] == "pytorch" and doc["status"] == "ok", doc
+assert doc["loss_last"] < doc["loss_first"], doc
+assert doc["step_ms_p10"] <= doc["step_ms_median"] <= doc["step_ms_p90"] and doc["units_per_s"] > 0, doc
+PY
+done
+expect_exit 2 "tf32 on the CPU" -- "$PY" "$REF" --workload bert_base --device cpu --precision tf32
+expect_output "--precision tf32 needs the cuda device" "tf32 on the CPU is refused"
+expect_exit 2 "unknown workload" -- "$PY" "$REF" --workload resnet9000
+expect_lines 1 "." "a usage error is one line"
+finish
