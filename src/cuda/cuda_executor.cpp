@@ -180,14 +180,11 @@ void run_gemm(CudaExecutor& e, const Node& n) {
   // A bias (linear layers) has the result's dtype and is fused into the GEMM's epilogue.
   const bool has_bias = n.inputs.size() > 2;
   if (has_bias && dtype_of(e, n.inputs[2]) != result) throw UsageError("gemm: the bias must have the result's dtype");
-  // A second output is the bias gradient of a linear layer, in the result's dtype, from the GEMM's epilogue.
-  const bool has_bias_gradient = n.outputs.size() > 1;
   auto launch = [&](auto* a, auto* b, auto* c) {
     using C = std::remove_pointer_t<decltype(c)>;
     cuda::gemm_strided_batched(ta, tb, m, cols, k, float_attr(n, "alpha"), a, ta ? m : k, b, tb ? k : cols, 0.0f, c,
                                cols, size_attr(n, "batch"), m * k, k * cols, m * cols, e.stream(),
-                               has_bias ? e.at<C>(n.inputs[2]) : nullptr,
-                               has_bias_gradient ? e.at<C>(n.outputs[1]) : nullptr);
+                               has_bias ? e.at<C>(n.inputs[2]) : nullptr);
   };
   if (operands == DType::kFloat32 && result == DType::kFloat32) {
     launch(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]));

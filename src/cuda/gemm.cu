@@ -160,8 +160,6 @@ struct Problem {
   int64_t batch, stride_a, stride_b, stride_c;
   cudaDataType ab_type, c_type;
   const void* bias = nullptr;  // (n) of C's type, added to every row of C by the epilogue; batch 1 only
-  // (m) of C's type: column sums of the stored A (k, m), written by the epilogue (transpose_a, batch 1).
-  void* bias_gradient = nullptr;
 };
 
 thread_local GemmMath gemm_math = GemmMath::kFp32;
@@ -171,12 +169,12 @@ thread_local GemmMath gemm_math = GemmMath::kFp32;
 struct PlanKey {
   int device;
   int math, ab_type, c_type;
-  bool bias, bias_gradient;
+  bool bias;
   bool transpose_a, transpose_b;
   int64_t m, n, k, lda, ldb, ldc, batch, stride_a, stride_b, stride_c;
   uint32_t align_a, align_b, align_c;
   auto tied() const {
-    return std::tie(device, math, ab_type, c_type, bias, bias_gradient, transpose_a, transpose_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
+    return std::tie(device, math, ab_type, c_type, bias, transpose_a, transpose_b, m, n, k, lda, ldb, ldc, batch, stride_a, stride_b,
                     stride_c, align_a, align_b, align_c);
   }
   bool operator<(const PlanKey& other) const { return tied() < other.tied(); }
@@ -210,19 +208,6 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
       cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof(op_first)));
   SB_CUBLAS_CHECK(
       cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof(op_second)));
-  if (p.bias_gradient != nullptr) {
-    // Our A, stored (k, m) and transposed, is cuBLASLt's second operand with op(B) = (k, m): BGRADB sums it
-    // over k, one value per column of D (our m), which is the bias gradient of the linear layer whose
-    // output gradient A is, computed while the weight gradient's GEMM reads A anyway.
-    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BGRADB;
-    const cudaDataType bias_type = p.c_type;
-    SB_CUBLAS_CHECK(
-        cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
-    SB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_BIAS_POINTER, &p.bias_gradient,
-                                                   sizeof(p.bias_gradient)));
-    SB_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc.get(), CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
-                                                   sizeof(bias_type)));
-  }
   if (p.bias != nullptr) {
     // Column-major D is our Cᵀ (n, m): a bias of length n is one value per row of D, broadcast along its
     // columns, which is what the BIAS epilogue does. The bias has D's type (cuBLASLt refuses an fp32 bias
@@ -245,7 +230,7 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
 
   const size_t ab_bytes = element_bytes(p.ab_type), c_bytes = element_bytes(p.c_type);
   PlanKey key{device,   static_cast<int>(gemm_math), static_cast<int>(p.ab_type), static_cast<int>(p.c_type),
-              p.bias != nullptr, p.bias_gradient != nullptr, p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
+              p.bias != nullptr, p.transpose_a, p.transpose_b, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.batch,
               batched ? p.stride_a : 0, batched ? p.stride_b : 0, batched ? p.stride_c : 0,
               operand_alignment(p.a, ab_bytes, p.batch, p.stride_a), operand_alignment(p.b, ab_bytes, p.batch, p.stride_b),
               operand_alignment(p.c, c_bytes, p.batch, p.stride_c)};
@@ -274,8 +259,7 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
     const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(handle, desc.get(), first.get(), second.get(),
                                                                  result.get(), result.get(), preference.get(), 1,
                                                                  &heuristic, &returned);
-    const bool epilogue = p.bias != nullptr || p.bias_gradient != nullptr;
-    const bool refused = status == CUBLAS_STATUS_NOT_SUPPORTED || (epilogue && status == CUBLAS_STATUS_INVALID_VALUE);
+    const bool refused = status == CUBLAS_STATUS_NOT_SUPPORTED || (p.bias != nullptr && status == CUBLAS_STATUS_INVALID_VALUE);
     if (status != CUBLAS_STATUS_SUCCESS && !refused) {
       SB_FATAL("cublasLtMatmulAlgoGetHeuristic -> " + ::sb::detail::cublas_status_text(status));
     }
@@ -337,7 +321,7 @@ template <typename AB, typename C>
 void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                           const AB* a, int64_t lda, const AB* b, int64_t ldb, float beta, C* c, int64_t ldc,
                           int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c, cudaStream_t stream,
-                          const C* bias, C* bias_gradient) {
+                          const C* bias) {
   check_shape(transpose_a, transpose_b, m, n, k, lda, ldb, ldc);
   require(batch >= 0, "negative batch " + std::to_string(batch));
   require(batch <= kInt32Max, "batch " + std::to_string(batch) + " beyond 2^31 - 1");
@@ -345,30 +329,11 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
   require(batch <= 1 || m == 0 || n == 0 || stride_c >= (m - 1) * ldc + n,
           "stride_c " + std::to_string(stride_c) + " makes the C matrices of the batch overlap");
   require(bias == nullptr || (batch <= 1 && beta == 0.0f && ldc == n), "a bias needs batch 1, beta 0 and ldc == n");
-  require(bias_gradient == nullptr || (transpose_a && batch <= 1 && beta == 0.0f && lda == m && bias == nullptr),
-          "a bias gradient needs transpose_a, batch 1, beta 0, lda == m and no bias");
   if (m == 0 || n == 0 || batch == 0) return;
   const cudaDataType ab_type = data_type<AB>(), c_type = data_type<C>();
   const Problem problem{transpose_a, transpose_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
                         batch, batch > 1 ? stride_a : 0, batch > 1 ? stride_b : 0, batch > 1 ? stride_c : 0,
-                        ab_type, c_type, bias, bias_gradient};
-  if (bias_gradient != nullptr) {
-    // Fused into the weight gradient's GEMM when cuBLASLt has an algorithm for it; otherwise the plain GEMM
-    // and the column-sum kernel (fp32 sums only: the mixed-precision graph keeps bias gradients fp32).
-    if (k > 0 && detail::aligned_16(bias_gradient) && run_matmul(problem, stream)) return;
-    if constexpr (std::is_same_v<C, float>) {
-      Problem plain = problem;
-      plain.bias_gradient = nullptr;
-      if (k == 0) {
-        scale_c<C>(plain, stream);
-      } else if (!run_matmul(plain, stream)) {
-        SB_FATAL(describe(plain));
-      }
-      return bias_backward(a, bias_gradient, k, m, stream);
-    } else {
-      SB_FATAL(describe(problem) + " with a bf16 bias-gradient epilogue");
-    }
-  }
+                        ab_type, c_type, bias};
   if (bias != nullptr) {
     // The epilogue saves a pass over C; without an algorithm for it (or at k == 0), an fp32 bias gets a
     // separate kernel. A bf16 bias has none: cuBLASLt has bf16 bias epilogues for every layout we use.
@@ -400,7 +365,7 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
 #define SB_GEMM(AB, C)                                                                                        \
   template void gemm_strided_batched<AB, C>(bool, bool, int64_t, int64_t, int64_t, float, const AB*, int64_t, \
                                             const AB*, int64_t, float, C*, int64_t, int64_t, int64_t, int64_t, \
-                                            int64_t, cudaStream_t, const C*, C*);
+                                            int64_t, cudaStream_t, const C*);
 SB_GEMM(float, float)
 SB_GEMM(bf16, bf16)
 SB_GEMM(bf16, float)

@@ -26,14 +26,11 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
 // `batch` GEMMs; operand g at a + g * stride_a (elements), and so on; a stride of 0 shares that operand.
 // Instantiated for (AB, C) = (float, float), (bf16, bf16) and (bf16, float). With `bias` (n values of C's
 // type; batch 1, beta 0, ldc == n), C = alpha op(A) op(B) + bias on every row, fused into cuBLASLt's epilogue
-// (for an fp32 C without an algorithm for it, a separate bias kernel). With `bias_gradient` (m values of C's
-// type; transpose_a, batch 1, beta 0, lda == m): also the column sums of the stored A (k, m), the bias
-// gradient of a linear layer computed in its weight-gradient GEMM (cuBLASLt's BGRADB epilogue; a separate
-// column-sum kernel where there is no algorithm for it).
+// (for an fp32 C without an algorithm for it, a separate bias kernel).
 template <typename AB, typename C>
 void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                           const AB* a, int64_t lda, const AB* b, int64_t ldb, float beta, C* c, int64_t ldc,
                           int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c, cudaStream_t stream,
-                          const C* bias = nullptr, C* bias_gradient = nullptr);
+                          const C* bias = nullptr);
 
 }  // namespace sb::cuda

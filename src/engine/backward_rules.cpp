@@ -55,23 +55,12 @@ std::vector<Contribution> gemm_backward(BackwardContext& ctx, const Node& node, 
   const bool want_a = ctx.needs_gradient(a), want_b = ctx.needs_gradient(b);
   const TensorId da = want_a ? ctx.gradient_like(a) : kNoTensor;
   const TensorId db = want_b ? ctx.gradient_like(b) : kNoTensor;
-  const bool fused_bias = node.inputs.size() > 2;
-  TensorId dbias = kNoTensor;
   if (!ta && !tb) {
     if (want_a) ctx.emit(gemm_node(dc, b, da, false, true, m, k, n, alpha, batch));
     if (want_b) ctx.emit(gemm_node(a, dc, db, true, false, k, n, m, alpha, batch));
   } else if (!ta && tb) {
     if (want_a) ctx.emit(gemm_node(dc, b, da, false, false, m, k, n, alpha, batch));
-    if (want_b && fused_bias && batch == 1) {
-      // A linear layer: its weight gradient dCᵀ·A reads dC anyway, so that GEMM also writes the bias gradient
-      // (the column sums of dC) as a second output.
-      Node weight_gradient = gemm_node(dc, a, db, true, false, n, k, m, alpha, batch);
-      dbias = ctx.gradient_like(node.inputs[2]);
-      weight_gradient.outputs.push_back(dbias);
-      ctx.emit(weight_gradient);
-    } else if (want_b) {
-      ctx.emit(gemm_node(dc, a, db, true, false, n, k, m, alpha, batch));
-    }
+    if (want_b) ctx.emit(gemm_node(dc, a, db, true, false, n, k, m, alpha, batch));
   } else if (ta && !tb) {
     if (want_a) ctx.emit(gemm_node(b, dc, da, false, true, k, m, n, alpha, batch));
     if (want_b) ctx.emit(gemm_node(a, dc, db, false, false, k, n, m, alpha, batch));
@@ -79,11 +68,10 @@ std::vector<Contribution> gemm_backward(BackwardContext& ctx, const Node& node, 
     if (want_a) ctx.emit(gemm_node(b, dc, da, true, true, k, m, n, alpha, batch));
     if (want_b) ctx.emit(gemm_node(dc, a, db, true, true, n, k, m, alpha, batch));
   }
-  if (!fused_bias) return {{da, true}, {db, true}};
-  if (dbias == kNoTensor) {  // not computed by the weight gradient's GEMM: the column sum of dC on its own
-    dbias = ctx.gradient_like(node.inputs[2]);
-    ctx.emit(Node{"bias_backward", {dc}, {dbias}, {{"rows", m * batch}, {"cols", n}}, true});
-  }
+  if (node.inputs.size() < 3) return {{da, true}, {db, true}};
+  // A fused bias (linear layers): its gradient is the column sum of dC.
+  const TensorId dbias = ctx.gradient_like(node.inputs[2]);
+  ctx.emit(Node{"bias_backward", {dc}, {dbias}, {{"rows", m * batch}, {"cols", n}}, true});
   return {{da, true}, {db, true}, {dbias, true}};
 }
 

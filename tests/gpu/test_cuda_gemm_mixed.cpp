@@ -115,34 +115,6 @@ TEST_P(CudaGemmMixed, Fp32WithTheBiasEpilogueIsExact) {
   for (size_t i = 0; i < exact.size(); ++i) ASSERT_EQ(got[i], exact[i]) << "element " << i;
 }
 
-// A linear layer's weight gradient dW (out, in) = dYᵀ (out, rows) · X (rows, in) with the bias gradient (the
-// column sums of dY) from the same GEMM: exact on small integers, for fp32 and bf16 operands.
-TEST(CudaGemmMixedBiasGradient, WeightAndBiasGradientsFromOneGemmAreExact) {
-  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  for (const int64_t rows : {96, 1000}) {
-    const int64_t out = 48, in = 40;
-    const std::vector<float> dy = small_integers(rows * out, 7, 3), x = small_integers(rows * in, 8, 3);
-    std::vector<float> dw(out * in), dbias(out);
-    cpu::gemm(true, false, out, in, rows, 1.0f, dy.data(), out, x.data(), in, 0.0f, dw.data(), in);
-    cpu::bias_backward(dy.data(), dbias.data(), rows, out);
-    test::TestStream stream;
-    auto check = [&](auto* dy_dev, auto* x_dev, const char* what) {
-      test::CudaArray<float> dw_dev(dw.size()), dbias_dev(dbias.size());
-      dw_dev.poison();
-      dbias_dev.poison();
-      cuda::gemm_strided_batched(true, false, out, in, rows, 1.0f, dy_dev, out, x_dev, in, 0.0f, dw_dev.get(), in, 1,
-                                 0, 0, 0, stream.get(), static_cast<const float*>(nullptr), dbias_dev.get());
-      stream.sync();
-      EXPECT_EQ(dw_dev.download(), dw) << what << " weight gradient, rows " << rows;
-      EXPECT_EQ(dbias_dev.download(), dbias) << what << " bias gradient, rows " << rows;
-    };
-    test::CudaArray<float> dy32(dy), x32(x);
-    check(dy32.get(), x32.get(), "fp32");
-    test::CudaArray<bf16> dy16(to_bf16(dy)), x16(to_bf16(x));
-    check(dy16.get(), x16.get(), "bf16");
-  }
-}
-
 // Linear-layer shapes (NT), their backward GEMMs (NN, TN, TT); m odd, leading dimensions multiples of 8 (bf16
 // tensor-core kernels want 16-byte aligned rows).
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaGemmMixed,
