@@ -2,7 +2,8 @@
 // bias_add_forward: grid-stride over x, one 16-byte vector of x (4 floats or 8 bf16) and the matching fp32
 //   bias (16 or 32 bytes) per step when cols is a multiple of the vector width and x, bias are 16-byte
 //   aligned (each vector then lies inside one row), scalar otherwise; 256 threads per block, one full wave.
-// bias_backward: two passes. Blocks of 32 columns x 8 row lanes each sum one chunk of rows (>= 64) in double
+// bias_backward: two passes. Blocks of 32 threads (one column each, or one 16-byte vector of columns when the
+//   rows allow) x 8 row lanes each sum one chunk of rows (>= 64) in double
 //   into a stream-ordered scratch of partial sums; then one thread per column adds the chunks in order. The
 //   order depends only on the shapes and the constants below, so the result is the same on every run; double
 //   accumulation keeps it within the final fp32 rounding of the CPU's sequential double sum. (One block per
@@ -25,7 +26,6 @@ constexpr int kColumnTile = 32;      // bias_backward: columns per block (one wa
 constexpr int kRowLanes = 8;         // bias_backward: row partial sums per column (block height)
 constexpr int64_t kMinChunkRows = 64;  // bias_backward: rows per block, at least
 constexpr int64_t kMaxChunks = 128;    // bias_backward: row chunks, at most (the final pass adds them in turn)
-constexpr int kRowsInFlight = 4;     // loads issued before their adds, per thread
 
 // N elements of T in 16-byte-aligned accesses: Pack<T, width> is one vector of x, Pack<float, width> the
 // matching bias (one or two 16-byte loads).
@@ -58,35 +58,44 @@ __global__ void bias_add_kernel(T* x, const float* bias, int64_t rows, int64_t c
 }
 
 // Pass 1, grid (column tiles, row chunks), block (32, kRowLanes): thread (c, r) sums rows r, r + kRowLanes,
-// ... of its chunk for column c in double (a warp reads 32 contiguous elements of one row per step); the
-// row lanes are combined by a fixed shared-memory tree into partial[chunk * cols + c].
-template <typename T>
+// ... of its chunk for its W columns c * W ... c * W + W - 1 in double (W = 1: a warp reads 32 contiguous
+// elements of a row; W = 16 bytes of T: 512 contiguous bytes, one vector load per thread and row); the row
+// lanes are combined by a fixed shared-memory tree into partial[chunk * cols + column].
+template <typename T, int W>
 __global__ void bias_partial_kernel(const T* __restrict__ dy, double* __restrict__ partial, int64_t rows,
                                     int64_t cols, int64_t chunk_rows) {
-  __shared__ double lanes[kRowLanes][kColumnTile];
-  const int64_t col = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
+  __shared__ double lanes[kRowLanes][kColumnTile * W];
+  const int64_t col = (static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x) * W;
   const int64_t first = static_cast<int64_t>(blockIdx.y) * chunk_rows;
   const int64_t last = first + chunk_rows < rows ? first + chunk_rows : rows;
-  double sum = 0.0;
+  double sum[W];
+#pragma unroll
+  for (int j = 0; j < W; ++j) sum[j] = 0.0;
   if (col < cols) {
-    const T* column = dy + col;
-    int64_t r = first + threadIdx.y;
-    for (; r + (kRowsInFlight - 1) * kRowLanes < last; r += kRowsInFlight * kRowLanes) {
-      float v[kRowsInFlight];
+    for (int64_t r = first + threadIdx.y; r < last; r += kRowLanes) {
+      if constexpr (W == 1) {
+        sum[0] += to_float(dy[r * cols + col]);
+      } else {
+        const Pack<T, W> v = *reinterpret_cast<const Pack<T, W>*>(dy + r * cols + col);
 #pragma unroll
-      for (int j = 0; j < kRowsInFlight; ++j) v[j] = to_float(column[(r + j * kRowLanes) * cols]);
-#pragma unroll
-      for (int j = 0; j < kRowsInFlight; ++j) sum += v[j];
+        for (int j = 0; j < W; ++j) sum[j] += to_float(v.element[j]);
+      }
     }
-    for (; r < last; r += kRowLanes) sum += to_float(column[r * cols]);
   }
-  lanes[threadIdx.y][threadIdx.x] = sum;
+#pragma unroll
+  for (int j = 0; j < W; ++j) lanes[threadIdx.y][threadIdx.x * W + j] = sum[j];
   __syncthreads();
   for (int half = kRowLanes / 2; half > 0; half /= 2) {
-    if (threadIdx.y < half) lanes[threadIdx.y][threadIdx.x] += lanes[threadIdx.y + half][threadIdx.x];
+    if (threadIdx.y < half) {
+#pragma unroll
+      for (int j = 0; j < W; ++j) lanes[threadIdx.y][threadIdx.x * W + j] += lanes[threadIdx.y + half][threadIdx.x * W + j];
+    }
     __syncthreads();
   }
-  if (threadIdx.y == 0 && col < cols) partial[static_cast<int64_t>(blockIdx.y) * cols + col] = lanes[0][threadIdx.x];
+  if (threadIdx.y == 0 && col < cols) {
+#pragma unroll
+    for (int j = 0; j < W; ++j) partial[static_cast<int64_t>(blockIdx.y) * cols + col + j] = lanes[0][threadIdx.x * W + j];
+  }
 }
 
 // Pass 2, one thread per column: the chunks' partial sums added in chunk order.
@@ -137,8 +146,15 @@ void bias_backward(const T* dy, float* dbias, int64_t rows, int64_t cols, cudaSt
   const int64_t chunks = rows == 0 ? 1 : (rows + chunk_rows - 1) / chunk_rows;
   double* partial = nullptr;  // stream-ordered scratch: chunks x cols doubles
   SB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&partial), sizeof(double) * chunks * cols, stream));
-  bias_partial_kernel<T><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)),
-                           dim3(kColumnTile, kRowLanes), 0, stream>>>(dy, partial, rows, cols, chunk_rows);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  if (cols % kWidth == 0 && detail::aligned_16(dy)) {  // every vector inside one row, 16-byte aligned
+    const int64_t wide_tiles = (cols / kWidth + kColumnTile - 1) / kColumnTile;
+    bias_partial_kernel<T, kWidth><<<dim3(static_cast<unsigned>(wide_tiles), static_cast<unsigned>(chunks)),
+                                     dim3(kColumnTile, kRowLanes), 0, stream>>>(dy, partial, rows, cols, chunk_rows);
+  } else {
+    bias_partial_kernel<T, 1><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)),
+                                dim3(kColumnTile, kRowLanes), 0, stream>>>(dy, partial, rows, cols, chunk_rows);
+  }
   SB_CUDA_CHECK_LAUNCH();
   const int64_t final_blocks = (cols + kThreads - 1) / kThreads;
   bias_final_kernel<<<static_cast<unsigned>(final_blocks), kThreads, 0, stream>>>(partial, dbias, chunks, cols);

@@ -242,9 +242,11 @@ const std::map<std::string, Kernel>& kernels() {
        }},
       {"add", SB_TYPED(cuda::add_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
                                          size_attr(n, "n"), e.stream()))},
-      {"add_n", SB_TYPED({
-         copy(e, n.outputs[0], n.inputs[0]);
-         for (size_t i = 1; i < n.inputs.size(); ++i) {
+      {"add_n", SB_TYPED({  // the first two terms in one pass (no copy), then one pass per further term
+         if (n.inputs.size() == 1) return copy(e, n.outputs[0], n.inputs[0]);
+         cuda::add_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                           e.stream());
+         for (size_t i = 2; i < n.inputs.size(); ++i) {
            cuda::add_forward(e.at<T>(n.outputs[0]), e.at<T>(n.inputs[i]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
                              e.stream());
          }

@@ -2,8 +2,10 @@
 // each warp access is 32 consecutive elements (coalesced). Max, sum of exponentials and the backward dot
 // product are fp32 warp butterfly reductions (fixed order: reproducible) over the T inputs widened to fp32.
 // Valid keys are the prefix [0, valid) as in the CPU reference; everything past it is written as exactly 0.
+// Rows of up to 512 keys are held in registers (one read of the inputs); longer rows stream three times.
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
@@ -83,6 +85,83 @@ __global__ void masked_softmax_backward_kernel(const T* __restrict__ probs, cons
   }
 }
 
+// The same two kernels with the row held in registers (kPerLane elements per lane, rows of up to
+// 32 * kPerLane keys): one read of the inputs instead of three (forward) or two (backward), and one exp per
+// element instead of two. Same fp32 operations in the same order, so the results are bit-identical.
+template <typename T, int kPerLane>
+__global__ void masked_softmax_forward_registers(const T* __restrict__ scores, T* __restrict__ probs, int64_t rows,
+                                                 int64_t heads, int64_t q_len, int64_t k_len, float scale,
+                                                 const int32_t* __restrict__ key_lengths, bool causal) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  const int lane = threadIdx.x & 31;
+  const T* s = scores + row * k_len;
+  T* p = probs + row * k_len;
+  const int64_t valid = valid_keys(row, heads, q_len, k_len, key_lengths, causal);
+  float v[kPerLane];
+  float max_logit = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < kPerLane; ++j) {
+    const int64_t k = lane + 32 * j;
+    v[j] = k < valid ? scale * to_float(s[k]) : -INFINITY;
+    max_logit = fmaxf(max_logit, v[j]);
+  }
+  max_logit = warp_max(max_logit);
+  float sum = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kPerLane; ++j) {
+    v[j] = lane + 32 * j < valid ? expf(v[j] - max_logit) : 0.0f;
+    sum += v[j];
+  }
+  sum = warp_sum(sum);
+#pragma unroll
+  for (int j = 0; j < kPerLane; ++j) {
+    const int64_t k = lane + 32 * j;
+    if (k < k_len) p[k] = from_float<T>(k < valid ? v[j] / sum : 0.0f);
+  }
+}
+
+template <typename T, int kPerLane>
+__global__ void masked_softmax_backward_registers(const T* __restrict__ probs, const T* __restrict__ dprobs,
+                                                  T* __restrict__ dscores, int64_t rows, int64_t heads,
+                                                  int64_t q_len, int64_t k_len, float scale,
+                                                  const int32_t* __restrict__ key_lengths, bool causal) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  const int lane = threadIdx.x & 31;
+  const T* p = probs + row * k_len;
+  const T* dp = dprobs + row * k_len;
+  T* ds = dscores + row * k_len;
+  const int64_t valid = valid_keys(row, heads, q_len, k_len, key_lengths, causal);
+  float pv[kPerLane], dv[kPerLane];
+  float dot = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kPerLane; ++j) {
+    const int64_t k = lane + 32 * j;
+    pv[j] = k < valid ? to_float(p[k]) : 0.0f;
+    dv[j] = k < valid ? to_float(dp[k]) : 0.0f;
+    dot += pv[j] * dv[j];
+  }
+  dot = warp_sum(dot);
+#pragma unroll
+  for (int j = 0; j < kPerLane; ++j) {
+    const int64_t k = lane + 32 * j;
+    if (k < k_len) ds[k] = from_float<T>(k < valid ? scale * pv[j] * (dv[j] - dot) : 0.0f);
+  }
+}
+
+// Calls launch(std::integral_constant<int, N>) with the smallest N in {1, 2, 4, 8, 16} such that a row of
+// k_len keys fits in 32 * N registers per warp; false (nothing launched) for longer rows.
+template <typename Launch>
+bool with_registers_per_lane(int64_t k_len, Launch&& launch) {
+  if (k_len <= 32) return launch(std::integral_constant<int, 1>{}), true;
+  if (k_len <= 64) return launch(std::integral_constant<int, 2>{}), true;
+  if (k_len <= 128) return launch(std::integral_constant<int, 4>{}), true;
+  if (k_len <= 256) return launch(std::integral_constant<int, 8>{}), true;
+  if (k_len <= 512) return launch(std::integral_constant<int, 16>{}), true;
+  return false;
+}
+
 // Rows of the launch, or 0 when there is nothing to do.
 int64_t checked_rows(const char* op, int64_t batch, int64_t heads, int64_t q_len, int64_t k_len) {
   SB_CHECK(batch >= 0 && heads >= 0 && q_len >= 0 && k_len >= 0,
@@ -102,8 +181,14 @@ void masked_softmax_forward(const T* scores, T* probs, int64_t batch, int64_t he
   if (rows == 0) return;
   SB_CHECK(scores && probs, "masked_softmax_forward: null pointer");
   const unsigned blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  masked_softmax_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(scores, probs, rows, heads, q_len, k_len,
-                                                                    scale, key_lengths, causal);
+  const bool cached = with_registers_per_lane(k_len, [&](auto per_lane) {
+    masked_softmax_forward_registers<T, decltype(per_lane)::value><<<blocks, kThreads, 0, stream>>>(
+        scores, probs, rows, heads, q_len, k_len, scale, key_lengths, causal);
+  });
+  if (!cached) {
+    masked_softmax_forward_kernel<T><<<blocks, kThreads, 0, stream>>>(scores, probs, rows, heads, q_len, k_len,
+                                                                      scale, key_lengths, causal);
+  }
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -115,8 +200,14 @@ void masked_softmax_backward(const T* probs, const T* dprobs, T* dscores, int64_
   if (rows == 0) return;
   SB_CHECK(probs && dprobs && dscores, "masked_softmax_backward: null pointer");
   const unsigned blocks = static_cast<unsigned>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  masked_softmax_backward_kernel<T><<<blocks, kThreads, 0, stream>>>(probs, dprobs, dscores, rows, heads, q_len,
-                                                                     k_len, scale, key_lengths, causal);
+  const bool cached = with_registers_per_lane(k_len, [&](auto per_lane) {
+    masked_softmax_backward_registers<T, decltype(per_lane)::value><<<blocks, kThreads, 0, stream>>>(
+        probs, dprobs, dscores, rows, heads, q_len, k_len, scale, key_lengths, causal);
+  });
+  if (!cached) {
+    masked_softmax_backward_kernel<T><<<blocks, kThreads, 0, stream>>>(probs, dprobs, dscores, rows, heads, q_len,
+                                                                       k_len, scale, key_lengths, causal);
+  }
   SB_CUDA_CHECK_LAUNCH();
 }
 
