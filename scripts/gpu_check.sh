@@ -29,7 +29,7 @@ if [ "$max_bytes" = train ]; then
   tests_rc=$?
   grep -E "tests passed|FAILED|Failed" "$out/ctest.log" | head -20
   : > "$out/torch.jsonl"
-  for workload in transformer_big bert_base bert_finetune; do
+  for workload in transformer_big bert_base bert_finetune mt_dnn; do
     echo "== $workload: scalebench, then PyTorch eager at the same shape" >> "$out/train.txt"
     CUDA_VISIBLE_DEVICES=0 timeout 240 build-gpu/scalebench run --workload "$workload" --precision bf16 \
       --warmup 5 --steps "$steps" --json "$out/run_$workload.json" >> "$out/train.txt" 2>&1
