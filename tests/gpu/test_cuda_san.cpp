@@ -305,11 +305,13 @@ TEST(CudaSan, TurnAverageMatchesTheCpu) {
       if (classes > 1) {
         expect_matches("scores", d_scores.download(), scores, 1e-7, kElementwiseRtol);
         expect_matches("dturn_logits", d_dlogits.download(), dlogits, 1e-7, kElementwiseRtol);
-      } else {  // one class: probabilities 1, scores log(mean mask) and gradients exactly 0 on both
+      } else {  // one class: probabilities 1 and scores log(mean mask) on both; the gradients are 0 in exact
+                // arithmetic, 0 on the CPU and fp32 cancellation noise on the GPU (1e-17 measured on H200)
         const auto got_scores = d_scores.download(), got_dlogits = d_dlogits.download();
         EXPECT_EQ(test::count_unwritten(got_scores), 0u);
         EXPECT_EQ(got_scores, scores);
-        EXPECT_EQ(got_dlogits, dlogits);
+        EXPECT_EQ(test::count_unwritten(got_dlogits), 0u);
+        for (size_t i = 0; i < got_dlogits.size(); ++i) EXPECT_LE(std::fabs(got_dlogits[i]), 1e-12) << "element " << i;
       }
     }
   }
