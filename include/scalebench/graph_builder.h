@@ -16,9 +16,9 @@ class GraphBuilder {
  public:
   // `compute` is the dtype of activations and their gradients: fp32, or bf16 for mixed precision, where
   // parameters stay fp32 (the optimizer's master weights) and the builder inserts one `cast` node per
-  // parameter that a matrix product reads (PyTorch autocast's cast-once-per-forward); LayerNorm, bias,
-  // embedding and position tables are read as fp32 by their kernels directly. Losses and softmax/LayerNorm
-  // statistics are fp32 at any precision.
+  // weight or bias that a matrix product reads (PyTorch autocast's cast-once-per-forward); LayerNorm gains,
+  // embedding and position tables are read as fp32 by their kernels directly (a bf16 activation used as a
+  // table is cast to fp32). Losses and softmax/LayerNorm statistics are fp32 at any precision.
   explicit GraphBuilder(Graph& graph, DType compute = DType::kFloat32);
   Graph& graph() { return graph_; }
   DType compute_dtype() const { return compute_; }
