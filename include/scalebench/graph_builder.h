@@ -66,7 +66,8 @@ class GraphBuilder {
   TensorId select_column(TensorId x, int64_t column);
   // Inverted dropout with probability p (identity at p = 0: no node). Masks come from the counter-based
   // Philox stream of include/scalebench/philox.h, so the CPU and CUDA devices draw the same masks; each
-  // dropout node owns a fixed range of the stream, and the executor moves to a fresh range every step.
+  // dropout node owns a fixed range of the stream, and the executor moves to a fresh range every step. No
+  // mask is stored: the backward pass is a dropout of the output gradient over the same range.
   TensorId dropout(TensorId x, double probability);
   // The sum of two losses (BERT's MLM + NSP): the backward pass gives each the unit gradient.
   TensorId add_losses(TensorId a, TensorId b);

@@ -30,7 +30,7 @@ void dropout_forward(const float* x, float* y, uint8_t* mask, int64_t n, float p
     for (int64_t lane = 0; lane < 4 && first + lane < n; ++lane) {
       const int64_t i = first + lane;
       const bool keep = uniform_from_bits(bits.word[lane]) >= p;
-      mask[i] = keep ? 1 : 0;
+      if (mask != nullptr) mask[i] = keep ? 1 : 0;
       y[i] = keep ? x[i] * scale : 0.0f;
     }
   }

@@ -21,6 +21,8 @@ namespace sb::cpu {
 // same seed draw independent masks only if their block ranges do not overlap: the engine advances the
 // offset by at least ceil(n / 4) per call (and per step). p == 0 keeps everything and y == x exactly.
 // Throws UsageError unless 0 <= p < 1 and n >= 0. y may be the same array as x.
+// mask may be nullptr: the engine keeps no mask, its backward pass draws the same one again (dropout of dy
+// with the forward's seed and offset is exactly dy masked and scaled).
 void dropout_forward(const float* x, float* y, uint8_t* mask, int64_t n, float p, uint64_t seed,
                      uint64_t offset);
 

@@ -54,7 +54,7 @@ __global__ void dropout_forward_kernel(const T* x, T* y, uint8_t* mask, int64_t 
         out.element[lane] = from_float<T>(keep[lane] ? to_float(in.element[lane]) * scale : 0.0f);
       }
       reinterpret_cast<Group<T>*>(y)[g] = out;
-      reinterpret_cast<uchar4*>(mask)[g] = make_uchar4(keep[0], keep[1], keep[2], keep[3]);
+      if (mask != nullptr) reinterpret_cast<uchar4*>(mask)[g] = make_uchar4(keep[0], keep[1], keep[2], keep[3]);
     } else {
 #pragma unroll
       for (int lane = 0; lane < kGroup; ++lane) {
@@ -62,7 +62,7 @@ __global__ void dropout_forward_kernel(const T* x, T* y, uint8_t* mask, int64_t 
         if (i < n) {
           const bool keep = keep_element(bits.word[lane], p);
           const float value = to_float(x[i]);
-          mask[i] = keep ? 1 : 0;
+          if (mask != nullptr) mask[i] = keep ? 1 : 0;
           y[i] = from_float<T>(keep ? value * scale : 0.0f);
         }
       }

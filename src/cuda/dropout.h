@@ -15,6 +15,7 @@
 namespace sb::cuda {
 
 // Throws UsageError unless 0 <= p < 1 and n >= 0 (checked on the host before the launch). y may be x.
+// mask may be nullptr (nothing written there): the engine's backward pass draws the same mask again.
 template <typename T>
 void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, float p, uint64_t seed, uint64_t offset,
                      cudaStream_t stream);

@@ -189,10 +189,11 @@ std::vector<Contribution> swap_middle_backward(BackwardContext& ctx, const Node&
   return {{dx, true}};
 }
 
-// The saved mask decides; the scale 1 / (1 - p) is recomputed from p.
+// dx = dy masked and scaled by the forward's mask, which is the same dropout applied to dy: same node
+// attributes, hence the same Philox range this step. No mask is stored between the passes.
 std::vector<Contribution> dropout_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
   const TensorId dx = ctx.gradient_like(node.inputs[0]);
-  ctx.emit(Node{"dropout_backward", {dout[0], node.outputs[1]}, {dx}, node.attributes, true});
+  ctx.emit(Node{"dropout", {dout[0]}, {dx}, node.attributes, true});
   return {{dx, true}};
 }
 

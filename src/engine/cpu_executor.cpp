@@ -105,15 +105,10 @@ const std::map<std::string, Kernel>& kernels() {
          cpu::select_column_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"),
                                      size_attr(n, "cols"), size_attr(n, "column"));
        }},
-      {"dropout",
+      {"dropout",  // no mask kept: the backward pass is this node's dropout again (backward_rules.cpp)
        [](CpuExecutor& e, const Node& n) {
-         cpu::dropout_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), e.u8(n.outputs[1]), size_attr(n, "n"),
-                              float_attr(n, "p"), e.seed(), e.dropout_offset(n));
-       }},
-      {"dropout_backward",
-       [](CpuExecutor& e, const Node& n) {
-         cpu::dropout_backward(e.f32(n.inputs[0]), e.u8(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"),
-                               float_attr(n, "p"));
+         cpu::dropout_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), nullptr, size_attr(n, "n"), float_attr(n, "p"),
+                              e.seed(), e.dropout_offset(n));
        }},
       {"gelu", [](CpuExecutor& e, const Node& n) { cpu::gelu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n")); }},
       {"relu", [](CpuExecutor& e, const Node& n) { cpu::relu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n")); }},

@@ -264,9 +264,9 @@ TensorId GraphBuilder::dropout(TensorId x, double probability) {
   x = in_compute_dtype(x);
   const int64_t n = graph_.tensor(x).elements();
   TensorId out = activation(next_name("dropout"), shape(x));
-  TensorId mask = activation(next_name("dropout_mask"), shape(x), DType::kUInt8);
+
   // Philox blocks of four values: this node's range starts where the previous dropout's ended.
-  graph_.add_node(Node{"dropout", {x}, {out, mask},
+  graph_.add_node(Node{"dropout", {x}, {out},
                        {{"n", double(n)}, {"p", probability}, {"block_offset", double(dropout_blocks_)}}, false});
   dropout_blocks_ += (n + 3) / 4;
   return out;

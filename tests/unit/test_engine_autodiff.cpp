@@ -5,6 +5,7 @@
 // differences of the whole loss, and plain SGD on one repeated batch makes the loss fall.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -173,36 +174,85 @@ TEST(EngineAutodiff, RefusesALossThatIsNotALossOpAndUnusedParameters) {
 namespace sb {
 namespace {
 
+// Which elements a dropout keeps, read off its output (the input is random normal: never 0, so an output of
+// 0 means dropped). The engine stores no mask; the backward pass draws the same one again.
 TEST(EngineDropout, MasksRepeatWithinAStepAndChangeAcrossSteps) {
   Graph graph;
   GraphBuilder b(graph);
   TensorId x = b.input("x", {64, 16});
   TensorId w = b.parameter("w", {16, 16});
-  TensorId first = b.dropout(b.linear(x, w), 0.5);
-  TensorId second = b.dropout(first, 0.5);
-  TensorId loss = b.softmax_cross_entropy(second, b.input("t", {64}, DType::kInt32), 0.0, -1);
+  TensorId h = b.linear(x, w);
+  TensorId first = b.dropout(h, 0.5);
+  TensorId second = b.dropout(h, 0.5);
+  TensorId loss = b.softmax_cross_entropy(b.add(first, second), b.input("t", {64}, DType::kInt32), 0.0, -1);
   append_backward(graph, loss);
+  graph.tensor(first).read_after_step = true;  // read after the step: the planner must not reuse their memory
+  graph.tensor(second).read_after_step = true;
   MemoryPlan plan = plan_memory(graph);
   CpuExecutor e(graph, plan);
   std::vector<float> data = test::random_normal(64 * 16, 1);
   std::copy(data.begin(), data.end(), e.f32(x));
   std::copy_n(test::random_normal(256, 2).begin(), 256, e.f32(w));
   for (int i = 0; i < 64; ++i) e.i32(graph.find_tensor("t"))[i] = i % 16;
-  const TensorId mask = graph.nodes()[1].outputs[1];
+  auto kept = [&](TensorId out) {
+    std::vector<uint8_t> pattern(64 * 16);
+    for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = e.f32(out)[i] != 0.0f;
+    return pattern;
+  };
   auto run_and_copy = [&](uint64_t seed, uint64_t step) {
     e.set_random_stream(seed, step);
     e.run();
-    return std::vector<uint8_t>(e.u8(mask), e.u8(mask) + 64 * 16);
+    return kept(first);
   };
   const auto step0 = run_and_copy(7, 0);
+  EXPECT_GT(std::count(step0.begin(), step0.end(), 1), 400);  // about half of 1024 kept
+  EXPECT_LT(std::count(step0.begin(), step0.end(), 1), 624);
   EXPECT_EQ(step0, run_and_copy(7, 0));
   EXPECT_NE(step0, run_and_copy(7, 1));
   EXPECT_NE(step0, run_and_copy(8, 0));
   // The two dropout nodes own different ranges of the stream: their masks differ in one step.
-  const TensorId other = graph.nodes()[2].outputs[1];
   e.set_random_stream(7, 0);
   e.run();
-  EXPECT_NE(std::vector<uint8_t>(e.u8(mask), e.u8(mask) + 1024), std::vector<uint8_t>(e.u8(other), e.u8(other) + 1024));
+  EXPECT_NE(kept(first), kept(second));
+}
+
+// The backward pass drops exactly what the forward pass dropped: the gradient reaching h through a dropout
+// is 0 where the forward output was 0 and scaled by 1 / (1 - p) elsewhere.
+TEST(EngineDropout, BackwardRedrawsTheForwardMask) {
+  Graph graph;
+  GraphBuilder b(graph);
+  TensorId x = b.input("x", {32, 8});
+  TensorId w = b.parameter("w", {8, 8});
+  TensorId h = b.linear(x, w);
+  TensorId dropped = b.dropout(h, 0.3);
+  TensorId loss = b.softmax_cross_entropy(dropped, b.input("t", {32}, DType::kInt32), 0.0, -1);
+  append_backward(graph, loss);
+  for (const Node& node : graph.nodes()) {  // everything this test reads after the step stays where it is
+    for (TensorId out : node.outputs) graph.tensor(out).read_after_step = true;
+  }
+  MemoryPlan plan = plan_memory(graph);
+  CpuExecutor e(graph, plan);
+  std::copy_n(test::random_normal(256, 3).begin(), 256, e.f32(x));
+  std::copy_n(test::random_normal(64, 4).begin(), 64, e.f32(w));
+  for (int i = 0; i < 32; ++i) e.i32(graph.find_tensor("t"))[i] = i % 8;
+  e.set_random_stream(3, 5);
+  e.run();
+  TensorId dh = kNoTensor, ddropped = kNoTensor;  // the dropout node of the backward pass: ddropped -> dh
+  for (const Node& node : graph.nodes()) {
+    if (node.backward && node.op == "dropout") ddropped = node.inputs[0], dh = node.outputs[0];
+  }
+  ASSERT_NE(dh, kNoTensor);
+  int zeros = 0;
+  for (int i = 0; i < 256; ++i) {
+    const float forward = e.f32(dropped)[i], gradient = e.f32(dh)[i], upstream = e.f32(ddropped)[i];
+    if (forward == 0.0f) {
+      EXPECT_EQ(gradient, 0.0f) << i;
+      ++zeros;
+    } else {
+      EXPECT_FLOAT_EQ(gradient, upstream / 0.7f) << i;
+    }
+  }
+  EXPECT_GT(zeros, 30);
 }
 
 }  // namespace
