@@ -38,6 +38,9 @@ if [ "$max_bytes" = train ]; then
         --precision bf16 --warmup 10 --steps "$steps" >> "$out/torch.jsonl" 2>> "$out/train.txt" ;;
     esac
   done
+  echo "== bert_base with --recompute (GELU outputs recomputed in the backward pass: memory for time)" >> "$out/train.txt"
+  CUDA_VISIBLE_DEVICES=0 timeout 240 build-gpu/scalebench run --workload bert_base --precision bf16 --recompute \
+    --warmup 5 --steps "$steps" >> "$out/train.txt" 2>&1
   cat "$out/train.txt"
   echo "== summary"
   python3 scripts/training_summary.py "$out"

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "scalebench/graph.h"
 
@@ -16,5 +18,13 @@ namespace sb {
 // Throws UsageError for an op without a backward rule, or a parameter the loss does not depend on unless it
 // was declared unused (GraphBuilder::declare_unused_parameter: its gradient is zero-filled).
 std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss);
+
+// Activation recomputation, after append_backward: the outputs of forward nodes of these ops that the
+// backward pass reads are not kept from the forward pass but computed again (the same node, marked backward)
+// just before their first backward use, from inputs the backward pass keeps anyway. For GELU, whose backward
+// reads its input, this frees the GELU output between the passes (BERT: one (tokens, 4·hidden) tensor per
+// layer) for one extra elementwise pass. Throws UsageError for an op whose output could not be recomputed
+// (anything but gelu).
+void recompute_in_backward(Graph& graph, const std::vector<std::string>& ops);
 
 }  // namespace sb

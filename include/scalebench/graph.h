@@ -59,6 +59,8 @@ class Graph {
  public:
   TensorId add_tensor(TensorInfo info);  // throws UsageError on a non-positive dimension
   void add_node(Node node);              // throws UsageError on an unknown tensor id
+  // Replaces the node list (graph passes that reorder or insert nodes); the same checks as add_node.
+  void set_nodes(std::vector<Node> nodes);
 
   const TensorInfo& tensor(TensorId id) const;
   TensorInfo& tensor(TensorId id);

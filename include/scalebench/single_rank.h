@@ -25,6 +25,7 @@ struct SingleRankOptions {
   AdamWSettings adamw;
   Precision precision = Precision::kFp32;  // tf32 and bf16: CUDA only
   bool profile_step = true;                 // one extra step timed node by node (breakdown_ms)
+  bool recompute = false;                   // --recompute: GELU outputs computed again in the backward pass
 };
 
 struct SingleRankResult {
@@ -42,7 +43,8 @@ struct SingleRankResult {
 };
 
 // Bytes a run needs on the device: the plan's arena plus AdamW's two moments.
-uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision);
+uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision,
+                           bool recompute = false);
 
 // Throws UsageError for bad options, RuntimeFailure when the plan does not fit the device (before allocating:
 // "needs X GiB, device has Y GiB; largest batch that fits: B").

@@ -103,7 +103,8 @@ std::string canonical_form(const CommandLine& cl) {
     const RunOptions& r = cl.run;
     text += ";workload=" + r.workload + ";batch=" + std::to_string(r.batch) + ";scale=" + r.scale +
             ";warmup=" + std::to_string(r.warmup_steps) + ";steps=" + std::to_string(r.steps) +
-            ";seed=" + std::to_string(r.seed) + ";lr=" + std::to_string(r.learning_rate) + ";precision=" + r.precision;
+            ";seed=" + std::to_string(r.seed) + ";lr=" + std::to_string(r.learning_rate) + ";precision=" + r.precision +
+            ";recompute=" + std::to_string(r.recompute);
   }
   if (cl.command == "bandwidth") {
     const BandwidthOptions& b = cl.bandwidth;
@@ -151,6 +152,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "auto (bf16 on GPUs, fp32 on the CPU), bf16 (mixed precision; GPU only), tf32 (fp32 data, GEMMs "
                   "on TF32 tensor cores; GPU only) or fp32")
       ->check(CLI::IsMember({"auto", "bf16", "fp16", "tf32", "fp32"}));  // fp16: refused with its reason
+  run->add_flag("--recompute", result.run.recompute,
+                "Recompute GELU outputs in the backward pass instead of keeping them (less activation memory, "
+                "one more elementwise pass per layer)");
 
   try {
     app.parse(argc, argv);

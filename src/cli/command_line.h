@@ -28,6 +28,7 @@ struct RunOptions {
   uint64_t seed = 1;
   double learning_rate = 1e-4;
   std::string precision = "auto";  // auto | bf16 | tf32 | fp32 (include/scalebench/precision.h)
+  bool recompute = false;          // GELU outputs recomputed in the backward pass (less memory)
 };
 
 struct CommandLine {

@@ -41,6 +41,7 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   options.warmup_steps = cl.run.warmup_steps;
   options.steps = cl.run.steps;
   options.seed = cl.run.seed + static_cast<uint64_t>(group.rank());
+  options.recompute = cl.run.recompute;
   options.adamw.learning_rate = static_cast<float>(cl.run.learning_rate);
   const bool on_cuda = session.device->kind() == DeviceKind::kCuda;
   options.precision = cl.run.precision == "auto" ? (on_cuda ? Precision::kBf16 : Precision::kFp32)
@@ -79,9 +80,10 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   }
   if (group.rank() == 0) {
     const WorkloadInfo& info = find_workload(options.workload).info();
-    std::printf("# scalebench run: %s (%s), scale %s, %d warm-up + %d timed steps, %s, AdamW lr %g\n",
+    std::printf("# scalebench run: %s (%s), scale %s, %d warm-up + %d timed steps, %s%s, AdamW lr %g\n",
                 info.name.c_str(), info.task.c_str(), cl.run.scale.c_str(), options.warmup_steps, options.steps,
-                precision_description(options.precision), cl.run.learning_rate);
+                precision_description(options.precision), options.recompute ? ", GELU recomputed" : "",
+                cl.run.learning_rate);
     std::printf("# every rank trains alone; step = forward + backward + optimizer, timed on the device between marks\n");
     std::printf("# %4s %-12s %-14s %6s %10s %10s %14s %9s %10s %10s\n", "rank", "host", "device", "batch", "step p50",
                 "step p99", info.unit.c_str(), "TFLOP/s", "loss first", "loss last");
@@ -103,7 +105,7 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     if (!cl.common.json_path.empty()) {
       nlohmann::json doc = {{"schema_version", 1}, {"tool", "scalebench"}, {"command", "run"},
                             {"status", first_error.empty() ? "ok" : "failed"}, {"workload", info.name},
-                            {"scale", cl.run.scale}, {"precision", precision_name(options.precision)}, {"argv", cl.argv},
+                            {"scale", cl.run.scale}, {"precision", precision_name(options.precision)}, {"recompute", options.recompute}, {"argv", cl.argv},
                             {"ranks", ranks}};
       write_text_file(cl.common.json_path, doc.dump(2) + "\n");
     }

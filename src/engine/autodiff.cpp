@@ -1,6 +1,7 @@
 // Reverse-mode differentiation of the forward graph (include/scalebench/autodiff.h).
 #include "scalebench/autodiff.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "scalebench/error.h"
@@ -184,5 +185,43 @@ class Differentiator {
 }  // namespace
 
 std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss) { return Differentiator(graph, loss).run(); }
+
+void recompute_in_backward(Graph& graph, const std::vector<std::string>& ops) {
+  for (const std::string& op : ops) {
+    // Recomputing is only free of extra liveness when the op's backward already keeps its input.
+    if (op != "gelu") throw UsageError("cannot recompute '" + op + "' in the backward pass (only gelu)");
+  }
+  auto recomputable = [&](const Node& node) {
+    return !node.backward && std::find(ops.begin(), ops.end(), node.op) != ops.end();
+  };
+  std::map<TensorId, const Node*> producer;  // recomputable forward outputs
+  for (const Node& node : graph.nodes()) {
+    if (recomputable(node)) producer[node.outputs[0]] = &node;
+  }
+  std::vector<Node> nodes;
+  std::map<TensorId, TensorId> recomputed;  // forward output -> its copy made in the backward pass
+  for (const Node& node : graph.nodes()) {
+    Node copy = node;
+    if (node.backward) {
+      for (TensorId& input : copy.inputs) {
+        auto it = producer.find(input);
+        if (it == producer.end()) continue;
+        auto done = recomputed.find(input);
+        if (done == recomputed.end()) {
+          TensorInfo info = graph.tensor(input);
+          info.name += ".recomputed";
+          Node again = *it->second;
+          again.outputs = {graph.add_tensor(info)};
+          again.backward = true;
+          nodes.push_back(again);
+          done = recomputed.emplace(input, again.outputs[0]).first;
+        }
+        input = done->second;
+      }
+    }
+    nodes.push_back(std::move(copy));
+  }
+  graph.set_nodes(std::move(nodes));
+}
 
 }  // namespace sb

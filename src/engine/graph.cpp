@@ -46,6 +46,11 @@ void Graph::add_node(Node node) {
   nodes_.push_back(std::move(node));
 }
 
+void Graph::set_nodes(std::vector<Node> nodes) {
+  nodes_.clear();
+  for (Node& node : nodes) add_node(std::move(node));
+}
+
 const TensorInfo& Graph::tensor(TensorId id) const { return tensors_.at(static_cast<size_t>(id)); }
 TensorInfo& Graph::tensor(TensorId id) { return tensors_.at(static_cast<size_t>(id)); }
 

@@ -29,10 +29,11 @@ struct Planned {
 };
 
 void build_and_plan(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision,
-                    Planned& out) {
+                    bool recompute, Planned& out) {
   GraphBuilder builder(out.graph, activation_dtype(precision));
   out.built = workload.build(builder, batch, scale);
   out.gradients = append_backward(out.graph, out.built.loss);
+  if (recompute) recompute_in_backward(out.graph, {"gelu"});
   out.plan = plan_memory(out.graph);
 }
 
@@ -58,9 +59,10 @@ void initialise_parameters(const Graph& graph, uint64_t seed, Executor& executor
 
 }  // namespace
 
-uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision) {
+uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision,
+                           bool recompute) {
   Planned planned;
-  build_and_plan(workload, batch, scale, precision, planned);
+  build_and_plan(workload, batch, scale, precision, recompute, planned);
   return planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
 }
 
@@ -74,14 +76,14 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
   }
   const int64_t batch = options.batch > 0 ? options.batch : workload.info().default_batch;
   Planned planned;
-  build_and_plan(workload, batch, options.scale, options.precision, planned);
+  build_and_plan(workload, batch, options.scale, options.precision, options.recompute, planned);
 
   const uint64_t needed = planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
   const uint64_t total = device.description().total_memory;
   const uint64_t usable = device.kind() == DeviceKind::kCuda && total > kDeviceReserveBytes ? total - kDeviceReserveBytes : total;
   if (needed > usable) {
     const int64_t fits = largest_batch_that_fits(
-        [&](int64_t b) { return single_rank_bytes(workload, b, options.scale, options.precision); }, usable, batch);
+        [&](int64_t b) { return single_rank_bytes(workload, b, options.scale, options.precision, options.recompute); }, usable, batch);
     throw RuntimeFailure(workload.info().name + " at batch " + std::to_string(batch) + " needs " + gib(needed) +
                          ", device has " + gib(usable) + " usable; largest batch that fits: " + std::to_string(fits));
   }
