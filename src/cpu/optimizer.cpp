@@ -30,7 +30,7 @@ void optimizer_step(float* params, const float* grads, float* state, int64_t n, 
   const double correction1 = 1.0 - std::pow(b1, static_cast<double>(step));
   const double correction2_sqrt = std::sqrt(1.0 - std::pow(b2, static_cast<double>(step)));
   float* first = state;
-  float* second = state + n;
+  float* second = state + optimizer_state_stride(n);
   for (int64_t i = 0; i < n; ++i) {
     double p = params[i];
     double g = clip * grads[i];

@@ -27,8 +27,12 @@ void grad_norm_squared(const float* grads, int64_t n, double* scratch);
 // torch.nn.utils.clip_grad_norm_'s factor for a squared global norm; 1 when max_norm is 0 (no clipping).
 double clip_scale(double norm_squared, float max_norm);
 
-// One step of `settings.kind` over n parameters. `state` holds optimizer_state_buffers(kind) buffers of n floats
-// back to back (zeroed before step 1): Adam family [m | v] (adamax: [m | u]), SGD momentum and NAG [b].
+// Floats between the starts of two state buffers: n rounded up to 4, so every buffer starts 16-byte aligned.
+constexpr int64_t optimizer_state_stride(int64_t n) { return (n + 3) / 4 * 4; }
+
+// One step of `settings.kind` over n parameters. `state` holds optimizer_state_buffers(kind) buffers, each
+// optimizer_state_stride(n) floats (zeroed before step 1): Adam family [m | v] (adamax: [m | u]), SGD momentum
+// and NAG [b].
 // `step` counts from 1 (bias correction). `grad_norm_squared`: scratch[0] of grad_norm_squared over the same
 // gradients, read when settings.max_grad_norm > 0 (may be null otherwise).
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& settings,

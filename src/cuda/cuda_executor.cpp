@@ -93,7 +93,8 @@ class CudaExecutor final : public Executor {
 
   void optimizer_step(const OptimizerSettings& settings, int64_t step) override {
     const size_t n = plan_.parameter_bytes / sizeof(float);
-    const size_t state_bytes = static_cast<size_t>(optimizer_state_buffers(settings.kind)) * n * sizeof(float);
+    const size_t stride = static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
+    const size_t state_bytes = static_cast<size_t>(optimizer_state_buffers(settings.kind)) * stride * sizeof(float);
     if (optimizer_state_ == nullptr || state_bytes != state_bytes_ || state_kind_ != settings.kind) {
       SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
       cudaFree(optimizer_state_);

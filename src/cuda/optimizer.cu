@@ -124,7 +124,7 @@ __global__ void optimizer_kernel(float* params, const float* grads, float* first
 template <OptimizerKind kKind>
 void launch(float* params, const float* grads, float* state, int64_t n, const StepScalars& c, cudaStream_t stream) {
   constexpr int threads = 256;
-  float* second = two_buffers(kKind) ? state + n : nullptr;
+  float* second = two_buffers(kKind) ? state + cpu::optimizer_state_stride(n) : nullptr;
   const bool vector = detail::aligned_16(params) && detail::aligned_16(grads) && detail::aligned_16(state) &&
                       (second == nullptr || detail::aligned_16(second));
   const int blocks = detail::grid_stride_blocks(vector ? (n + 3) / 4 : n, threads);

@@ -241,7 +241,8 @@ void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) { std::memc
 
 void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
   const size_t n = plan_.parameter_bytes / sizeof(float);
-  const size_t state_size = static_cast<size_t>(optimizer_state_buffers(settings.kind)) * n;
+  const size_t state_size = static_cast<size_t>(optimizer_state_buffers(settings.kind)) *
+                            static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
   if (optimizer_state_.size() != state_size || state_kind_ != settings.kind) {
     optimizer_state_.assign(state_size, 0.0f);
     state_kind_ = settings.kind;

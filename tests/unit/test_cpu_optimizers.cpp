@@ -96,7 +96,9 @@ void check_against_torch(const OptimizerSettings& s) {
   SCOPED_TRACE(describe_optimizer(s));
   const int buffers = optimizer_state_buffers(s.kind);
   std::vector<float> params = test::random_normal(kN, 7);
-  std::vector<float> state(static_cast<size_t>(buffers) * kN, 0.0f);  // zeroed before step 1, as the executors do
+  const int64_t stride = cpu::optimizer_state_stride(kN);
+  ASSERT_EQ(stride, 1032);
+  std::vector<float> state(static_cast<size_t>(buffers * stride), 0.0f);  // zeroed, as the executors do
   const std::vector<float> initial = params;
   std::vector<Expected> expected(kN);
   for (int64_t i = 0; i < kN; ++i) expected[i].p = params[i];
@@ -117,12 +119,12 @@ void check_against_torch(const OptimizerSettings& s) {
   }
   expect_close(params.data(), want_p, "params");
   expect_close(state.data(), want_first, "state[0]");
-  if (buffers == 2) expect_close(state.data() + kN, want_second, "state[1]");
+  if (buffers == 2) expect_close(state.data() + stride, want_second, "state[1]");
   std::vector<float> moved(kN);
   for (int64_t i = 0; i < kN; ++i) moved[i] = params[i] - initial[i];
   EXPECT_GT(norm(moved.data(), kN), 1e-3 * s.learning_rate * std::sqrt(double(kN))) << "the parameters barely moved";
   EXPECT_GT(norm(state.data(), kN), 0);
-  if (buffers == 2) EXPECT_GT(norm(state.data() + kN, kN), 0);
+  if (buffers == 2) EXPECT_GT(norm(state.data() + stride, kN), 0);
 }
 
 OptimizerSettings settings_for(OptimizerKind kind) {
@@ -170,7 +172,7 @@ TEST(CpuOptimizers, ClippingBelowTheMaximumChangesNothing) {
     OptimizerSettings clipped = settings_for(kind), plain = settings_for(kind);
     clipped.max_grad_norm = static_cast<float>(2 * grad_norm);
     std::vector<float> p1 = test::random_normal(kN, 9), p2 = p1;
-    std::vector<float> s1(2 * kN, 0.0f), s2(2 * kN, 0.0f);
+    std::vector<float> s1(2 * cpu::optimizer_state_stride(kN), 0.0f), s2 = s1;
     std::vector<double> scratch(cpu::kGradNormScratchDoubles);
     cpu::grad_norm_squared(grads.data(), kN, scratch.data());
     cpu::optimizer_step(p1.data(), grads.data(), s1.data(), kN, clipped, 1, scratch.data());
