@@ -124,9 +124,9 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     if (!cl.common.json_path.empty()) {
       nlohmann::json doc = {{"schema_version", 1}, {"tool", "scalebench"}, {"command", "run"},
                             {"status", first_error.empty() ? "ok" : "failed"}, {"workload", info.name},
-                            {"scale", cl.run.scale}, {"precision", precision_name(options.precision)}, {"recompute", options.recompute},
-                            {"optimizer", optimizer_json(options.optimizer)}, {"argv", cl.argv},
-                            {"ranks", ranks}};
+                            {"scale", cl.run.scale}, {"precision", precision_name(options.precision)},
+                            {"recompute", options.recompute}, {"optimizer", optimizer_json(options.optimizer)},
+                            {"argv", cl.argv}, {"ranks", ranks}};
       write_text_file(cl.common.json_path, doc.dump(2) + "\n");
     }
   }
