@@ -23,9 +23,10 @@ class Executor {
   virtual void read_tensor(TensorId id, void* host, size_t bytes) = 0;
 
   virtual void run_nodes(size_t begin, size_t end) = 0;  // enqueued; read_tensor waits for them
-  // One AdamW step over the flat parameter and gradient regions of the plan (its moments live beside the
-  // arena: 2 x parameter bytes, allocated on first use). `step` counts from 1.
-  virtual void adamw_step(const AdamWSettings& settings, int64_t step) = 0;
+  // One optimizer step over the flat parameter and gradient regions of the plan, clipped by the global gradient
+  // norm when settings.max_grad_norm > 0. Its state lives beside the arena (optimizer_state_buffers(kind) x
+  // parameter bytes, allocated and zeroed on first use or when the kind changes). `step` counts from 1.
+  virtual void optimizer_step(const OptimizerSettings& settings, int64_t step) = 0;
   void run();                                             // every node, in order
   size_t forward_node_count() const;                      // nodes before the first backward node
 
@@ -34,13 +35,13 @@ class Executor {
   virtual void mark(size_t index) = 0;                    // after the work queued so far
   virtual double elapsed_ms(size_t from, size_t to) = 0;  // waits for mark `to`
 
-  // One whole training step (every node, then AdamW) with a mark between nodes: the time of each node and
+  // One whole training step (every node, then the optimizer) with a mark between nodes: the time of each node and
   // of the optimizer. Marks cost a few microseconds of host time each, not device time.
   struct StepProfile {
     std::vector<double> node_ms;  // by node index
     double optimizer_ms = 0;
   };
-  StepProfile profile_step(const AdamWSettings& settings, int64_t step);
+  StepProfile profile_step(const OptimizerSettings& settings, int64_t step);
 
   // Dropout masks depend on (seed, step): the same step replays the same masks (finite differences), the
   // next step draws fresh ones. Data-parallel ranks use seed = base seed + rank.
@@ -78,14 +79,16 @@ class CpuExecutor final : public Executor {
   void write_tensor(TensorId id, const void* host, size_t bytes) override;
   void read_tensor(TensorId id, void* host, size_t bytes) override;
   void run_nodes(size_t begin, size_t end) override;
-  void adamw_step(const AdamWSettings& settings, int64_t step) override;
+  void optimizer_step(const OptimizerSettings& settings, int64_t step) override;
   void mark(size_t index) override;
   double elapsed_ms(size_t from, size_t to) override;
 
  private:
   std::vector<unsigned char> arena_;
   std::vector<std::chrono::steady_clock::time_point> marks_;
-  std::vector<float> first_moment_, second_moment_;
+  std::vector<float> optimizer_state_;  // (buffers, parameters)
+  OptimizerKind state_kind_ = OptimizerKind::kAdamW;
+  std::vector<double> norm_scratch_;
 };
 
 // The CUDA executor on the current device: activations in the dtype the graph gives them (fp32 or bf16);

@@ -104,7 +104,8 @@ std::string canonical_form(const CommandLine& cl) {
     text += ";workload=" + r.workload + ";batch=" + std::to_string(r.batch) + ";scale=" + r.scale +
             ";warmup=" + std::to_string(r.warmup_steps) + ";steps=" + std::to_string(r.steps) +
             ";seed=" + std::to_string(r.seed) + ";lr=" + std::to_string(r.learning_rate) + ";precision=" + r.precision +
-            ";recompute=" + std::to_string(r.recompute);
+            ";recompute=" + std::to_string(r.recompute) + ";optimizer=" + r.optimizer +
+            ";clip=" + std::to_string(r.clip_norm);
   }
   if (cl.command == "bandwidth") {
     const BandwidthOptions& b = cl.bandwidth;
@@ -147,7 +148,16 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--warmup", result.run.warmup_steps, "Untimed steps")->check(CLI::NonNegativeNumber);
   run->add_option("--steps", result.run.steps, "Timed steps (every one kept)")->check(CLI::PositiveNumber);
   run->add_option("--seed", result.run.seed, "Base seed of data, weights and dropout (rank is added)");
-  run->add_option("--lr", result.run.learning_rate, "AdamW learning rate")->check(CLI::PositiveNumber);
+  run->add_option("--lr", result.run.learning_rate,
+                  "Learning rate (default: 1e-4, or the reference's with --optimizer reference)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--optimizer", result.run.optimizer,
+                  "adamw (default), adam, adamax, sgd_momentum, nag, or reference: the workload's reference optimizer "
+                  "with its settings and clipping (WORKLOADS.md)")
+      ->check(CLI::IsMember({"adamw", "adam", "adamax", "sgd_momentum", "nag", "reference"}));
+  run->add_option("--clip-norm", result.run.clip_norm,
+                  "Clip gradients to this global L2 norm (0: no clipping; default: none, or the reference's)")
+      ->check(CLI::NonNegativeNumber);
   run->add_option("--precision", result.run.precision,
                   "auto (bf16 on GPUs, fp32 on the CPU), bf16 (mixed precision; GPU only), tf32 (fp32 data, GEMMs "
                   "on TF32 tensor cores; GPU only) or fp32")

@@ -26,7 +26,9 @@ struct RunOptions {
   int warmup_steps = 3;
   int steps = 20;
   uint64_t seed = 1;
-  double learning_rate = 1e-4;
+  double learning_rate = 0;         // 0: the optimizer's (1e-4, or the reference's with --optimizer reference)
+  std::string optimizer = "adamw";  // adamw | adam | adamax | sgd_momentum | nag | reference (the workload's)
+  double clip_norm = -1;            // global gradient-norm clipping; < 0: the optimizer's (reference: as it clips)
   std::string precision = "auto";  // auto | bf16 | tf32 | fp32 (include/scalebench/precision.h)
   bool recompute = false;          // GELU outputs recomputed in the backward pass (less memory)
 };

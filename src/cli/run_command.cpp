@@ -2,9 +2,11 @@
 // per-GPU throughput, stragglers visible); rank 0 prints one row per rank. Failures are gathered, not thrown
 // one rank at a time, so an out-of-memory on one GPU ends every rank cleanly with its message.
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
+#include "scalebench/optimizer.h"
 #include "scalebench/precision.h"
 #include "scalebench/report.h"
 #include "scalebench/single_rank.h"
@@ -30,6 +32,19 @@ void print_breakdown(const std::vector<nlohmann::json>& ranks) {
   std::printf("\n");
 }
 
+// Settings as the decimals they were given as (0.98, not fp32's 0.9800000190734863).
+nlohmann::json optimizer_json(const OptimizerSettings& s) {
+  auto decimal = [](float value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.7g", value);
+    return std::strtod(text, nullptr);
+  };
+  return {{"kind", optimizer_name(s.kind)}, {"learning_rate", decimal(s.learning_rate)},
+          {"beta1", decimal(s.beta1)}, {"beta2", decimal(s.beta2)}, {"epsilon", decimal(s.epsilon)},
+          {"weight_decay", decimal(s.weight_decay)}, {"momentum", decimal(s.momentum)},
+          {"max_grad_norm", decimal(s.max_grad_norm)}};
+}
+
 }  // namespace
 
 int run_train_command(const CommandLine& cl, ProcessGroup& group) {
@@ -42,11 +57,15 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   options.steps = cl.run.steps;
   options.seed = cl.run.seed + static_cast<uint64_t>(group.rank());
   options.recompute = cl.run.recompute;
-  options.adamw.learning_rate = static_cast<float>(cl.run.learning_rate);
+  find_workload(options.workload);  // a bad name is the same usage error on every rank (before its reference)
+  options.optimizer = cl.run.optimizer == "reference" ? reference_optimizer(cl.run.workload)
+                                                      : default_optimizer(parse_optimizer_kind(cl.run.optimizer));
+  if (cl.run.learning_rate > 0) options.optimizer.learning_rate = static_cast<float>(cl.run.learning_rate);
+  if (cl.run.clip_norm >= 0) options.optimizer.max_grad_norm = static_cast<float>(cl.run.clip_norm);
   const bool on_cuda = session.device->kind() == DeviceKind::kCuda;
   options.precision = cl.run.precision == "auto" ? (on_cuda ? Precision::kBf16 : Precision::kFp32)
                                                  : parse_precision(cl.run.precision);
-  find_workload(options.workload);  // a bad name is the same usage error on every rank
+  validate_optimizer(options.optimizer);
 
   nlohmann::json mine;
   if (precision_needs_cuda(options.precision) && !on_cuda) {  // same answer on every rank
@@ -80,10 +99,10 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   }
   if (group.rank() == 0) {
     const WorkloadInfo& info = find_workload(options.workload).info();
-    std::printf("# scalebench run: %s (%s), scale %s, %d warm-up + %d timed steps, %s%s, AdamW lr %g\n",
+    std::printf("# scalebench run: %s (%s), scale %s, %d warm-up + %d timed steps, %s%s, %s\n",
                 info.name.c_str(), info.task.c_str(), cl.run.scale.c_str(), options.warmup_steps, options.steps,
                 precision_description(options.precision), options.recompute ? ", GELU recomputed" : "",
-                cl.run.learning_rate);
+                describe_optimizer(options.optimizer).c_str());
     std::printf("# every rank trains alone; step = forward + backward + optimizer, timed on the device between marks\n");
     std::printf("# %4s %-12s %-14s %6s %10s %10s %14s %9s %10s %10s\n", "rank", "host", "device", "batch", "step p50",
                 "step p99", info.unit.c_str(), "TFLOP/s", "loss first", "loss last");
@@ -105,8 +124,9 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     if (!cl.common.json_path.empty()) {
       nlohmann::json doc = {{"schema_version", 1}, {"tool", "scalebench"}, {"command", "run"},
                             {"status", first_error.empty() ? "ok" : "failed"}, {"workload", info.name},
-                            {"scale", cl.run.scale}, {"precision", precision_name(options.precision)}, {"recompute", options.recompute}, {"argv", cl.argv},
-                            {"ranks", ranks}};
+                            {"scale", cl.run.scale}, {"precision", precision_name(options.precision)},
+                            {"recompute", options.recompute}, {"optimizer", optimizer_json(options.optimizer)},
+                            {"argv", cl.argv}, {"ranks", ranks}};
       write_text_file(cl.common.json_path, doc.dump(2) + "\n");
     }
   }

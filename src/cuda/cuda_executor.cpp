@@ -68,7 +68,8 @@ class CudaExecutor final : public Executor {
     cudaStreamSynchronize(stream_);
     for (cudaEvent_t event : marks_) cudaEventDestroy(event);
     cudaFree(scratch_);
-    cudaFree(moments_);
+    cudaFree(norm_scratch_);
+    cudaFree(optimizer_state_);
     cudaFree(arena_);
     cudaStreamDestroy(stream_);
   }
@@ -90,19 +91,35 @@ class CudaExecutor final : public Executor {
     }
   }
 
-  void adamw_step(const AdamWSettings& settings, int64_t step) override {
+  void optimizer_step(const OptimizerSettings& settings, int64_t step) override {
     const size_t n = plan_.parameter_bytes / sizeof(float);
-    if (moments_ == nullptr) {
-      const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&moments_), 2 * n * sizeof(float) + 1);
+    const size_t stride = static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
+    const size_t state_bytes = static_cast<size_t>(optimizer_state_buffers(settings.kind)) * stride * sizeof(float);
+    if (optimizer_state_ == nullptr || state_bytes != state_bytes_ || state_kind_ != settings.kind) {
+      SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      cudaFree(optimizer_state_);
+      optimizer_state_ = nullptr;
+      const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&optimizer_state_), state_bytes + 1);
       if (status == cudaErrorMemoryAllocation) {
         cudaGetLastError();
-        throw RuntimeFailure("out of GPU memory for the optimizer's moments (" + std::to_string(2 * n * 4) + " bytes)");
+        throw RuntimeFailure("out of GPU memory for the optimizer's state (" + std::to_string(state_bytes) +
+                             " bytes)");
       }
       SB_CUDA_CHECK(status);
-      SB_CUDA_CHECK(cudaMemsetAsync(moments_, 0, 2 * n * sizeof(float), stream_));
+      SB_CUDA_CHECK(cudaMemsetAsync(optimizer_state_, 0, state_bytes, stream_));
+      state_bytes_ = state_bytes;
+      state_kind_ = settings.kind;
     }
-    cuda::adamw_step(static_cast<float*>(arena_), reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset)),
-                     moments_, moments_ + n, static_cast<int64_t>(n), settings, step, stream_);
+    const float* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
+    if (settings.max_grad_norm > 0) {
+      if (norm_scratch_ == nullptr) {
+        SB_CUDA_CHECK(
+            cudaMalloc(reinterpret_cast<void**>(&norm_scratch_), cpu::kGradNormScratchDoubles * sizeof(double)));
+      }
+      cuda::grad_norm_squared(grads, static_cast<int64_t>(n), norm_scratch_, stream_);
+    }
+    cuda::optimizer_step(static_cast<float*>(arena_), grads, optimizer_state_, static_cast<int64_t>(n), settings, step,
+                         settings.max_grad_norm > 0 ? norm_scratch_ : nullptr, stream_);
   }
 
   void mark(size_t index) override {
@@ -153,8 +170,11 @@ class CudaExecutor final : public Executor {
  private:
   void* arena_ = nullptr;
   void* scratch_ = nullptr;
-  float* moments_ = nullptr;
-  cuda::GemmMath gemm_math_;  // AdamW's first and second moments, back to back
+  float* optimizer_state_ = nullptr;  // optimizer_state_buffers(state_kind_) buffers of the parameters' size
+  size_t state_bytes_ = 0;
+  OptimizerKind state_kind_ = OptimizerKind::kAdamW;
+  double* norm_scratch_ = nullptr;  // cpu::kGradNormScratchDoubles, for clipping
+  cuda::GemmMath gemm_math_;
   cudaStream_t stream_ = nullptr;
   std::map<TensorId, int64_t> counted_rows_;
   std::vector<cudaEvent_t> marks_;

@@ -1,40 +1,176 @@
-// Fused AdamW (src/cuda/optimizer.h): one grid-stride pass reads p, g, m, v and writes p, m, v — the
-// minimum traffic, 7 floats per parameter. fp32 arithmetic; agrees with the CPU's double to ~1e-6.
+// Fused optimizers and the gradient norm (src/cuda/optimizer.h). One kernel template, instantiated once per
+// optimizer: a grid-stride pass with 16-byte vector accesses when every buffer is aligned (scalar otherwise
+// and for the tail). fp32 arithmetic; agrees with the CPU's double to ~1e-6 relative per step.
 #include <cmath>
 
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/grid.h"
 #include "src/cuda/optimizer.h"
 
 namespace sb::cuda {
 namespace {
 
-__global__ void adamw_kernel(float* params, const float* grads, float* m, float* v, int64_t n, float lr, float beta1,
-                             float beta2, float epsilon, float weight_decay, float correction1, float correction2) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const float g = grads[i];
-    const float m_new = beta1 * m[i] + (1.0f - beta1) * g;
-    const float v_new = beta2 * v[i] + (1.0f - beta2) * g * g;
-    m[i] = m_new;
-    v[i] = v_new;
-    const float update = (m_new / correction1) / (sqrtf(v_new / correction2) + epsilon);
-    params[i] -= lr * (update + weight_decay * params[i]);
+constexpr int kNormThreads = 256;
+constexpr int kFinalThreads = 1024;
+static_assert(cpu::kGradNormBlocks == kFinalThreads, "one final thread per partial");
+
+// Fixed-order tree over a block's doubles in shared memory; thread 0 returns the sum.
+template <int kThreads>
+__device__ double block_sum(double value, double* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) shared[threadIdx.x] += shared[threadIdx.x + half];
+    __syncthreads();
   }
+  return shared[0];
+}
+
+__global__ void norm_partials_kernel(const float* grads, int64_t n, bool vector, double* partials) {
+  __shared__ double shared[kNormThreads];
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t start = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  double sum = 0;
+  int64_t tail = 0;
+  if (vector) {
+    const float4* grads4 = reinterpret_cast<const float4*>(grads);
+    for (int64_t i = start; i < n / 4; i += stride) {
+      const float4 g = grads4[i];
+      sum += static_cast<double>(g.x) * g.x + static_cast<double>(g.y) * g.y + static_cast<double>(g.z) * g.z +
+             static_cast<double>(g.w) * g.w;
+    }
+    tail = n / 4 * 4;
+  }
+  for (int64_t i = tail + start; i < n; i += stride) sum += static_cast<double>(grads[i]) * grads[i];
+  const double total = block_sum<kNormThreads>(sum, shared);
+  if (threadIdx.x == 0) partials[blockIdx.x] = total;
+}
+
+__global__ void norm_final_kernel(double* scratch) {
+  __shared__ double shared[kFinalThreads];
+  const double total = block_sum<kFinalThreads>(scratch[1 + threadIdx.x], shared);
+  if (threadIdx.x == 0) scratch[0] = total;
+}
+
+struct StepScalars {
+  float lr, beta1, beta2, epsilon, weight_decay, momentum;
+  float step_size;         // lr / (1 - beta1^t)
+  float correction2_sqrt;  // sqrt(1 - beta2^t)
+  float max_norm;          // 0: no clipping
+  const double* norm_squared;
+};
+
+constexpr bool two_buffers(OptimizerKind kind) {
+  return kind == OptimizerKind::kAdamW || kind == OptimizerKind::kAdam || kind == OptimizerKind::kAdamax;
+}
+
+// The formulas of src/cpu/optimizer.h for one element; g already clipped.
+template <OptimizerKind kKind>
+__device__ __forceinline__ void update(float& p, float g, float& first, float& second, const StepScalars& c) {
+  if constexpr (kKind == OptimizerKind::kAdamW) {
+    p *= 1.0f - c.lr * c.weight_decay;
+  } else {
+    g += c.weight_decay * p;
+  }
+  if constexpr (kKind == OptimizerKind::kAdamW || kKind == OptimizerKind::kAdam) {
+    first = c.beta1 * first + (1.0f - c.beta1) * g;
+    second = c.beta2 * second + (1.0f - c.beta2) * g * g;
+    p -= c.step_size * first / (sqrtf(second) / c.correction2_sqrt + c.epsilon);
+  } else if constexpr (kKind == OptimizerKind::kAdamax) {
+    first = c.beta1 * first + (1.0f - c.beta1) * g;
+    second = fmaxf(c.beta2 * second, fabsf(g) + c.epsilon);
+    p -= c.step_size * first / second;
+  } else {
+    first = c.momentum * first + g;
+    p -= c.lr * (kKind == OptimizerKind::kNag ? g + c.momentum * first : first);
+  }
+}
+
+template <OptimizerKind kKind, bool kVector>
+__global__ void optimizer_kernel(float* params, const float* grads, float* first, float* second, int64_t n,
+                                 StepScalars c) {
+  float clip = 1.0f;
+  if (c.max_norm > 0) clip = static_cast<float>(fmin(1.0, c.max_norm / (sqrt(*c.norm_squared) + 1e-6)));
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t start = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  int64_t tail = 0;
+  if constexpr (kVector) {
+    for (int64_t i = start; i < n / 4; i += stride) {
+      float4 p = reinterpret_cast<float4*>(params)[i];
+      const float4 g = reinterpret_cast<const float4*>(grads)[i];
+      float4 a = reinterpret_cast<float4*>(first)[i];
+      float4 b{};
+      if constexpr (two_buffers(kKind)) b = reinterpret_cast<float4*>(second)[i];
+      update<kKind>(p.x, clip * g.x, a.x, b.x, c);
+      update<kKind>(p.y, clip * g.y, a.y, b.y, c);
+      update<kKind>(p.z, clip * g.z, a.z, b.z, c);
+      update<kKind>(p.w, clip * g.w, a.w, b.w, c);
+      reinterpret_cast<float4*>(params)[i] = p;
+      reinterpret_cast<float4*>(first)[i] = a;
+      if constexpr (two_buffers(kKind)) reinterpret_cast<float4*>(second)[i] = b;
+    }
+    tail = n / 4 * 4;
+  }
+  for (int64_t i = tail + start; i < n; i += stride) {
+    float p = params[i], a = first[i], b = 0.0f;
+    if constexpr (two_buffers(kKind)) b = second[i];
+    update<kKind>(p, clip * grads[i], a, b, c);
+    params[i] = p;
+    first[i] = a;
+    if constexpr (two_buffers(kKind)) second[i] = b;
+  }
+}
+
+template <OptimizerKind kKind>
+void launch(float* params, const float* grads, float* state, int64_t n, const StepScalars& c, cudaStream_t stream) {
+  constexpr int threads = 256;
+  float* second = two_buffers(kKind) ? state + cpu::optimizer_state_stride(n) : nullptr;
+  const bool vector = detail::aligned_16(params) && detail::aligned_16(grads) && detail::aligned_16(state) &&
+                      (second == nullptr || detail::aligned_16(second));
+  const int blocks = detail::grid_stride_blocks(vector ? (n + 3) / 4 : n, threads);
+  if (vector) {
+    optimizer_kernel<kKind, true><<<blocks, threads, 0, stream>>>(params, grads, state, second, n, c);
+  } else {
+    optimizer_kernel<kKind, false><<<blocks, threads, 0, stream>>>(params, grads, state, second, n, c);
+  }
+  SB_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void adamw_step(float* params, const float* grads, float* m, float* v, int64_t n, const AdamWSettings& s,
-                int64_t step, cudaStream_t stream) {
-  if (n <= 0) return;
-  const float correction1 = static_cast<float>(1.0 - std::pow(static_cast<double>(s.beta1), static_cast<double>(step)));
-  const float correction2 = static_cast<float>(1.0 - std::pow(static_cast<double>(s.beta2), static_cast<double>(step)));
-  const int threads = 256;
-  const int64_t wanted = (n + threads - 1) / threads;
-  const int blocks = static_cast<int>(wanted < 132 * 16 ? wanted : 132 * 16);  // one full wave on an H200
-  adamw_kernel<<<blocks, threads, 0, stream>>>(params, grads, m, v, n, s.learning_rate, s.beta1, s.beta2, s.epsilon,
-                                               s.weight_decay, correction1, correction2);
+void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStream_t stream) {
+  norm_partials_kernel<<<cpu::kGradNormBlocks, kNormThreads, 0, stream>>>(grads, n > 0 ? n : 0,
+                                                                          detail::aligned_16(grads), scratch + 1);
   SB_CUDA_CHECK_LAUNCH();
+  norm_final_kernel<<<1, kFinalThreads, 0, stream>>>(scratch);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& s,
+                    int64_t step, const double* grad_norm_squared, cudaStream_t stream) {
+  if (s.max_grad_norm > 0 && grad_norm_squared == nullptr) {
+    throw UsageError("optimizer_step: clipping needs the gradients' squared norm");
+  }
+  if (n <= 0) return;
+  const double t = static_cast<double>(step);
+  StepScalars c;
+  c.lr = s.learning_rate;
+  c.beta1 = s.beta1;
+  c.beta2 = s.beta2;
+  c.epsilon = s.epsilon;
+  c.weight_decay = s.weight_decay;
+  c.momentum = s.momentum;
+  c.step_size = static_cast<float>(s.learning_rate / (1.0 - std::pow(static_cast<double>(s.beta1), t)));
+  c.correction2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(s.beta2), t)));
+  c.max_norm = s.max_grad_norm;
+  c.norm_squared = grad_norm_squared;
+  switch (s.kind) {
+    case OptimizerKind::kAdamW: launch<OptimizerKind::kAdamW>(params, grads, state, n, c, stream); break;
+    case OptimizerKind::kAdam: launch<OptimizerKind::kAdam>(params, grads, state, n, c, stream); break;
+    case OptimizerKind::kAdamax: launch<OptimizerKind::kAdamax>(params, grads, state, n, c, stream); break;
+    case OptimizerKind::kSgdMomentum: launch<OptimizerKind::kSgdMomentum>(params, grads, state, n, c, stream); break;
+    case OptimizerKind::kNag: launch<OptimizerKind::kNag>(params, grads, state, n, c, stream); break;
+  }
 }
 
 }  // namespace sb::cuda

@@ -239,15 +239,22 @@ uint8_t* CpuExecutor::u8(TensorId id) { return arena_.data() + plan_.offsets.at(
 void CpuExecutor::write_tensor(TensorId id, const void* host, size_t bytes) { std::memcpy(u8(id), host, bytes); }
 void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) { std::memcpy(host, u8(id), bytes); }
 
-void CpuExecutor::adamw_step(const AdamWSettings& settings, int64_t step) {
+void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
   const size_t n = plan_.parameter_bytes / sizeof(float);
-  if (first_moment_.size() != n) {
-    first_moment_.assign(n, 0.0f);
-    second_moment_.assign(n, 0.0f);
+  const size_t state_size = static_cast<size_t>(optimizer_state_buffers(settings.kind)) *
+                            static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
+  if (optimizer_state_.size() != state_size || state_kind_ != settings.kind) {
+    optimizer_state_.assign(state_size, 0.0f);
+    state_kind_ = settings.kind;
   }
-  cpu::adamw_step(reinterpret_cast<float*>(arena_.data()),
-                  reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset), first_moment_.data(),
-                  second_moment_.data(), static_cast<int64_t>(n), settings, step);
+  const float* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
+  if (settings.max_grad_norm > 0) {
+    norm_scratch_.resize(cpu::kGradNormScratchDoubles);
+    cpu::grad_norm_squared(grads, static_cast<int64_t>(n), norm_scratch_.data());
+  }
+  cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()), grads, optimizer_state_.data(),
+                      static_cast<int64_t>(n), settings, step,
+                      settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr);
 }
 
 void CpuExecutor::mark(size_t index) {

@@ -24,14 +24,14 @@ size_t Executor::forward_node_count() const {
   return count;
 }
 
-Executor::StepProfile Executor::profile_step(const AdamWSettings& settings, int64_t step) {
+Executor::StepProfile Executor::profile_step(const OptimizerSettings& settings, int64_t step) {
   const size_t nodes = graph_.nodes().size();
   mark(0);
   for (size_t i = 0; i < nodes; ++i) {
     run_nodes(i, i + 1);
     mark(i + 1);
   }
-  adamw_step(settings, step);
+  optimizer_step(settings, step);
   mark(nodes + 1);
   StepProfile profile;
   for (size_t i = 0; i < nodes; ++i) profile.node_ms.push_back(elapsed_ms(i, i + 1));

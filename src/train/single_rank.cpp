@@ -60,10 +60,10 @@ void initialise_parameters(const Graph& graph, uint64_t seed, Executor& executor
 }  // namespace
 
 uint64_t single_rank_bytes(const Workload& workload, int64_t batch, WorkloadScale scale, Precision precision,
-                           bool recompute) {
+                           bool recompute, int state_buffers) {
   Planned planned;
   build_and_plan(workload, batch, scale, precision, recompute, planned);
-  return planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
+  return planned.plan.total_bytes + static_cast<uint64_t>(state_buffers) * planned.plan.parameter_bytes;
 }
 
 SingleRankResult train_single_rank(const SingleRankOptions& options, Device& device) {
@@ -74,16 +74,22 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
     throw UsageError(std::string("--precision ") + precision_name(options.precision) +
                      " needs the cuda device (the cpu device is the fp32 reference)");
   }
+  validate_optimizer(options.optimizer);
+  const int state_buffers = optimizer_state_buffers(options.optimizer.kind);
   const int64_t batch = options.batch > 0 ? options.batch : workload.info().default_batch;
   Planned planned;
   build_and_plan(workload, batch, options.scale, options.precision, options.recompute, planned);
 
-  const uint64_t needed = planned.plan.total_bytes + 2 * planned.plan.parameter_bytes;
+  const uint64_t needed =
+      planned.plan.total_bytes + static_cast<uint64_t>(state_buffers) * planned.plan.parameter_bytes;
   const uint64_t total = device.description().total_memory;
   const uint64_t usable = device.kind() == DeviceKind::kCuda && total > kDeviceReserveBytes ? total - kDeviceReserveBytes : total;
   if (needed > usable) {
     const int64_t fits = largest_batch_that_fits(
-        [&](int64_t b) { return single_rank_bytes(workload, b, options.scale, options.precision, options.recompute); }, usable, batch);
+        [&](int64_t b) {
+          return single_rank_bytes(workload, b, options.scale, options.precision, options.recompute, state_buffers);
+        },
+        usable, batch);
     throw RuntimeFailure(workload.info().name + " at batch " + std::to_string(batch) + " needs " + gib(needed) +
                          ", device has " + gib(usable) + " usable; largest batch that fits: " + std::to_string(fits));
   }
@@ -116,7 +122,7 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
     executor->set_random_stream(options.seed, static_cast<uint64_t>(step));
     executor->mark(0);
     executor->run();
-    executor->adamw_step(options.adamw, step + 1);
+    executor->optimizer_step(options.optimizer, step + 1);
     executor->mark(1);
     const double ms = executor->elapsed_ms(0, 1);
     float loss = 0;
@@ -126,7 +132,7 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
   }
   if (options.profile_step) {  // one more step, a mark between nodes: where the time goes
     executor->set_random_stream(options.seed, static_cast<uint64_t>(total_steps));
-    const Executor::StepProfile profile = executor->profile_step(options.adamw, total_steps + 1);
+    const Executor::StepProfile profile = executor->profile_step(options.optimizer, total_steps + 1);
     std::map<std::string, double> by_category, by_op;
     for (size_t i = 0; i < profile.node_ms.size(); ++i) {
       const Node& node = planned.graph.nodes()[i];
@@ -134,7 +140,7 @@ SingleRankResult train_single_rank(const SingleRankOptions& options, Device& dev
       by_op[node.op + (node.backward ? " (backward)" : "")] += profile.node_ms[i];
     }
     by_category["optimizer"] += profile.optimizer_ms;
-    by_op["adamw"] += profile.optimizer_ms;
+    by_op[optimizer_name(options.optimizer.kind)] += profile.optimizer_ms;
     auto largest_first = [](const std::map<std::string, double>& totals) {
       std::vector<std::pair<std::string, double>> sorted(totals.begin(), totals.end());
       std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });

@@ -93,6 +93,22 @@ TEST(CommandLine, CanonicalFormDiffersWhenAnyValueDiffers) {
   EXPECT_NE(parse({"bandwidth"}).canonical, parse({"--device", "cpu", "bandwidth"}).canonical);
 }
 
+TEST(CommandLine, RunOptimizerAndClipping) {
+  const CommandLine plain = parse({"run", "-w", "mt_dnn"});
+  EXPECT_EQ(plain.run.optimizer, "adamw");
+  EXPECT_LT(plain.run.clip_norm, 0);      // the optimizer's own: none for adamw
+  EXPECT_EQ(plain.run.learning_rate, 0);  // the optimizer's own: 1e-4 for adamw
+  const CommandLine nag = parse({"run", "-w", "mt_dnn", "--optimizer", "nag", "--clip-norm", "0.1"});
+  EXPECT_EQ(nag.run.optimizer, "nag");
+  EXPECT_DOUBLE_EQ(nag.run.clip_norm, 0.1);
+  EXPECT_EQ(parse({"run", "-w", "mt_dnn", "--optimizer", "reference"}).run.optimizer, "reference");
+  EXPECT_NE(plain.canonical, nag.canonical);
+  EXPECT_NE(plain.canonical, parse({"run", "-w", "mt_dnn", "--clip-norm", "1"}).canonical);
+  EXPECT_NE(plain.canonical, parse({"run", "-w", "mt_dnn", "--optimizer", "adam"}).canonical);
+  EXPECT_THROW(parse({"run", "-w", "mt_dnn", "--optimizer", "lamb"}), UsageError);
+  EXPECT_THROW(parse({"run", "-w", "mt_dnn", "--clip-norm", "-1"}), UsageError);
+}
+
 TEST(CommandLine, HelpAndVersionAreNotErrors) {
   EXPECT_TRUE(parse({"--help"}).help_requested);
   CommandLine sub = parse({"bandwidth", "--help"});
