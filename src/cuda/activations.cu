@@ -100,9 +100,7 @@ struct Scale {
 
 // One 16-byte access: 4 floats or 8 bf16.
 template <typename T>
-struct alignas(16) Vector16 {
-  T element[kElementsPer16Bytes<T>];
-};
+using Vector16 = Pack<T, kElementsPer16Bytes<T>>;
 
 // y = op(x). No __restrict__: y may be x (each thread reads its element or vector before writing it).
 template <typename T, bool kVector, typename Op>

@@ -27,12 +27,8 @@ constexpr int kRowLanes = 8;         // bias_backward: row partial sums per colu
 constexpr int64_t kMinChunkRows = 64;  // bias_backward: rows per block, at least
 constexpr int64_t kMaxChunks = 128;    // bias_backward: row chunks, at most (the final pass adds them in turn)
 
-// N elements of T in 16-byte-aligned accesses: Pack<T, width> is one vector of x, Pack<float, width> the
-// matching bias (one or two 16-byte loads).
-template <typename T, int N>
-struct alignas(16) Pack {
-  T element[N];
-};
+// Pack (element.h): Pack<T, width> is one 16-byte vector of x, Pack<float, width> the matching bias (one or
+// two 16-byte loads).
 
 template <typename T, bool kVector>
 __global__ void bias_add_kernel(T* x, const float* bias, int64_t rows, int64_t cols) {

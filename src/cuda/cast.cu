@@ -17,9 +17,7 @@ constexpr int kThreads = 256;
 constexpr int kWidth = 8;  // elements per vector step: 16 bytes of bf16, 32 bytes (two accesses) of float
 
 template <typename T>
-struct alignas(16) Pack {
-  T element[kWidth];
-};
+using Vector = Pack<T, kWidth>;  // one or two 16-byte accesses
 
 template <typename From, typename To, bool kVector>
 __global__ void cast_kernel(const From* __restrict__ x, To* __restrict__ y, int64_t n) {
@@ -28,11 +26,11 @@ __global__ void cast_kernel(const From* __restrict__ x, To* __restrict__ y, int6
   int64_t scalar_from = 0;
   if constexpr (kVector) {
     const int64_t vectors = n / kWidth;
-    const Pack<From>* xv = reinterpret_cast<const Pack<From>*>(x);
-    Pack<To>* yv = reinterpret_cast<Pack<To>*>(y);
+    const Vector<From>* xv = reinterpret_cast<const Vector<From>*>(x);
+    Vector<To>* yv = reinterpret_cast<Vector<To>*>(y);
     for (int64_t v = thread; v < vectors; v += stride) {
-      const Pack<From> in = xv[v];
-      Pack<To> out;
+      const Vector<From> in = xv[v];
+      Vector<To> out;
 #pragma unroll
       for (int j = 0; j < kWidth; ++j) out.element[j] = from_float<To>(to_float(in.element[j]));
       yv[v] = out;

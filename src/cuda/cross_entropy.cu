@@ -19,11 +19,6 @@ constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kSumThreads = 256;  // a power of two: the tree below halves it
 
-// W consecutive logits in one access; W = 1 is the scalar path.
-template <typename T, int W>
-struct alignas(W * sizeof(T) < 16 ? W * sizeof(T) : 16) Pack {
-  T element[W];
-};
 
 // v[First] + ... + v[First + N - 1] as a balanced tree, ((v0 + v1) + (v2 + v3)) for N = 4 (the order the
 // float4 code used).

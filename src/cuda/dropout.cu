@@ -24,9 +24,7 @@ constexpr int kGroup = 4;  // elements per Philox block (one 32-bit word each)
 
 // The 4 elements of one Philox group as one aligned access: float4-sized for float, 8 bytes for bf16.
 template <typename T>
-struct alignas(kGroup * sizeof(T)) Group {
-  T element[kGroup];
-};
+using Group = Pack<T, kGroup>;
 
 template <typename T>
 bool group_aligned(const void* p) {

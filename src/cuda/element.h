@@ -30,6 +30,14 @@ __host__ __device__ inline bf16 from_float<bf16>(float value) { return __float2b
 template <typename T>
 constexpr int kElementsPer16Bytes = static_cast<int>(16 / sizeof(T));
 
+// W consecutive elements of T moved as one access, aligned to the whole pack up to 16 bytes (the widest
+// load): Pack<T, kElementsPer16Bytes<T>> is one 16-byte vector, a wider pack (8 floats beside 8 bf16) is two
+// 16-byte accesses, and Pack<T, 1> is a plain scalar. Kernels reinterpret suitably aligned rows as packs.
+template <typename T, int W>
+struct alignas(W * sizeof(T) < 16 ? W * sizeof(T) : 16) Pack {
+  T element[W];
+};
+
 }  // namespace sb::cuda
 
 // Explicit instantiations of a kernel wrapper template for every element type, in its .cu file:

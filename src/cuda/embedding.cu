@@ -15,11 +15,6 @@ namespace {
 
 constexpr int kMaxThreads = 256;
 
-// W consecutive elements in one access; W = 1 is the scalar path.
-template <typename T, int W>
-struct alignas(W * sizeof(T) < 16 ? W * sizeof(T) : 16) Pack {
-  T element[W];
-};
 
 // W: elements per thread step (dim % W == 0; for W > 1 table and out are 16-byte aligned).
 template <typename T, int W>

@@ -41,12 +41,8 @@ __device__ float block_sum(float v, float* shared) {
   return warp_sum(lane < warps ? shared[lane] : 0.0f);
 }
 
-// W consecutive elements in one access: 16 bytes of T (4 floats, 8 bf16) on the vector path, and the matching
-// W fp32 parameters (16 or 32 bytes); W = 1 is the scalar path.
-template <typename T, int W>
-struct alignas(W * sizeof(T) < 16 ? W * sizeof(T) : 16) Pack {
-  T element[W];
-};
+// Packs (element.h) of W elements: 16 bytes of T (4 floats, 8 bf16) on the vector path, and the matching W
+// fp32 parameters (16 or 32 bytes); W = 1 is the scalar path.
 
 // f(First) + ... + f(First + N - 1) as a balanced tree, ((f0 + f1) + (f2 + f3)) for N = 4: a fixed order
 // inside each thread's vector, the same one the float4 code used.

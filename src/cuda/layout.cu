@@ -15,11 +15,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int64_t kMaxBlocks = 132 * 16;  // fills an H200 (132 SMs); the loops stride the rest
 
-// N consecutive elements in 16-byte-aligned accesses; N = 1 is a plain scalar access.
-template <typename T, int N>
-struct alignas(N * sizeof(T) < 16 ? N * sizeof(T) : 16) Pack {
-  T element[N];
-};
 
 // count and block are in units of N elements.
 template <typename T, int N>
