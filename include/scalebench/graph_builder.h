@@ -109,6 +109,7 @@ class GraphBuilder {
   TensorId converted(TensorId x, DType dtype);  // the same for any floating dtype
 
  private:
+  TensorId elementwise(const std::string& op, TensorId x);  // one input, same shape (gelu, relu, tanh)
   TensorId activation(const std::string& name, std::vector<int64_t> shape);  // in the compute dtype
   TensorId activation(const std::string& name, std::vector<int64_t> shape, DType dtype);
   const std::vector<int64_t>& shape(TensorId id) const { return graph_.tensor(id).shape; }

@@ -145,26 +145,16 @@ TensorId GraphBuilder::add(TensorId a, TensorId b) {
   return out;
 }
 
-TensorId GraphBuilder::gelu(TensorId x) {
+TensorId GraphBuilder::elementwise(const std::string& op, TensorId x) {
   x = in_compute_dtype(x);
-  TensorId out = activation(next_name("gelu"), shape(x));
-  graph_.add_node(Node{"gelu", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
+  TensorId out = activation(next_name(op), shape(x));
+  graph_.add_node(Node{op, {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
   return out;
 }
 
-TensorId GraphBuilder::relu(TensorId x) {
-  x = in_compute_dtype(x);
-  TensorId out = activation(next_name("relu"), shape(x));
-  graph_.add_node(Node{"relu", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
-  return out;
-}
-
-TensorId GraphBuilder::tanh(TensorId x) {
-  x = in_compute_dtype(x);
-  TensorId out = activation(next_name("tanh"), shape(x));
-  graph_.add_node(Node{"tanh", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}}, false});
-  return out;
-}
+TensorId GraphBuilder::gelu(TensorId x) { return elementwise("gelu", x); }
+TensorId GraphBuilder::relu(TensorId x) { return elementwise("relu", x); }
+TensorId GraphBuilder::tanh(TensorId x) { return elementwise("tanh", x); }
 
 TensorId GraphBuilder::layernorm(TensorId x, TensorId gamma, TensorId beta, double epsilon) {
   x = in_compute_dtype(x);
