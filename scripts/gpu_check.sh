@@ -6,6 +6,10 @@
 #          scripts/gpu_check.sh train [steps]  gpu-labelled tests, then every transformer-family workload
 #                                              trained on GPU 0 by scalebench and by PyTorch eager (bf16
 #                                              autocast, same shapes) in the same job; table last
+#          scripts/gpu_check.sh dp [steps]     gpu-labelled tests, then data-parallel scaling of transformer_big and
+#                                              bert_base on every visible GPU: NVLink, NCCL_P2P_DISABLE=1 (fp32
+#                                              and bf16 gradients), sockets; a 1-rank job; --check on the GPUs;
+#                                              PyTorch DDP beside each (scripts/pytorch_reference.py --ddp)
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +25,57 @@ echo "== configure and build"
   cmake --build build-gpu -j "$(nproc)"; } > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 grep "scalebench backends" "$out/build.log"
 [ "$max_bytes" = build ] && exit 0
+
+if [ "$max_bytes" = dp ]; then
+  steps=${2:-30}
+  ngpu=$(nvidia-smi -L | wc -l)
+  echo "== gpu tests"
+  (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure --timeout 150) > "$out/ctest.log" 2>&1
+  tests_rc=$?
+  grep -E "tests passed|FAILED|Failed" "$out/ctest.log" | head -20
+  runs="$out/runs" && mkdir -p "$runs"
+  mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)  # one node: ranks inherit the environment
+  # name, environment, extra flags: the interconnects of issue 4's bar
+  variants=("nvlink||" "host|NCCL_P2P_DISABLE=1|" "host_bf16|NCCL_P2P_DISABLE=1|--grad-dtype bf16"
+            "sockets|NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1|" "sockets_bf16|NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1|--grad-dtype bf16")
+  for workload in transformer_big bert_base; do
+    echo "== $workload alone on one GPU (a 1-rank job)" >> "$out/dp.txt"
+    CUDA_VISIBLE_DEVICES=0 timeout 120 build-gpu/scalebench --workload "$workload" --phases solo --warmup 5 \
+      --steps "$steps" --json "$runs/one_${workload}.json" >> "$out/dp.txt" 2>&1
+    for variant in "${variants[@]}"; do
+      IFS='|' read -r name environment flags <<< "$variant"
+      echo "== $workload, $ngpu ranks, $name: $environment $flags" >> "$out/dp.txt"
+      env -u NCCL_P2P_DISABLE -u NCCL_SHM_DISABLE $environment timeout 150 "${mpi[@]}" build-gpu/scalebench \
+        --workload "$workload" --warmup 5 --steps "$steps" $flags --json "$runs/${name}_${workload}.json" \
+        >> "$out/dp.txt" 2>&1 || echo "rc=$?" >> "$out/dp.txt"
+    done
+  done
+  echo "== --check on the GPUs: $ngpu ranks x batch 16 against 1 rank x batch $((16 * ngpu))" >> "$out/dp.txt"
+  timeout 150 "${mpi[@]}" build-gpu/scalebench --workload bert_base --batch 16 --phases dp --warmup 1 --steps 2 \
+    --check >> "$out/dp.txt" 2>&1; echo "check rc=$?" >> "$out/dp.txt"
+  tar czf "$out/runs.tgz" -C "$out" runs && rm -rf "$runs"
+  cat "$out/dp.txt" | grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|gradients|comm)|  (solo|dp) |rc=)"
+  echo "== summary"
+  python3 scripts/scaling_summary.py "$out/runs.tgz"
+  echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = ddp ]; then
+  steps=${2:-30}
+  ngpu=$(nvidia-smi -L | wc -l)
+  for environment in "" "NCCL_P2P_DISABLE=1" "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1"; do
+    for workload in transformer_big bert_base; do
+      echo "== PyTorch DDP $workload, $ngpu ranks, ${environment:-nvlink}" >> "$out/ddp.txt"
+      env -u NCCL_P2P_DISABLE -u NCCL_SHM_DISABLE $environment PYTHONUNBUFFERED=1 timeout 200 \
+        mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE python3 scripts/pytorch_reference.py --workload "$workload" --ddp --precision bf16 \
+        --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/ddp.txt"
+    done
+  done
+  tail -30 "$out/ddp.txt"
+  cat "$out/ddp.jsonl"
+  exit 0
+fi
 
 if [ "$max_bytes" = train ]; then
   steps=${2:-30}

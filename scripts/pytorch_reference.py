@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """PyTorch counterpart of scalebench's transformer_big and bert_base workloads (same layers, shapes, tied
 embeddings, losses, synthetic-data distributions and AdamW settings as workloads/*.cpp), trained on one device
-so a GPU job can report it beside `scalebench run`. Prints one JSON line on stdout, progress on stderr.
+so a GPU job can report it beside `scalebench run`; with --ddp, one process per GPU times the same step alone
+and under DistributedDataParallel for the data-parallel scaling efficiency. Prints one JSON line on stdout (rank 0
+only under --ddp), progress on stderr.
   python3 scripts/pytorch_reference.py --workload transformer_big [--batch 500] [--precision bf16] [--compile]
   python3 scripts/pytorch_reference.py --workload bert_base --device cpu --scale tiny --steps 3 --warmup 0
+  mpirun -np 2 --bind-to none python3 scripts/pytorch_reference.py --workload bert_base --ddp [--bucket-mb 25]
 Exit 2: bad arguments; 3: CUDA requested but absent, or out of device memory. Needs only torch and stdlib."""
 import argparse
+import gc
 import json
 import math
+import os
 import random
 import sys
 import time
@@ -28,6 +33,8 @@ CLS, SEP, MASK, FIRST_WORDPIECE = 101, 102, 103, 999  # BERT uncased vocabulary;
 PEAK_TFLOPS = 791.0  # bf16 matmul 8192^3 on H200 (shared/ANCHORS.md): the MFU denominator
 # include/scalebench/optimizer.h: decay on every parameter (LayerNorm and biases too), as scalebench applies it.
 ADAMW = dict(betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+DDP_BUCKET_MB = 25.0  # DistributedDataParallel's own bucket_cap_mb default
+DDP_MASTER_PORT = "29517"  # the rendezvous port when MASTER_PORT is unset (rank 0 listens on 127.0.0.1)
 
 
 class UsageParser(argparse.ArgumentParser):
@@ -50,6 +57,11 @@ def parse_arguments(argv):
     p.add_argument("--lr", type=float, default=1e-4, help="AdamW learning rate (scalebench's default)")
     p.add_argument("--count-only", action="store_true",
                    help="build the model on the meta device, check its parameter count, print and exit")
+    p.add_argument("--ddp", action="store_true",
+                   help="one process per GPU (mpirun or torchrun): time --batch per rank alone, then under "
+                        "DistributedDataParallel over NCCL; rank 0 prints the scaling efficiency")
+    p.add_argument("--bucket-mb", type=float, default=None,
+                   help="DDP gradient bucket size in MiB (bucket_cap_mb; default %g)" % DDP_BUCKET_MB)
     a = p.parse_args(argv)
     if a.batch < 0:
         p.error("--batch must not be negative")
@@ -61,8 +73,37 @@ def parse_arguments(argv):
         p.error("--lr must be positive")
     if a.precision == "tf32" and a.device != "cuda":
         p.error("--precision tf32 needs the cuda device")
+    if a.bucket_mb is not None and not a.ddp:
+        p.error("--bucket-mb needs --ddp")
+    if a.ddp and a.device != "cuda":
+        p.error("--ddp needs the cuda device (NCCL)")
+    if a.ddp and a.count_only:
+        p.error("--ddp and --count-only exclude each other")
+    if a.bucket_mb is not None and not (a.bucket_mb > 0 and math.isfinite(a.bucket_mb)):
+        p.error("--bucket-mb must be positive")
     a.batch = a.batch or WORKLOADS[a.workload]["batch"]
+    a.bucket_mb = DDP_BUCKET_MB if a.bucket_mb is None else a.bucket_mb
+    a.rank, a.world_size, a.local_rank = distributed_environment(p, os.environ) if a.ddp else (0, 1, 0)
     return a
+
+
+def distributed_environment(p, env):
+    """(rank, world size, local rank) from Open MPI's mpirun, else torchrun; read before torch is imported so a
+    launch without either is a usage error (exit 2)."""
+    for names in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+                  ("RANK", "WORLD_SIZE", "LOCAL_RANK")):
+        if names[0] not in env:
+            continue
+        try:
+            rank, size, local = (int(env[name]) for name in names)
+        except (KeyError, ValueError):
+            p.error(f"--ddp: {', '.join(names)} must all be set to integers "
+                    f"(got {', '.join(repr(env.get(name)) for name in names)})")
+        if not (size >= 1 and 0 <= rank < size and 0 <= local <= rank):
+            p.error(f"--ddp: inconsistent {', '.join(names)} = {rank}, {size}, {local}")
+        return rank, size, local
+    p.error("--ddp needs a launcher: mpirun (OMPI_COMM_WORLD_RANK/_SIZE/_LOCAL_RANK) or torchrun "
+            "(RANK/WORLD_SIZE/LOCAL_RANK)")
 
 
 def build_modules(torch):
@@ -334,7 +375,8 @@ def log(message):
     print(message, file=sys.stderr, flush=True)
 
 
-def run(a, torch):
+def describe(a, torch):
+    """What both modes share: model class, shape, analytic counts and scalebench's units per step."""
     TransformerBig, BertForPreTraining = build_modules(torch)
     info = WORKLOADS[a.workload]
     s = (TRANSFORMER_SHAPES if a.workload == "transformer_big" else BERT_SHAPES)[a.scale]
@@ -342,49 +384,38 @@ def run(a, torch):
     expected = expected_parameters(a.workload, s)
     if a.scale == "full" and expected != info["parameters"]:
         raise AssertionError(f"{a.workload}: analytic count {expected} != scalebench's {info['parameters']}")
-    flops = train_matmul_flops(a.workload, s, a.batch)
     # scalebench's units_per_step: for transformer_big batch x the WMT16 mean target length (30.6) at full
     # scale, x (T - 1) tiny, rather than the drawn count, so both tools divide by the same number.
     units_per_step = float(a.batch) * ((TARGET_MEAN_LENGTH if a.scale == "full" else s["time"] - 1)
                                        if a.workload == "transformer_big" else 1)
-    result = dict(framework="pytorch", torch=torch.__version__, workload=a.workload, scale=a.scale, batch=a.batch,
-                  precision=a.precision, compile=a.compile, device=a.device, unit=info["unit"], status="ok")
+    return dict(info=info, s=s, model_class=model_class, expected=expected, units_per_step=units_per_step,
+                flops=train_matmul_flops(a.workload, s, a.batch))
 
-    if a.count_only:
-        with torch.device("meta"):
-            model = model_class(s)
-        parameters = sum(p.numel() for p in model.parameters())  # a tied weight is counted once
-        check_parameters(a.workload, parameters, expected)
-        result.update(parameters=parameters, train_flops_per_step=flops, units_per_step=units_per_step)
-        return result
 
-    cuda = a.device == "cuda"
-    if cuda and not torch.cuda.is_available():
-        log("pytorch_reference.py: --device cuda but torch.cuda.is_available() is False")
-        sys.exit(3)
-    device = torch.device(a.device)
-    # fp32 is IEEE fp32 GEMMs (scalebench's fp32), tf32 its --precision tf32; under bf16 autocast this only
-    # governs the few fp32 matmuls left outside autocast.
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
-    torch.manual_seed(a.seed)  # dropout masks
-
+def build_model(torch, a, w, device):
+    """The model on `device`, weights from seed + 1000 (identical on every rank), parameter count checked."""
     with device:  # built in place: no 0.8 GB host copy and host-side default init to wait for
-        model = model_class(s)
+        model = w["model_class"](w["s"])
     initialise(torch, model, a.seed + 1000)
-    parameters = sum(p.numel() for p in model.parameters())
-    check_parameters(a.workload, parameters, expected)
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
+    check_parameters(a.workload, sum(p.numel() for p in model.parameters()), w["expected"])
+    return model
+
+
+def synthesize(torch, a, w, seed, device):
+    """One fixed batch on `device`, and the real target-token count (transformer_big) or None."""
     if a.workload == "transformer_big":
-        data, target_tokens = synthesize_transformer(torch, s, a.batch, a.seed)
-        result["target_tokens_per_step"] = target_tokens  # the real (non-padding) count, for reference
+        data, target_tokens = synthesize_transformer(torch, w["s"], a.batch, seed)
     else:
-        data = synthesize_bert(torch, s, a.batch, a.seed)
-    data = {k: v.to(device) for k, v in data.items()}
-    optimizer = torch.optim.AdamW(model.parameters(), lr=a.lr, fused=cuda, **ADAMW)
-    forward = torch.compile(model) if a.compile else model
-    model.train()
+        data, target_tokens = synthesize_bert(torch, w["s"], a.batch, seed), None
+    return {k: v.to(device) for k, v in data.items()}, target_tokens
+
+
+def make_optimizer(torch, a, parameters, cuda):
+    return torch.optim.AdamW(parameters, lr=a.lr, fused=cuda, **ADAMW)
+
+
+def make_step(torch, a, forward, optimizer, data, device):
+    """One training step of `forward` (the model, its DDP wrapper, or either compiled); returns the loss."""
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.precision == "bf16")
 
     def step():
@@ -394,16 +425,19 @@ def run(a, torch):
         loss.backward()
         optimizer.step()
         return loss.detach()
+    return step
 
-    log(f"# {a.workload} ({a.scale}) batch {a.batch}, {parameters:,} parameters, {a.precision}, "
-        f"compile {a.compile}, {a.device}; {a.warmup} warm-up + {a.steps} timed steps")
+
+def time_steps(torch, a, step, cuda, say=log):
+    """`a.warmup` untimed steps, then `a.steps` timed ones: CUDA events around each step on a device (no host
+    sync or print inside), host clock on the CPU. Returns (losses of every step, ms per timed step)."""
     losses, step_ms = [], []
     start_time = time.perf_counter()
     for _ in range(a.warmup):
         losses.append(step())
     if cuda:
         torch.cuda.synchronize()
-    log(f"# warm-up took {time.perf_counter() - start_time:.1f} s")
+    say(f"# warm-up took {time.perf_counter() - start_time:.1f} s")
     if cuda:
         events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                   for _ in range(a.steps)]
@@ -421,6 +455,48 @@ def run(a, torch):
     losses = [float(x) for x in losses]
     if not all(math.isfinite(x) for x in losses):
         raise RuntimeError(f"{a.workload}: the loss is not finite: {losses}")
+    return losses, step_ms
+
+
+def run(a, torch):
+    w = describe(a, torch)
+    info, s, flops, units_per_step = w["info"], w["s"], w["flops"], w["units_per_step"]
+    result = dict(framework="pytorch", torch=torch.__version__, workload=a.workload, scale=a.scale, batch=a.batch,
+                  precision=a.precision, compile=a.compile, device=a.device, unit=info["unit"], status="ok")
+
+    if a.count_only:
+        with torch.device("meta"):
+            model = w["model_class"](s)
+        parameters = sum(p.numel() for p in model.parameters())  # a tied weight is counted once
+        check_parameters(a.workload, parameters, w["expected"])
+        result.update(parameters=parameters, train_flops_per_step=flops, units_per_step=units_per_step)
+        return result
+
+    cuda = a.device == "cuda"
+    if cuda and not torch.cuda.is_available():
+        log("pytorch_reference.py: --device cuda but torch.cuda.is_available() is False")
+        sys.exit(3)
+    device = torch.device(a.device)
+    # fp32 is IEEE fp32 GEMMs (scalebench's fp32), tf32 its --precision tf32; under bf16 autocast this only
+    # governs the few fp32 matmuls left outside autocast.
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
+    torch.manual_seed(a.seed)  # dropout masks
+
+    model = build_model(torch, a, w, device)
+    parameters = sum(p.numel() for p in model.parameters())
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    data, target_tokens = synthesize(torch, a, w, a.seed, device)
+    if target_tokens is not None:
+        result["target_tokens_per_step"] = target_tokens  # the real (non-padding) count, for reference
+    optimizer = make_optimizer(torch, a, model.parameters(), cuda)
+    forward = torch.compile(model) if a.compile else model
+    model.train()
+
+    log(f"# {a.workload} ({a.scale}) batch {a.batch}, {parameters:,} parameters, {a.precision}, "
+        f"compile {a.compile}, {a.device}; {a.warmup} warm-up + {a.steps} timed steps")
+    losses, step_ms = time_steps(torch, a, make_step(torch, a, forward, optimizer, data, device), cuda)
 
     ordered = sorted(step_ms)
     median = percentile(ordered, 0.5)
@@ -442,6 +518,110 @@ def run(a, torch):
     return result
 
 
+def nccl_version(torch):
+    """torch.cuda.nccl.version() is a (major, minor, patch) tuple in recent torch, NCCL_VERSION_CODE before."""
+    v = torch.cuda.nccl.version()
+    if isinstance(v, int):
+        v = (v // 10000, v // 100 % 100, v % 100) if v >= 10000 else (v // 1000, v // 100 % 10, v % 100)
+    return ".".join(str(x) for x in v)
+
+
+def run_ddp(a, torch):
+    """Per rank: `solo` (the single-GPU step, every rank at once, no communication), then `dp` (the same model
+    re-initialised identically under DistributedDataParallel). Data and dropout use seed + rank, shared by both
+    phases, so a rank times the same batch alone and in DP. Returns rank 0's result, None on the others."""
+    w = describe(a, torch)
+    dist, cuda, rank = torch.distributed, True, a.rank
+    say = log if rank == 0 else (lambda message: None)  # one progress stream, rank 0's
+    if not torch.cuda.is_available() or a.local_rank >= torch.cuda.device_count():
+        log(f"pytorch_reference.py: rank {rank}: local rank {a.local_rank} but "
+            f"{torch.cuda.device_count() if torch.cuda.is_available() else 0} visible CUDA devices")
+        sys.exit(3)
+    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+    os.environ.setdefault("MASTER_PORT", DDP_MASTER_PORT)
+    torch.cuda.set_device(a.local_rank)
+    device = torch.device("cuda", a.local_rank)
+    dist.init_process_group("nccl", rank=rank, world_size=a.world_size)
+    barrier = lambda: dist.barrier(device_ids=[a.local_rank])  # phases start together on every rank
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
+    data, target_tokens = synthesize(torch, a, w, a.seed + rank, device)
+    say(f"# {a.workload} ({a.scale}) batch {a.batch} per rank x {a.world_size} ranks, {a.precision}, "
+        f"compile {a.compile}, bucket {a.bucket_mb:g} MiB; {a.warmup} warm-up + {a.steps} timed steps per phase")
+
+    def phase(name, wrap):
+        """Builds, times and frees one model; returns this rank's losses, step ms, peak allocated bytes and a
+        parameter checksum (after training: equal on every rank under DDP, different solo)."""
+        torch.manual_seed(a.seed + rank)  # dropout masks: the same stream in both phases
+        model = build_model(torch, a, w, device)
+        trained = wrap(model)
+        optimizer = make_optimizer(torch, a, trained.parameters(), cuda)
+        forward = torch.compile(trained) if a.compile else trained
+        trained.train()
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        barrier()
+        say(f"# {name}")
+        losses, step_ms = time_steps(torch, a, make_step(torch, a, forward, optimizer, data, device), cuda, say)
+        peak = torch.cuda.max_memory_allocated()
+        with torch.no_grad():
+            checksum = torch.stack([p.double().sum() for p in model.parameters()]).sum().item()
+        del model, trained, optimizer, forward  # before the next phase's model: device memory is not doubled
+        if a.compile:
+            torch._dynamo.reset()  # compiled graphs hold the freed model's parameters
+        gc.collect()
+        torch.cuda.empty_cache()
+        return losses, step_ms, peak, checksum
+
+    solo_losses, solo_ms, solo_peak, _ = phase("solo: every rank alone at once", lambda model: model)
+    # broadcast_buffers=False: the one buffer (transformer_big's sinusoid table) is a constant, identical on
+    # every rank, so DDP's default per-forward broadcast would time a collective scalebench does not do
+    # (fairseq's DDP wrapper turns it off too). DDP still broadcasts rank 0's parameters once, here.
+    dp_losses, dp_ms, dp_peak, dp_checksum = phase("dp: DistributedDataParallel", lambda model: (
+        torch.nn.parallel.DistributedDataParallel(model, device_ids=[a.local_rank], bucket_cap_mb=a.bucket_mb,
+                                                  gradient_as_bucket_view=True, broadcast_buffers=False)))
+
+    mine = dict(solo_ms=solo_ms, dp_ms=dp_ms, solo_peak=solo_peak, dp_peak=dp_peak, dp_checksum=dp_checksum)
+    ranks = [None] * a.world_size
+    dist.all_gather_object(ranks, mine)
+    dist.destroy_process_group()
+    if rank != 0:
+        return None
+
+    # NCCL's all-reduce hands every rank the same bits, so identical replicas stay identical; a difference
+    # means the gradients were not averaged and the timing is not of data-parallel training.
+    if len({r["dp_checksum"] for r in ranks}) != 1:
+        raise RuntimeError(f"{a.workload}: DDP replicas diverged: parameter sums "
+                           f"{[r['dp_checksum'] for r in ranks]}")
+    solo_medians = [percentile(sorted(r["solo_ms"]), 0.5) for r in ranks]
+    dp_medians = [percentile(sorted(r["dp_ms"]), 0.5) for r in ranks]
+    # A DP step ends when its slowest rank does: the elementwise max over ranks of the per-step times.
+    dp_slowest = sorted(max(step) for step in zip(*(r["dp_ms"] for r in ranks)))
+    solo_step_ms, dp_step_ms = percentile(sorted(solo_medians), 0.5), percentile(dp_slowest, 0.5)
+    units = w["units_per_step"]
+    solo_rate = units / (solo_step_ms / 1e3)
+    dp_rate = a.world_size * units / (dp_step_ms / 1e3)
+    result = dict(
+        framework="pytorch", torch=torch.__version__, nccl=nccl_version(torch), workload=a.workload, mode="ddp",
+        scale=a.scale, nranks=a.world_size, batch_per_rank=a.batch, precision=a.precision, compile=a.compile,
+        unit=w["info"]["unit"], status="ok", steps=a.steps, warmup=a.warmup, lr=a.lr, bucket_mb=a.bucket_mb,
+        parameters=w["expected"], units_per_step_per_rank=units,
+        solo_step_ms=solo_step_ms, solo_step_ms_per_rank=solo_medians, solo_units_per_s_per_gpu=solo_rate,
+        dp_step_ms=dp_step_ms, dp_step_ms_p10=percentile(dp_slowest, 0.1), dp_step_ms_p90=percentile(dp_slowest, 0.9),
+        dp_step_ms_per_rank=dp_medians, dp_units_per_s_total=dp_rate,
+        scaling_efficiency=dp_rate / (a.world_size * solo_rate),
+        dp_loss_first=dp_losses[0], dp_loss_last=dp_losses[-1],
+        solo_peak_allocated_bytes=max(r["solo_peak"] for r in ranks),
+        dp_peak_allocated_bytes=max(r["dp_peak"] for r in ranks),
+        gpu=torch.cuda.get_device_name(), master_port=os.environ["MASTER_PORT"],
+        nccl_p2p_disable=os.environ.get("NCCL_P2P_DISABLE"), nccl_shm_disable=os.environ.get("NCCL_SHM_DISABLE"))
+    if target_tokens is not None:
+        result["target_tokens_per_step_rank0"] = target_tokens
+    say(f"# solo {solo_step_ms:.2f} ms/step (median GPU), dp {dp_step_ms:.2f} ms/step (slowest rank), "
+        f"{dp_rate:,.0f} {w['info']['unit']}/s over {a.world_size} GPUs, "
+        f"scaling efficiency {result['scaling_efficiency']:.3f}")
+    return result
+
+
 def main(argv):
     a = parse_arguments(argv)
     try:
@@ -450,18 +630,24 @@ def main(argv):
         log("pytorch_reference.py: torch is not installed")
         return 3
     try:
-        result = run(a, torch)
+        result = run_ddp(a, torch) if a.ddp else run(a, torch)
     except (torch.cuda.OutOfMemoryError, RuntimeError) as error:
         # cuBLAS and cuDNN report a failed allocation as a plain RuntimeError.
         if not isinstance(error, torch.cuda.OutOfMemoryError) and "out of memory" not in str(error).lower():
             raise
         message = str(error).splitlines()[0]
-        log(f"pytorch_reference.py: out of device memory: {message}")
-        # Still one JSON line, so a GPU check script can put the failure beside scalebench's result.
-        print(json.dumps(dict(framework="pytorch", torch=torch.__version__, workload=a.workload, batch=a.batch,
-                              precision=a.precision, compile=a.compile, status="out_of_memory", error=message)))
+        log(f"pytorch_reference.py: {f'rank {a.rank}: ' if a.ddp else ''}out of device memory: {message}")
+        # Still one JSON line, so a GPU check script can put the failure beside scalebench's result. Under
+        # --ddp the exit status ends the job (mpirun and torchrun stop the other ranks).
+        if a.rank == 0:
+            failure = dict(framework="pytorch", torch=torch.__version__, workload=a.workload, batch=a.batch,
+                           precision=a.precision, compile=a.compile, status="out_of_memory", error=message)
+            if a.ddp:
+                failure.update(mode="ddp", nranks=a.world_size)
+            print(json.dumps(failure), flush=True)
         return 3
-    print(json.dumps(result), flush=True)
+    if result is not None:
+        print(json.dumps(result), flush=True)
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job (README.md): install, build, then measure. On a machine with GPUs: `scalebench topo`, the
 # collective bandwidth sweep over every GPU and each workload trained on every GPU (one rank per GPU).
-# Without a GPU: the sweep on the CPU device with 2 MPI ranks and a tiny workload, after a notice.
+# Without a GPU: the sweep and a tiny data-parallel workload (with --check) on the CPU device with 2 MPI
+# ranks, after a notice.
 # Results land in ./results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ else
   echo "scalebench: notice: no GPU found; running the sweep on the CPU device (2 MPI ranks)" >&2
   mpirun -np 2 --oversubscribe build/scalebench bandwidth --device cpu --op all --max-bytes 16M --check \
     --json "results/bandwidth-cpu-$stamp.json"
-  build/scalebench run --device cpu --workload transformer_big --scale tiny --batch 8 --steps 10 \
-    --json "results/run-cpu-tiny-$stamp.json"
+  mpirun -np 2 --oversubscribe build/scalebench run --device cpu --workload transformer_big --scale tiny --batch 8 \
+    --steps 10 --check --json "results/run-cpu-tiny-$stamp.json"
 fi
 echo "results written to results/"

@@ -22,12 +22,15 @@ def load(directory):
     ours, theirs = {}, {}
     for path in sorted(glob.glob(os.path.join(directory, "run_*.json"))):
         with open(path) as f:
-            doc = json.load(f)
-        rank0 = doc["ranks"][0]
-        if rank0.get("status") == "ok":
-            ours[doc["workload"]] = rank0
+                doc = json.load(f)
+        name = doc["workload"]["name"]
+        solo = doc.get("phases", {}).get("solo")
+        if doc.get("status") == "ok" and solo:
+            ours[name] = {"step_ms_p50": solo["step_ms_p50"], "units_per_second": solo["units_per_s_per_gpu"],
+                          "tflops": solo["tflops_per_gpu"], "plan_bytes": doc["workload"]["plan_bytes"],
+                          "breakdown_ms": doc.get("breakdown_ms"), "op_ms": doc.get("op_ms")}
         else:
-            ours[doc["workload"]] = {"error": rank0.get("error", "failed")}
+            ours[name] = {"error": doc.get("error") or "failed"}
     torch_path = os.path.join(directory, "torch.jsonl")
     if os.path.exists(torch_path):
         with open(torch_path) as f:

@@ -52,15 +52,15 @@ class BertBase final : public Workload {
 
   // [CLS] A [SEP] B [SEP] with the two segments' lengths drawn at random, padding after; 15% of the real
   // tokens (up to the prediction count) are chosen for MLM and replaced by [MASK].
-  void synthesize(const Graph& graph, uint64_t seed, const InputWriter& write) const override {
+  void synthesize(const Graph& graph, uint64_t seed, int64_t first_sample, const InputWriter& write) const override {
     const TensorInfo& input = graph.tensor(graph.find_tensor("input_ids"));
     const int64_t batch = input.shape[0], time = input.shape[1];
     const int64_t predictions = graph.tensor(graph.find_tensor("masked_rows")).shape[0] / batch;
     const int64_t vocab = graph.tensor(graph.find_tensor("embeddings.word_embeddings.weight")).shape[0];
-    std::mt19937_64 random(seed);
     std::vector<int32_t> ids(batch * time, 0), types(batch * time, 0), lengths(batch), masked_rows, masked_labels;
     std::vector<int32_t> cls_rows(batch), nsp(batch);
     for (int64_t s = 0; s < batch; ++s) {
+      std::mt19937_64 random = sample_random(seed, first_sample + s);
       const int64_t length = std::uniform_int_distribution<int64_t>(std::max<int64_t>(predictions + 3, time * 3 / 4), time)(random);
       const int64_t first = std::uniform_int_distribution<int64_t>(1, length - 3)(random);  // segment A tokens
       int32_t* row = &ids[s * time];

@@ -48,17 +48,18 @@ class BertFinetune final : public Workload {
   // [CLS] question [SEP] document [SEP], padded: the question has 1 .. 64 word pieces, the feature
   // [choice] between half the sequence and all of it (a short paragraph, or a full doc_stride window of a long
   // one); the answer is a span of the document with start <= end.
-  void synthesize(const Graph& graph, uint64_t seed, const InputWriter& write) const override {
+  void synthesize(const Graph& graph, uint64_t seed, int64_t first_sample, const InputWriter& write) const override {
     const TensorInfo& input = graph.tensor(graph.find_tensor("input_ids"));
     const int64_t batch = input.shape[0], time = input.shape[1];
     const int64_t vocab = graph.tensor(graph.find_tensor("embeddings.word_embeddings.weight")).shape[0];
     const int64_t max_query = std::min(kMaxQuery, time / 3);
-    std::mt19937_64 random(seed);
+    std::mt19937_64 random;
     auto uniform = [&random](int64_t low, int64_t high) {
       return std::uniform_int_distribution<int64_t>(low, high)(random);
     };
     std::vector<int32_t> ids(batch * time, 0), types(batch * time, 0), lengths(batch), starts(batch), ends(batch);
     for (int64_t s = 0; s < batch; ++s) {
+      random = sample_random(seed, first_sample + s);
       const int64_t query = uniform(1, max_query);
       const int64_t length = uniform(std::max(query + 4, time / 2), time);  // >= 1 document token
       fill_sentence_pair(random, vocab, query, length, &ids[s * time], &types[s * time]);

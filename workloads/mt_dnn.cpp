@@ -108,16 +108,16 @@ class MtDnn final : public Workload {
   // [CLS] A [SEP] B [SEP] and padding: the length is drawn from [3/4, 1] of the sequence, segment A (with
   // [CLS] and its [SEP]) from [3, Lh] leaving B at least one token. mt-dnn's masks: the hypothesis mask keeps
   // segment A, the premise mask segment B with its [SEP]; labels uniform over mnli's 3 classes.
-  void synthesize(const Graph& graph, uint64_t seed, const InputWriter& write) const override {
+  void synthesize(const Graph& graph, uint64_t seed, int64_t first_sample, const InputWriter& write) const override {
     const TensorInfo& input = graph.tensor(graph.find_tensor("input_ids"));
     const int64_t batch = input.shape[0], time = input.shape[1];
     const int64_t hyp = graph.tensor(graph.find_tensor("hypothesis_mask")).shape[1];
     const int64_t vocab = graph.tensor(graph.find_tensor("embeddings.word_embeddings.weight")).shape[0];
-    std::mt19937_64 random(seed);
     std::vector<int32_t> ids(batch * time, 0), types(batch * time, 0), lengths(batch);
     std::vector<int32_t> cls_rows(batch), hypothesis_rows(batch * hyp), labels(batch);
     std::vector<uint8_t> hypothesis_mask(batch * hyp, 1), premise_mask(batch * time, 1);
     for (int64_t s = 0; s < batch; ++s) {
+      std::mt19937_64 random = sample_random(seed, first_sample + s);
       const int64_t length = std::uniform_int_distribution<int64_t>(std::max<int64_t>(5, time * 3 / 4), time)(random);
       const int64_t a_length = std::uniform_int_distribution<int64_t>(3, std::min(hyp, length - 2))(random);
       fill_sentence_pair(random, vocab, a_length - 2, length, &ids[s * time], &types[s * time]);

@@ -17,6 +17,16 @@ WorkloadScale parse_workload_scale(const std::string& text) {
   throw UsageError("unknown scale '" + text + "' (accepted: full, tiny)");
 }
 
+std::mt19937_64 sample_random(uint64_t seed, int64_t sample) {
+  auto splitmix64 = [](uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  };
+  return std::mt19937_64(splitmix64(splitmix64(seed) ^ static_cast<uint64_t>(sample)));
+}
+
 const std::vector<const Workload*>& workload_registry() {
   static const std::vector<const Workload*> kWorkloads = {
       &workloads::transformer_big(),

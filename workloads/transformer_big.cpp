@@ -74,12 +74,12 @@ class TransformerBig final : public Workload {
     return built;
   }
 
-  void synthesize(const Graph& graph, uint64_t seed, const InputWriter& write) const override {
+  void synthesize(const Graph& graph, uint64_t seed, int64_t first_sample, const InputWriter& write) const override {
     const TensorInfo& source = graph.tensor(graph.find_tensor("source"));
     const int64_t batch = source.shape[0], time = source.shape[1];
     const int64_t vocab = graph.tensor(graph.find_tensor("embed_tokens.weight")).shape[0];
     const int64_t model = graph.tensor(graph.find_tensor("embed_tokens.weight")).shape[1];
-    std::mt19937_64 random(seed);
+    std::mt19937_64 random;
     const bool full = time == 32;
     auto draw_length = [&](double mean) {
       std::normal_distribution<double> around(full ? mean : time - 1.5, full ? 2.5 : 1.0);
@@ -89,6 +89,7 @@ class TransformerBig final : public Workload {
     std::vector<int32_t> src(batch * time, kPad), tgt_in(batch * time, kPad), targets(batch * time, kPad);
     std::vector<int32_t> src_lengths(batch), tgt_lengths(batch);
     for (int64_t s = 0; s < batch; ++s) {
+      random = sample_random(seed, first_sample + s);
       src_lengths[s] = draw_length(kSourceMeanLength);
       tgt_lengths[s] = draw_length(kTargetMeanLength);
       for (int32_t t = 0; t < src_lengths[s]; ++t) src[s * time + t] = t + 1 == src_lengths[s] ? kEos : word(random);

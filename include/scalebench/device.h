@@ -37,6 +37,9 @@ class DeviceEvent {
   // Records while the stream is being captured into a graph, so that each replay records it again.
   virtual void record_in_capture(StreamHandle stream) = 0;
   virtual void synchronize() = 0;
+  // Work enqueued on `stream` after this call starts only once the event's last record has completed
+  // (cudaStreamWaitEvent): how one stream waits for another without the host waiting. A no-op on the CPU.
+  virtual void block(StreamHandle stream) = 0;
   virtual double milliseconds_since(const DeviceEvent& start) const = 0;
 };
 
@@ -68,6 +71,10 @@ class Device {
   virtual void synchronize(StreamHandle stream) = 0;
   virtual bool stream_idle(StreamHandle stream) = 0;  // non-blocking query, for polling with a timeout
   virtual std::unique_ptr<DeviceEvent> create_event() = 0;
+
+  // dst[i] = src[i] converted between fp32 and bf16 (either direction; round to nearest even), enqueued
+  // on `stream`: gradients compressed to bf16 for the all-reduce and widened back. UsageError for other pairs.
+  virtual void convert(const void* src, DType from, void* dst, DType to, size_t count, StreamHandle stream) = 0;
 
   // Graph capture; the CPU device throws UsageError.
   virtual bool supports_graphs() const = 0;

@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
+#include "scalebench/device.h"
 #include "scalebench/graph.h"
 #include "scalebench/planner.h"
 #include "scalebench/optimizer.h"
@@ -27,6 +29,22 @@ class Executor {
   // norm when settings.max_grad_norm > 0. Its state lives beside the arena (optimizer_state_buffers(kind) x
   // parameter bytes, allocated and zeroed on first use or when the kind changes). `step` counts from 1.
   virtual void optimizer_step(const OptimizerSettings& settings, int64_t step) = 0;
+  // Zeroes the optimizer's state (moments, momentum), as a freshly built optimizer has it: the trainer
+  // restarts from the initial weights between its phases.
+  virtual void reset_optimizer_state() = 0;
+  // The stream the nodes and the optimizer are enqueued on (nullptr on the CPU, where everything is done
+  // when the call returns): the data-parallel trainer orders its gradient all-reduces after events on it.
+  virtual StreamHandle compute_stream() const = 0;
+  // The arena's first byte in the executor's device memory: plan offsets added to it address the flat
+  // gradient region, which the trainer all-reduces bucket by bucket.
+  virtual void* arena_data() = 0;
+
+  // The backward pass of the cross-entropy reading `targets` scales its gradient by weight / counted rows
+  // instead of 1 / counted rows (default weight 1). Data parallelism sets weight = N · local rows / global
+  // rows, so that the average of the ranks' gradients is the gradient of the mean over the global batch
+  // (fairseq's normalisation by the global token count) whatever each rank's share of padding.
+  void set_loss_weight(TensorId targets, float weight) { loss_weights_[targets] = weight; }
+  float loss_weight(TensorId targets) const;
   void run();                                             // every node, in order
   size_t forward_node_count() const;                      // nodes before the first backward node
 
@@ -63,6 +81,7 @@ class Executor {
  private:
   uint64_t seed_ = 0, step_ = 0;
   uint64_t blocks_per_step_ = 0;  // Philox blocks all dropout nodes use in one step
+  std::map<TensorId, float> loss_weights_;
 };
 
 class CpuExecutor final : public Executor {
@@ -80,6 +99,9 @@ class CpuExecutor final : public Executor {
   void read_tensor(TensorId id, void* host, size_t bytes) override;
   void run_nodes(size_t begin, size_t end) override;
   void optimizer_step(const OptimizerSettings& settings, int64_t step) override;
+  void reset_optimizer_state() override { optimizer_state_.assign(optimizer_state_.size(), 0.0f); }
+  StreamHandle compute_stream() const override { return nullptr; }
+  void* arena_data() override { return arena_.data(); }
   void mark(size_t index) override;
   double elapsed_ms(size_t from, size_t to) override;
 

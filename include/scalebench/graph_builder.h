@@ -22,6 +22,9 @@ class GraphBuilder {
   explicit GraphBuilder(Graph& graph, DType compute = DType::kFloat32);
   Graph& graph() { return graph_; }
   DType compute_dtype() const { return compute_; }
+  // Every later dropout() is the identity and san_turn_mask keeps every turn: the data-parallel check
+  // (--check) compares N ranks with one rank, whose dropout masks would differ by construction.
+  void disable_dropout() { dropout_enabled_ = false; }
 
   // Leaves of the graph.
   TensorId parameter(const std::string& name, std::vector<int64_t> shape);
@@ -119,7 +122,8 @@ class GraphBuilder {
   DType compute_;
   std::map<std::pair<TensorId, DType>, TensorId> copies_;  // (tensor, dtype) -> its cast into that dtype
   int counter_ = 0;
-  int64_t dropout_blocks_ = 0;  // Philox blocks used by this graph's dropout nodes so far
+  int64_t dropout_blocks_ = 0;
+  bool dropout_enabled_ = true;  // Philox blocks used by this graph's dropout nodes so far
 };
 
 }  // namespace sb

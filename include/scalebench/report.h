@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scalebench/bandwidth.h"
+#include "scalebench/training.h"
 
 namespace sb {
 
@@ -24,6 +25,22 @@ void print_bandwidth_report(std::FILE* out, const BandwidthReport& report);
 nlohmann::json bandwidth_report_json(const BandwidthReport& report);
 // A header row and one row per JSON record, same scalar fields (no per-iteration samples).
 std::string bandwidth_report_csv(const BandwidthReport& report);
+
+// `scalebench run`: a `#` header (versions, workload, precision, batch, ranks, devices, transport, buckets),
+// then each phase's lines as it finishes (the per-rank table after solo), then a `#` footer: scaling
+// efficiency, exposed communication, overlap, bus bandwidth in training and alone, the check, the status
+// and a one-line reproducer.
+void print_training_header(std::FILE* out, const TrainingReport& report);
+void print_training_phase(std::FILE* out, const TrainingReport& report, const std::string& phase);
+void print_training_footer(std::FILE* out, const TrainingReport& report);
+// `mpirun -np N <argv>` (plain argv for one rank), each argument shell-quoted when it needs it.
+std::string reproducer_command(const TrainingReport& report);
+
+// schema_version 2 (docs/RESULTS.md): context, config, workload, phases with every rank's samples, derived
+// numbers at the top level.
+nlohmann::json training_report_json(const TrainingReport& report);
+// One header row and one data row: the configuration and the derived numbers.
+std::string training_report_csv(const TrainingReport& report);
 
 // Writes `text` to `path`, or to stdout when path is "-". Throws RuntimeFailure naming the path.
 void write_text_file(const std::string& path, const std::string& text);

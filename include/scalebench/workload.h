@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -46,9 +47,19 @@ class Workload {
   virtual const WorkloadInfo& info() const = 0;
   // Appends the forward graph for `batch` to the builder's graph.
   virtual BuiltWorkload build(GraphBuilder& builder, int64_t batch, WorkloadScale scale) const = 0;
-  // Fills every kInput tensor of a graph built by build() with deterministic synthetic data.
-  virtual void synthesize(const Graph& graph, uint64_t seed, const InputWriter& write) const = 0;
+  // Fills every kInput tensor of a graph built by build() with deterministic synthetic data: the graph's
+  // batch holds samples first_sample, first_sample + 1, ... of one endless synthetic dataset, each drawn
+  // from its own generator (sample_random), so rank r of a data-parallel job with batch b holds exactly
+  // the rows r·b .. r·b + b - 1 of one rank's batch N·b (the --check invariant compares the two).
+  virtual void synthesize(const Graph& graph, uint64_t seed, int64_t first_sample, const InputWriter& write) const = 0;
+  void synthesize(const Graph& graph, uint64_t seed, const InputWriter& write) const {
+    synthesize(graph, seed, 0, write);
+  }
 };
+
+// The generator of one sample of the synthetic dataset `seed` (splitmix64 of both, so neighbouring seeds
+// and samples give unrelated streams).
+std::mt19937_64 sample_random(uint64_t seed, int64_t sample);
 
 const std::vector<const Workload*>& workload_registry();
 const Workload& find_workload(const std::string& name);  // throws UsageError listing the names

@@ -40,19 +40,6 @@ BandwidthReport describe_run(const CommandLine& cl, ProcessGroup& group, Session
   return report;
 }
 
-// A sweep can take minutes: find out before it starts that a result file cannot be written.
-std::optional<std::string> unwritable_output(const CommonOptions& common) {
-  for (const std::string& path : {common.json_path, common.csv_path}) {
-    if (path.empty() || path == "-") continue;
-    const bool existed = std::ifstream(path).good();
-    std::ofstream probe(path, std::ios::app);
-    if (!probe) return "cannot write '" + path + "': " + std::strerror(errno);
-    probe.close();
-    if (!existed) std::remove(path.c_str());
-  }
-  return std::nullopt;
-}
-
 void write_outputs(const CommonOptions& common, const BandwidthReport& report) {
   if (!common.json_path.empty()) write_text_file(common.json_path, bandwidth_report_json(report).dump(2) + "\n");
   if (!common.csv_path.empty()) write_text_file(common.csv_path, bandwidth_report_csv(report));

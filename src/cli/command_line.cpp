@@ -105,7 +105,11 @@ std::string canonical_form(const CommandLine& cl) {
             ";warmup=" + std::to_string(r.warmup_steps) + ";steps=" + std::to_string(r.steps) +
             ";seed=" + std::to_string(r.seed) + ";lr=" + std::to_string(r.learning_rate) + ";precision=" + r.precision +
             ";recompute=" + std::to_string(r.recompute) + ";optimizer=" + r.optimizer +
-            ";clip=" + std::to_string(r.clip_norm);
+            ";clip=" + std::to_string(r.clip_norm) + ";min_time=" + std::to_string(r.min_time_seconds) +
+            ";bucket=" + std::to_string(r.bucket_mb) + ";no_overlap=" + std::to_string(r.no_overlap) +
+            ";grad_dtype=" + r.grad_dtype + ";check=" + std::to_string(r.check) +
+            ";check_steps=" + std::to_string(r.check_steps) + ";phases=";
+    for (const std::string& phase : r.phases) text += phase + ",";
   }
   if (cl.command == "bandwidth") {
     const BandwidthOptions& b = cl.bandwidth;
@@ -127,6 +131,17 @@ std::string canonical_form(const CommandLine& cl) {
 CommandLine parse_command_line(int argc, const char* const* argv) {
   CommandLine result;
   for (int i = 0; i < argc; ++i) result.argv.emplace_back(argv[i]);
+  // `run` is the default subcommand: `scalebench --workload transformer_big` means `scalebench run ...`.
+  std::vector<const char*> arguments(argv, argv + argc);
+  bool names_a_command = false, asks_for_help = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    names_a_command |= arg == "run" || arg == "bandwidth" || arg == "topo" || arg == "list";
+    asks_for_help |= arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "--version";
+  }
+  if (argc > 1 && !names_a_command && !asks_for_help) arguments.insert(arguments.begin() + 1, "run");
+  argc = static_cast<int>(arguments.size());
+  argv = arguments.data();
 
   CLI::App app{"scalebench: how well deep-learning training and its communication scale on your GPUs",
                "scalebench"};
@@ -139,7 +154,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_bandwidth_command(app, raw, result.bandwidth);
   app.add_subcommand("topo", "GPUs, NVLink/PCIe links, P2P support and the NCCL transport in use");
   app.add_subcommand("list", "Reference workloads: task, unit, batch, parameters, FLOPs, gradient bytes");
-  CLI::App* run = app.add_subcommand("run", "Train a workload; every rank trains alone (per-GPU throughput)");
+  CLI::App* run = app.add_subcommand(
+      "run", "Train a workload: alone on every rank (solo), its gradient all-reduces alone (comm), data-parallel (dp)");
   run->add_option("-w,--workload", result.run.workload, "Workload name (scalebench list)")->required();
   run->add_option("--batch", result.run.batch, "Per-rank batch (default: the workload's reference batch)")
       ->check(CLI::NonNegativeNumber);
@@ -162,6 +178,23 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "auto (bf16 on GPUs, fp32 on the CPU), bf16 (mixed precision; GPU only), tf32 (fp32 data, GEMMs "
                   "on TF32 tensor cores; GPU only) or fp32")
       ->check(CLI::IsMember({"auto", "bf16", "fp16", "tf32", "fp32"}));  // fp16: refused with its reason
+  run->add_option("--phases", result.run.phases, "Phases to run, comma-separated: solo, comm, dp (default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"solo", "comm", "dp"}));
+  run->add_option("--min-time", result.run.min_time_seconds,
+                  "Run each phase at least this many seconds (more timed steps than --steps if needed)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--bucket-mb", result.run.bucket_mb, "Gradient bucket size in MiB (default 25, as PyTorch DDP)")
+      ->check(CLI::Range(0.001, 1e6));
+  run->add_flag("--no-overlap", result.run.no_overlap,
+                "All-reduce every bucket after the backward pass instead of as soon as it is ready");
+  run->add_option("--grad-dtype", result.run.grad_dtype,
+                  "Element type of the gradient all-reduce: fp32 (default) or bf16 (half the bytes)")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+  run->add_flag("--check", result.run.check,
+                "Verify the data-parallel invariant: N ranks x batch b train like 1 rank x batch N*b (exit 4 if not)");
+  run->add_option("--check-steps", result.run.check_steps, "Steps --check trains before comparing (default 3)")
+      ->check(CLI::PositiveNumber);
   run->add_flag("--recompute", result.run.recompute,
                 "Recompute GELU outputs in the backward pass instead of keeping them (less activation memory, "
                 "one more elementwise pass per layer)");

@@ -31,6 +31,13 @@ struct RunOptions {
   double clip_norm = -1;            // global gradient-norm clipping; < 0: the optimizer's (reference: as it clips)
   std::string precision = "auto";  // auto | bf16 | tf32 | fp32 (include/scalebench/precision.h)
   bool recompute = false;          // GELU outputs recomputed in the backward pass (less memory)
+  std::vector<std::string> phases{"solo", "comm", "dp"};
+  double min_time_seconds = 0;     // > 0: each phase runs at least this long
+  double bucket_mb = 25;           // gradient bucket size, MiB (PyTorch DDP's default)
+  bool no_overlap = false;         // all-reduce after the backward pass instead of during it
+  std::string grad_dtype = "fp32";  // fp32 | bf16: the all-reduce's element type
+  bool check = false;              // the data-parallel invariant (exit 4 when it fails)
+  int check_steps = 3;
 };
 
 struct CommandLine {

@@ -3,7 +3,11 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "collectives/nccl_transport_log.h"
@@ -46,6 +50,18 @@ std::string utc_timestamp() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
+}
+
+std::optional<std::string> unwritable_output(const CommonOptions& common) {
+  for (const std::string& path : {common.json_path, common.csv_path}) {
+    if (path.empty() || path == "-") continue;
+    const bool existed = std::ifstream(path).good();
+    std::ofstream probe(path, std::ios::app);
+    if (!probe) return "cannot write '" + path + "': " + std::strerror(errno);
+    probe.close();
+    if (!existed) std::remove(path.c_str());
+  }
+  return std::nullopt;
 }
 
 }  // namespace sb

@@ -1,12 +1,14 @@
 // Facts about the run that every report carries: ranks' devices, versions, environment, start time.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "scalebench/bandwidth.h"
 #include "scalebench/communicator.h"
 #include "scalebench/process_group.h"
+#include "src/cli/command_line.h"
 
 namespace sb {
 
@@ -16,6 +18,9 @@ std::vector<RankDevice> gather_rank_devices(ProcessGroup& group, const Device& d
 // Collective: the union of the transports every rank's communicator reports.
 std::string gather_transport(ProcessGroup& group, const Communicator& communicator);
 
-std::string utc_timestamp();  // "2026-11-30T04:05:06Z"
+std::string utc_timestamp();
+
+// A measurement can take minutes: whether a --json/--csv path cannot be written, found out before it starts.
+std::optional<std::string> unwritable_output(const CommonOptions& common);  // "2026-11-30T04:05:06Z"
 
 }  // namespace sb

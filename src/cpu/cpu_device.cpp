@@ -10,6 +10,7 @@
 
 #include "scalebench/device.h"
 #include "scalebench/error.h"
+#include "src/cpu/cast.h"
 #include "src/cpu/element_access.h"
 
 namespace sb {
@@ -22,6 +23,7 @@ class CpuEvent final : public DeviceEvent {
     throw UsageError("graph capture needs the CUDA device");
   }
   void synchronize() override {}
+  void block(StreamHandle) override {}
   double milliseconds_since(const DeviceEvent& start) const override {
     const auto& begin = static_cast<const CpuEvent&>(start).time_;
     return std::chrono::duration<double, std::milli>(time_ - begin).count();
@@ -89,6 +91,17 @@ class CpuDevice final : public Device {
   void synchronize(StreamHandle) override {}
   bool stream_idle(StreamHandle) override { return true; }
   std::unique_ptr<DeviceEvent> create_event() override { return std::make_unique<CpuEvent>(); }
+
+  void convert(const void* src, DType from, void* dst, DType to, size_t count, StreamHandle) override {
+    const auto n = static_cast<int64_t>(count);
+    if (from == DType::kFloat32 && to == DType::kBFloat16) {
+      cpu::cast_float_to_bf16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
+    } else if (from == DType::kBFloat16 && to == DType::kFloat32) {
+      cpu::cast_bf16_to_float(static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
+    } else {
+      throw UsageError(std::string("convert: ") + dtype_name(from) + " to " + dtype_name(to) + " is not supported");
+    }
+  }
 
   bool supports_graphs() const override { return false; }
   void begin_capture(StreamHandle) override { throw UsageError("graph capture needs the CUDA device"); }

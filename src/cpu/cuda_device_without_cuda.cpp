@@ -12,5 +12,6 @@ std::unique_ptr<Device> make_cuda_device(int) {
 int visible_cuda_device_count() { return 0; }
 std::string cuda_runtime_version() { return ""; }
 std::string cuda_driver_version() { return ""; }
+std::string cublas_version() { return ""; }
 
 }  // namespace sb

@@ -1,10 +1,12 @@
 // The CUDA device: one GPU, cudaMalloc'd memory, real streams, CUDA events and graphs. Selecting the device
 // makes it current for this thread, which is what NCCL and cuBLAS bind to.
+#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include "scalebench/device.h"
 #include "scalebench/error.h"
 #include "scalebench/versions.h"
+#include "src/cuda/cast.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/pattern_kernels.h"
 
@@ -23,6 +25,9 @@ class CudaEvent final : public DeviceEvent {
     SB_CUDA_CHECK(cudaEventRecordWithFlags(event_, static_cast<cudaStream_t>(stream), cudaEventRecordExternal));
   }
   void synchronize() override { SB_CUDA_CHECK(cudaEventSynchronize(event_)); }
+  void block(StreamHandle stream) override {
+    SB_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), event_, 0));
+  }
   double milliseconds_since(const DeviceEvent& start) const override {
     float ms = 0;
     SB_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<const CudaEvent&>(start).event_, event_));
@@ -120,6 +125,18 @@ class CudaDevice final : public Device {
   }
   std::unique_ptr<DeviceEvent> create_event() override { return std::make_unique<CudaEvent>(); }
 
+  void convert(const void* src, DType from, void* dst, DType to, size_t count, StreamHandle stream) override {
+    const auto n = static_cast<int64_t>(count);
+    auto s = static_cast<cudaStream_t>(stream);
+    if (from == DType::kFloat32 && to == DType::kBFloat16) {
+      cuda::cast(static_cast<const float*>(src), static_cast<cuda::bf16*>(dst), n, s);
+    } else if (from == DType::kBFloat16 && to == DType::kFloat32) {
+      cuda::cast(static_cast<const cuda::bf16*>(src), static_cast<float*>(dst), n, s);
+    } else {
+      throw UsageError(std::string("convert: ") + dtype_name(from) + " to " + dtype_name(to) + " is not supported");
+    }
+  }
+
   bool supports_graphs() const override { return true; }
   void begin_capture(StreamHandle stream) override {
     SB_CUDA_CHECK(cudaStreamBeginCapture(static_cast<cudaStream_t>(stream), cudaStreamCaptureModeGlobal));
@@ -175,6 +192,12 @@ std::string cuda_runtime_version() {
   int version = 0;
   if (cudaRuntimeGetVersion(&version) != cudaSuccess) return "";
   return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
+}
+
+std::string cublas_version() {
+  const size_t version = cublasLtGetVersion();  // major * 10000 + minor * 100 + patch
+  return std::to_string(version / 10000) + "." + std::to_string((version / 100) % 100) + "." +
+         std::to_string(version % 100);
 }
 
 std::string cuda_driver_version() {

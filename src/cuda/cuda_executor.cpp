@@ -62,6 +62,9 @@ class CudaExecutor final : public Executor {
     }
     SB_CUDA_CHECK(status);
     SB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    // The alignment padding between parameters and between gradients is read by the flat optimizer, the
+    // clipping norm and the bucket all-reduces: zero, not whatever the allocation held.
+    SB_CUDA_CHECK(cudaMemsetAsync(arena_, 0, plan.total_bytes, stream_));
     SB_CUDA_CHECK(cudaMalloc(&scratch_, 64));  // loss sum (float) and counted rows (int64)
   }
   ~CudaExecutor() override {
@@ -121,6 +124,12 @@ class CudaExecutor final : public Executor {
     cuda::optimizer_step(static_cast<float*>(arena_), grads, optimizer_state_, static_cast<int64_t>(n), settings, step,
                          settings.max_grad_norm > 0 ? norm_scratch_ : nullptr, stream_);
   }
+
+  void reset_optimizer_state() override {
+    if (optimizer_state_ != nullptr) SB_CUDA_CHECK(cudaMemsetAsync(optimizer_state_, 0, state_bytes_, stream_));
+  }
+  StreamHandle compute_stream() const override { return stream_; }
+  void* arena_data() override { return arena_; }
 
   void mark(size_t index) override {
     while (marks_.size() <= index) {
@@ -375,7 +384,8 @@ const std::map<std::string, Kernel>& kernels() {
                                               e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
                                               size_attr(n, "classes"), float_attr(n, "label_smoothing"),
                                               static_cast<int32_t>(size_attr(n, "ignore_index")),
-                                              counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f, e.stream());
+                                              counted > 0 ? e.loss_weight(n.inputs[1]) / static_cast<float>(counted) : 0.0f,
+                                              e.stream());
        })},
       {"span_loss",  // logits in the compute dtype; kept-row counts stay on the device (no host sync)
        [](CudaExecutor& e, const Node& n) {

@@ -182,7 +182,8 @@ const std::map<std::string, Kernel>& kernels() {
          for (int64_t r = 0; r < rows; ++r) counted += targets[r] != ignore;
          cpu::softmax_cross_entropy_backward(e.f32(n.inputs[0]), targets, e.f32(n.inputs[2]), e.f32(n.outputs[0]),
                                              rows, size_attr(n, "classes"), float_attr(n, "label_smoothing"),
-                                             ignore, counted > 0 ? 1.0f / static_cast<float>(counted) : 0.0f);
+                                             ignore,
+                                             counted > 0 ? e.loss_weight(n.inputs[1]) / static_cast<float>(counted) : 0.0f);
        }},
       {"span_loss",
        [](CpuExecutor& e, const Node& n) {

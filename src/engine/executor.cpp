@@ -16,6 +16,11 @@ Executor::Executor(const Graph& graph, const MemoryPlan& plan) : graph_(graph), 
   }
 }
 
+float Executor::loss_weight(TensorId targets) const {
+  auto it = loss_weights_.find(targets);
+  return it == loss_weights_.end() ? 1.0f : it->second;
+}
+
 void Executor::run() { run_nodes(0, graph_.nodes().size()); }
 
 size_t Executor::forward_node_count() const {

@@ -250,7 +250,7 @@ TensorId GraphBuilder::span_loss(TensorId start_logits, TensorId end_logits, Ten
 
 TensorId GraphBuilder::dropout(TensorId x, double probability) {
   if (probability < 0 || probability >= 1) throw UsageError("dropout probability must be in [0, 1)");
-  if (probability == 0) return x;
+  if (probability == 0 || !dropout_enabled_) return x;
   x = in_compute_dtype(x);
   const int64_t n = graph_.tensor(x).elements();
   TensorId out = activation(next_name("dropout"), shape(x));

@@ -126,6 +126,7 @@ TensorId GraphBuilder::san_merge(TensorId x, TensorId s) {
 TensorId GraphBuilder::san_turn_mask(int64_t batch, int64_t turns, double drop_p) {
   if (drop_p < 0 || drop_p >= 1) throw UsageError("san_turn_mask: drop_p must be in [0, 1)");
   if (batch < 1 || turns < 1) throw UsageError("san_turn_mask: batch and turns must be >= 1");
+  if (!dropout_enabled_) drop_p = 0;
   const int64_t n = batch * (turns + 1);  // K keep/drop draws and one forced turn per row
   const TensorId uniforms = activation(next_name("san_turn_uniforms"), {batch, turns + 1}, DType::kFloat32);
   const TensorId mask = activation(next_name("san_turn_mask"), {batch, turns}, DType::kFloat32);

@@ -1,13 +1,35 @@
 #!/usr/bin/env bash
 # scripts/pytorch_reference.py builds the same models as scalebench (parameter count, matmul FLOPs and units per
 # step equal `scalebench list`'s), trains at tiny scale on the CPU with a falling loss, and refuses bad
-# arguments with exit 2. Skipped (passes) where torch is not installed: CI does not install it.
+# arguments with exit 2. The argument checks run everywhere (the script refuses before importing torch); the
+# rest is skipped (passes) where torch is not installed: CI does not install it. --ddp needs GPUs: not run here.
 source "$(dirname "$0")/lib/common.bash"
 PY=${SB_PYTHON:-python3}
 REF="$(dirname "$0")/../../scripts/pytorch_reference.py"
+NO_LAUNCHER=(env -u OMPI_COMM_WORLD_RANK -u RANK)  # as if started without mpirun or torchrun
+
+expect_exit 2 "tf32 on the CPU" -- "$PY" "$REF" --workload bert_base --device cpu --precision tf32
+expect_output "--precision tf32 needs the cuda device" "tf32 on the CPU is refused"
+expect_exit 2 "unknown workload" -- "$PY" "$REF" --workload resnet9000
+expect_lines 1 "." "a usage error is one line"
+expect_exit 2 "--ddp without a launcher" -- "${NO_LAUNCHER[@]}" "$PY" "$REF" --workload bert_base --ddp
+expect_output "--ddp needs a launcher" "--ddp without a launcher is refused"
+expect_lines 1 "." "the --ddp launcher error is one line"
+expect_exit 2 "--ddp with inconsistent ranks" -- "${NO_LAUNCHER[@]}" RANK=3 WORLD_SIZE=2 LOCAL_RANK=0 \
+  "$PY" "$REF" --workload bert_base --ddp
+expect_output "inconsistent RANK, WORLD_SIZE, LOCAL_RANK" "--ddp with rank 3 of 2 is refused"
+expect_exit 2 "--ddp on the CPU" -- "$PY" "$REF" --workload bert_base --ddp --device cpu
+expect_output "--ddp needs the cuda device" "--ddp on the CPU is refused"
+expect_exit 2 "--bucket-mb without --ddp" -- "$PY" "$REF" --workload bert_base --bucket-mb 10
+expect_output "--bucket-mb needs --ddp" "--bucket-mb without --ddp is refused"
+expect_exit 2 "a zero DDP bucket" -- env OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=1 OMPI_COMM_WORLD_LOCAL_RANK=0 \
+  "$PY" "$REF" --workload bert_base --ddp --bucket-mb 0
+expect_output "--bucket-mb must be positive" "a zero DDP bucket is refused"
+
 if ! "$PY" -c "import torch" > /dev/null 2>&1; then
-  echo "skipped: $PY cannot import torch"
-  exit 0
+  echo "skipped the torch runs: $PY cannot import torch"
+  finish
+  exit
 fi
 export OMP_NUM_THREADS=1  # tiny models; threads only contend on a shared CI machine
 
@@ -41,8 +63,4 @@ assert doc["loss_last"] < doc["loss_first"], doc
 assert doc["step_ms_p10"] <= doc["step_ms_median"] <= doc["step_ms_p90"] and doc["units_per_s"] > 0, doc
 PY
 done
-expect_exit 2 "tf32 on the CPU" -- "$PY" "$REF" --workload bert_base --device cpu --precision tf32
-expect_output "--precision tf32 needs the cuda device" "tf32 on the CPU is refused"
-expect_exit 2 "unknown workload" -- "$PY" "$REF" --workload resnet9000
-expect_lines 1 "." "a usage error is one line"
 finish

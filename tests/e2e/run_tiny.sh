@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # `scalebench run` on the CPU device at tiny scale: trains (the loss falls), writes JSON, every rank reports;
+# `run` is also what a bare `scalebench --workload NAME` means;
 # a plan that cannot fit stops before allocating with the largest batch that would (exit 3).
 source "$(dirname "$0")/lib/common.bash"
 expect_exit 0 "transformer_big tiny" -- "$SB" run --device cpu --workload transformer_big --scale tiny --batch 4 \
@@ -7,19 +8,25 @@ expect_exit 0 "transformer_big tiny" -- "$SB" run --device cpu --workload transf
 python3 - "$WORK/run.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: run JSON"; failures=$((failures + 1)); }
 import json, sys
 doc = json.load(open(sys.argv[1]))
-rank = doc["ranks"][0]
-assert doc["command"] == "run" and doc["status"] == "ok" and rank["status"] == "ok", doc
+solo = doc["phases"]["solo"]
+rank = solo["ranks"][0]
+assert doc["command"] == "run" and doc["status"] == "ok", doc
 assert rank["loss_last"] < rank["loss_first"], rank
-assert len(rank["step_ms"]) == 8 and rank["units_per_second"] > 0
+assert len(rank["step_ms"]) == 8 and solo["units_per_s_per_gpu"] > 0
+assert doc["scaling_efficiency"] is None and "dp" not in doc["phases"]  # one rank: nothing to scale
 PY
 # mt_dnn: the SAN head, the turn mask drawn every step and the zero-filled gradients of the other heads.
 expect_exit 0 "mt_dnn tiny" -- "$SB" run --device cpu --workload mt_dnn --scale tiny --batch 4 --steps 8 --lr 1e-3 \
   --json "$WORK/mt_dnn.json"
 python3 - "$WORK/mt_dnn.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: mt_dnn JSON"; failures=$((failures + 1)); }
 import json, sys
-rank = json.load(open(sys.argv[1]))["ranks"][0]
-assert rank["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
+doc = json.load(open(sys.argv[1]))
+rank = doc["phases"]["solo"]["ranks"][0]
+assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
 PY
+expect_exit 0 "run is the default subcommand" -- "$SB" --device cpu --workload bert_base --scale tiny --batch 2 \
+  --steps 1 --warmup 0
+expect_output "run: bert_base" "a bare --workload runs the workload"
 expect_exit 2 "tf32 on the CPU" -- "$SB" run --device cpu --workload bert_base --scale tiny --precision tf32
 expect_output "--precision tf32 needs the cuda device" "tf32 on the CPU is refused"
 expect_exit 2 "unknown workload" -- "$SB" run --device cpu --workload resnet9000
@@ -28,7 +35,7 @@ expect_exit 3 "a batch that cannot fit" -- "$SB" run --device cpu --workload ber
 expect_output "needs .* GiB, device has .* GiB usable; largest batch that fits: [0-9]+" "the fit error names the batch"
 if mpi_available; then
   expect_exit 0 "two ranks train alone" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" run --device cpu --workload bert_base \
-    --scale tiny --batch 2 --steps 3
+    --scale tiny --batch 2 --steps 3 --phases solo
   expect_lines 2 "^ +[01] +" "one row per rank"
 fi
 finish

@@ -37,6 +37,10 @@ class HostOpaqueDevice final : public Device {
   bool stream_idle(StreamHandle stream) override { return inner_->stream_idle(stream); }
   std::unique_ptr<DeviceEvent> create_event() override { return inner_->create_event(); }
 
+  void convert(const void* src, DType from, void* dst, DType to, size_t count, StreamHandle stream) override {
+    inner_->convert(flip(src), from, flip(dst), to, count, stream);
+  }
+
   bool supports_graphs() const override { return false; }
   void begin_capture(StreamHandle stream) override { inner_->begin_capture(stream); }
   std::unique_ptr<DeviceGraph> end_capture(StreamHandle stream) override {

@@ -109,6 +109,44 @@ TEST(CommandLine, RunOptimizerAndClipping) {
   EXPECT_THROW(parse({"run", "-w", "mt_dnn", "--clip-norm", "-1"}), UsageError);
 }
 
+TEST(CommandLine, RunIsTheDefaultSubcommand) {
+  const CommandLine bare = parse({"--workload", "transformer_big"});
+  EXPECT_EQ(bare.command, "run");
+  EXPECT_EQ(bare.run.workload, "transformer_big");
+  EXPECT_EQ(bare.canonical, parse({"run", "--workload", "transformer_big"}).canonical);
+  EXPECT_EQ(parse({"--device", "cpu", "bandwidth"}).command, "bandwidth");  // a named command stays
+  EXPECT_TRUE(parse({"--help"}).help_requested);
+}
+
+TEST(CommandLine, RunDataParallelFlags) {
+  const CommandLine plain = parse({"run", "-w", "bert_base"});
+  EXPECT_EQ(plain.run.phases, (std::vector<std::string>{"solo", "comm", "dp"}));
+  EXPECT_DOUBLE_EQ(plain.run.bucket_mb, 25);
+  EXPECT_FALSE(plain.run.no_overlap);
+  EXPECT_EQ(plain.run.grad_dtype, "fp32");
+  EXPECT_FALSE(plain.run.check);
+  const CommandLine custom = parse({"run", "-w", "bert_base", "--phases", "solo,dp", "--bucket-mb", "50",
+                                    "--no-overlap", "--grad-dtype", "bf16", "--check", "--check-steps", "2",
+                                    "--min-time", "5"});
+  EXPECT_EQ(custom.run.phases, (std::vector<std::string>{"solo", "dp"}));
+  EXPECT_DOUBLE_EQ(custom.run.bucket_mb, 50);
+  EXPECT_TRUE(custom.run.no_overlap);
+  EXPECT_EQ(custom.run.grad_dtype, "bf16");
+  EXPECT_TRUE(custom.run.check);
+  EXPECT_EQ(custom.run.check_steps, 2);
+  EXPECT_DOUBLE_EQ(custom.run.min_time_seconds, 5);
+  for (std::vector<const char*> changed :
+       {std::vector<const char*>{"--phases", "dp"}, {"--bucket-mb", "10"}, {"--no-overlap"}, {"--grad-dtype", "bf16"},
+        {"--check"}, {"--min-time", "1"}}) {
+    std::vector<const char*> args{"run", "-w", "bert_base"};
+    args.insert(args.end(), changed.begin(), changed.end());
+    EXPECT_NE(parse(args).canonical, plain.canonical) << changed.front();
+  }
+  EXPECT_THROW(parse({"run", "-w", "bert_base", "--phases", "solo,warp"}), UsageError);
+  EXPECT_THROW(parse({"run", "-w", "bert_base", "--grad-dtype", "fp8"}), UsageError);
+  EXPECT_THROW(parse({"run", "-w", "bert_base", "--bucket-mb", "0"}), UsageError);
+}
+
 TEST(CommandLine, HelpAndVersionAreNotErrors) {
   EXPECT_TRUE(parse({"--help"}).help_requested);
   CommandLine sub = parse({"bandwidth", "--help"});

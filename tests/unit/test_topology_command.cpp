@@ -74,6 +74,9 @@ class CudaLookalike final : public Device {
   void synchronize(StreamHandle s) override { cpu_->synchronize(s); }
   bool stream_idle(StreamHandle s) override { return cpu_->stream_idle(s); }
   std::unique_ptr<DeviceEvent> create_event() override { return cpu_->create_event(); }
+  void convert(const void* src, DType from, void* dst, DType to, size_t n, StreamHandle s) override {
+    cpu_->convert(src, from, dst, to, n, s);
+  }
   bool supports_graphs() const override { return false; }
   void begin_capture(StreamHandle s) override { cpu_->begin_capture(s); }
   std::unique_ptr<DeviceGraph> end_capture(StreamHandle s) override { return cpu_->end_capture(s); }

@@ -1,0 +1,138 @@
+// The data-parallel trainer (ARCHITECTURE.md step 7) and its result model. One job runs, in order, the
+// phases asked for:
+//   solo  every rank trains alone, no communication: X(1) of every GPU (stragglers show);
+//   comm  the gradient buckets of one step all-reduced back to back, no compute: pure communication time
+//         and bus bandwidth at the real message sizes;
+//   dp    data-parallel steps: each bucket all-reduced (averaged) on a communication stream the moment its
+//         last gradient is written, overlapping the rest of the backward pass, then the optimizer: X(N).
+// Every phase starts from the same initial weights and optimizer state. Step times are device time between
+// events on the compute stream (CUDA events on GPUs), warm-up steps excluded, every sample kept.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scalebench/communicator.h"
+#include "scalebench/device.h"
+#include "scalebench/dtype.h"
+#include "scalebench/optimizer.h"
+#include "scalebench/precision.h"
+#include "scalebench/process_group.h"
+#include "scalebench/workload.h"
+
+namespace sb {
+
+struct TrainOptions {
+  std::string workload;
+  int64_t batch = 0;  // per rank; 0: the workload's reference batch
+  WorkloadScale scale = WorkloadScale::kFull;
+  int warmup_steps = 3;
+  int steps = 20;
+  double min_time_seconds = 0;  // > 0: at least this long per phase (more steps, agreed across ranks)
+  uint64_t seed = 1;            // data (sample r·b + i of one dataset), weights (same on every rank), dropout
+  OptimizerSettings optimizer;
+  Precision precision = Precision::kFp32;
+  bool recompute = false;
+  bool solo = true, comm = true, dp = true;  // phases; comm and dp need more than one rank
+  uint64_t bucket_bytes = 25ull << 20;
+  bool overlap = true;                      // false: every bucket reduced after the backward pass
+  DType grad_dtype = DType::kFloat32;       // kBFloat16: gradients rounded to bf16 for the all-reduce
+  bool profile = true;                      // one extra solo step timed node by node on every rank
+  bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
+  int check_steps = 3;
+};
+
+// One rank's samples of one phase.
+struct RankPhase {
+  std::vector<double> step_ms;                 // timed steps
+  std::vector<std::vector<double>> bucket_ms;  // comm and dp: [step][bucket] all-reduce durations
+  float loss_first = 0, loss_last = 0;         // solo and dp
+};
+
+struct PhaseRecord {
+  bool ran = false;
+  std::vector<RankPhase> ranks;  // by rank
+};
+
+struct CheckRecord {
+  bool ran = false;
+  bool passed = false;
+  int steps = 0;
+  double relative_error = 0;  // ||Δp(N ranks) - Δp(1 rank)|| / ||Δp(1 rank)||, Δp = p_k - p_0
+  double max_abs_difference = 0;
+  double tolerance = 0;
+  bool ranks_identical = false;
+};
+
+// Everything a printer needs; filled as the phases finish, so what was measured survives a later failure.
+struct TrainingReport {
+  // Context.
+  std::vector<std::string> argv;
+  std::string started_at;
+  int nranks = 1;
+  std::string backend, communicator_version, transport, mpi_version, cuda_runtime_version, cuda_driver_version,
+      cublas_version;
+  std::vector<std::pair<std::string, std::string>> environment;
+  struct Rank {
+    std::string host, device_name, bus_id;
+    int device_index = 0;
+  };
+  std::vector<Rank> devices;
+  // Configuration.
+  TrainOptions options;
+  std::string unit, task, device_kind;
+  int64_t batch = 0;  // per rank
+  int64_t parameters = 0;
+  double units_per_step = 0;        // per rank
+  double train_flops_per_step = 0;  // per rank, matrix products forward and backward
+  uint64_t plan_bytes = 0;
+  std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)
+  double peak_tflops = 0;               // datasheet dense peak at this precision; 0: unknown device
+  // Results.
+  PhaseRecord solo, comm, dp;
+  std::vector<std::pair<std::string, double>> breakdown_ms;  // rank 0's profiled solo step, by category
+  std::vector<std::pair<std::string, double>> op_ms;         // the same step by op (backward nodes apart)
+  bool weights_identical_at_start = false;
+  bool weights_identical_after_dp = false;
+  uint64_t weights_checksum_after_dp = 0;  // FNV-1a of the parameters' bytes: equal runs, equal weights
+  CheckRecord check;
+  std::string status = "ok";  // "ok" | "failed" | "check_failed"
+  std::string error;
+};
+
+// Collective. Runs the phases and --check, appending to `report` as results arrive; `on_phase_done` is called
+// on every rank after each phase (rank 0 prints it). Throws UsageError for bad options (the same on every
+// rank) and RuntimeFailure for out-of-memory, a non-finite loss or a timeout, agreed across ranks.
+void run_training(const TrainOptions& options, ProcessGroup& group, Device& device, Communicator& communicator,
+                  TrainingReport& report, const std::function<void(const std::string& phase)>& on_phase_done);
+
+// Derived numbers, computed in one place for every printer.
+struct PhaseSummary {
+  double step_ms_p50 = 0, step_ms_p95 = 0, step_ms_max = 0;  // solo: the median GPU's; dp: max over ranks per step
+  double units_per_s_per_gpu = 0, units_per_s_total = 0;
+  double tflops_per_gpu = 0, mfu = 0;  // mfu 0 when the peak is unknown
+  int slowest_rank = 0;
+  double slowest_rank_step_ms = 0;
+};
+struct CommSummary {
+  double step_ms_p50 = 0;   // all buckets back to back
+  double busbw_gbps = 0;    // from the per-bucket durations' medians
+};
+struct ScalingSummary {
+  double efficiency = 0;        // X(N) / (N · X(1)), X(1) the median solo GPU
+  double exposed_comm_ms = 0;   // dp step - solo step (p50s), not below 0
+  double overlap_pct = 0;       // 100 · (1 - exposed / comm-only time), within [0, 100]
+  double efficiency_bound = 0;  // min(1, solo step / comm-only step): perfect overlap's scaling efficiency
+  double in_training_busbw_gbps = 0;
+};
+PhaseSummary summarize_phase(const TrainingReport& report, const PhaseRecord& phase, bool max_over_ranks);
+CommSummary summarize_comm(const TrainingReport& report, const PhaseRecord& phase);
+ScalingSummary summarize_scaling(const TrainingReport& report);
+
+// Datasheet dense tensor peak (TFLOP/s) of a device name at a precision; 0 when unknown.
+double peak_tflops(const std::string& device_name, Precision precision);
+
+}  // namespace sb

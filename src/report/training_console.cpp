@@ -1,0 +1,187 @@
+// Console printer of `scalebench run` (include/scalebench/report.h): `#` lines for context and summaries,
+// plain rows for measurements, the units in a row of their own, as the bandwidth table does.
+#include <cstdio>
+#include <string>
+
+#include "scalebench/report.h"
+#include "scalebench/stats.h"
+
+#ifndef SB_VERSION
+#define SB_VERSION "unknown"
+#endif
+
+namespace sb {
+namespace {
+
+std::string or_none(const std::string& text) { return text.empty() ? "none" : text; }
+
+std::string gib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+  return text;
+}
+
+std::string mib(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+// "9 buckets: 8 x 25.0 MiB, 1 x 3.2 MiB" (runs of equal sizes, in issue order).
+std::string describe_buckets(const std::vector<uint64_t>& sizes) {
+  std::string text = std::to_string(sizes.size()) + (sizes.size() == 1 ? " bucket:" : " buckets:");
+  for (size_t i = 0; i < sizes.size();) {
+    size_t j = i;
+    while (j < sizes.size() && mib(sizes[j]) == mib(sizes[i])) ++j;
+    text += (i == 0 ? " " : ", ") + std::to_string(j - i) + " x " + mib(sizes[i]);
+    i = j;
+  }
+  return text;
+}
+
+void print_phase_row(std::FILE* out, const char* name, const PhaseSummary& s, const TrainingReport& report) {
+  std::fprintf(out, "  %-5s %9.2f %9.2f %9.2f %14.1f %14.1f %9.1f %6s\n", name, s.step_ms_p50, s.step_ms_p95,
+               s.step_ms_max, s.units_per_s_per_gpu, s.units_per_s_total, s.tflops_per_gpu,
+               report.peak_tflops > 0 ? (std::to_string(static_cast<int>(s.mfu * 100 + 0.5)) + "%").c_str() : "-");
+}
+
+void print_solo_ranks(std::FILE* out, const TrainingReport& report) {
+  std::fprintf(out, "# solo, rank by rank (every rank trains alone)\n");
+  std::fprintf(out, "# %4s %-12s %-16s %9s %9s %14s %10s %10s\n", "rank", "host", "device", "p50", "p95",
+               (report.unit + "/s").c_str(), "loss first", "loss last");
+  std::fprintf(out, "# %4s %-12s %-16s %9s %9s %14s %10s %10s\n", "", "", "", "(ms)", "(ms)", "", "", "");
+  for (size_t r = 0; r < report.solo.ranks.size(); ++r) {
+    const RankPhase& rank = report.solo.ranks[r];
+    const SampleStats stats = summarize(rank.step_ms);
+    const TrainingReport::Rank* where = r < report.devices.size() ? &report.devices[r] : nullptr;
+    std::fprintf(out, "  %4zu %-12.12s %-16.16s %9.2f %9.2f %14.1f %10.4f %10.4f\n", r,
+                 where ? where->host.c_str() : "?", where ? where->device_name.c_str() : "?", stats.p50, stats.p95,
+                 stats.p50 > 0 ? report.units_per_step / (stats.p50 / 1e3) : 0.0, rank.loss_first, rank.loss_last);
+  }
+}
+
+// Rank 0's profiled step, one line: where the step time goes, by op category.
+void print_breakdown(std::FILE* out, const TrainingReport& report) {
+  if (report.breakdown_ms.empty()) return;
+  double total = 0;
+  for (const auto& entry : report.breakdown_ms) total += entry.second;
+  std::fprintf(out, "# where the time goes (rank 0, one solo step timed node by node, %.2f ms):", total);
+  for (const auto& [category, ms] : report.breakdown_ms) {
+    std::fprintf(out, " %s %.2f ms (%.0f%%)", category.c_str(), ms, 100.0 * ms / total);
+  }
+  std::fprintf(out, "\n");
+}
+
+}  // namespace
+
+std::string reproducer_command(const TrainingReport& report) {
+  std::string command = report.nranks > 1 ? "mpirun -np " + std::to_string(report.nranks) : "";
+  for (const std::string& arg : report.argv) {
+    const bool plain = !arg.empty() && arg.find_first_not_of(
+                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:+@%") ==
+                                           std::string::npos;
+    std::string quoted = plain ? arg : "'";
+    if (!plain) {
+      for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      quoted += "'";
+    }
+    command += (command.empty() ? "" : " ") + quoted;
+  }
+  return command;
+}
+
+void print_training_header(std::FILE* out, const TrainingReport& report) {
+  const TrainOptions& o = report.options;
+  std::fprintf(out, "# scalebench %s run: %s (%s), scale %s\n", SB_VERSION, o.workload.c_str(), report.task.c_str(),
+               o.scale == WorkloadScale::kTiny ? "tiny" : "full");
+  std::fprintf(out, "# %s%s, %s\n", precision_description(o.precision), o.recompute ? ", GELU recomputed" : "",
+               describe_optimizer(o.optimizer).c_str());
+  std::fprintf(out, "# ranks: %d   backend: %s (%s)   mpi: %s   cuda runtime: %s   driver: %s   cublasLt: %s\n",
+               report.nranks, report.backend.c_str(), or_none(report.communicator_version).c_str(),
+               or_none(report.mpi_version).c_str(), or_none(report.cuda_runtime_version).c_str(),
+               or_none(report.cuda_driver_version).c_str(), or_none(report.cublas_version).c_str());
+  for (size_t r = 0; r < report.devices.size(); ++r) {
+    const TrainingReport::Rank& d = report.devices[r];
+    std::fprintf(out, "#  rank %2zu on %-12s device %2d [%s] %s\n", r, d.host.c_str(), d.device_index,
+                 d.bus_id.empty() ? report.device_kind.c_str() : d.bus_id.c_str(), d.device_name.c_str());
+  }
+  std::fprintf(out, "# batch %lld per rank; %d warm-up + %d timed steps per phase%s; seed %llu\n",
+               static_cast<long long>(report.batch), o.warmup_steps, o.steps,
+               o.min_time_seconds > 0 ? (" (or at least " + std::to_string(o.min_time_seconds) + " s)").c_str() : "",
+               static_cast<unsigned long long>(o.seed));
+  std::fprintf(out, "# step = forward + backward + optimizer, device time between events on the compute stream\n");
+}
+
+void print_training_phase(std::FILE* out, const TrainingReport& report, const std::string& phase) {
+  const bool first_table = phase == "solo" || (!report.solo.ran && phase == "comm") ||
+                           (!report.solo.ran && !report.comm.ran && phase == "dp");
+  if (phase == "solo") {
+    std::fprintf(out, "# %lld parameters, %.1f %s and %.2f TFLOP per step and rank, plan %s\n",
+                 static_cast<long long>(report.parameters), report.units_per_step, report.unit.c_str(),
+                 report.train_flops_per_step / 1e12, gib(report.plan_bytes).c_str());
+    print_solo_ranks(out, report);
+    print_breakdown(out, report);
+  }
+  if (phase == "comm" || (phase == "dp" && !report.comm.ran)) {
+    std::fprintf(out, "# gradients: %s, %s on the wire, %s\n", describe_buckets(report.bucket_bytes).c_str(),
+                 report.options.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32",
+                 report.options.overlap ? "each all-reduce issued when its last gradient is written (overlap)"
+                                        : "all-reduces issued after the backward pass (--no-overlap)");
+  }
+  if (phase == "comm") {
+    const CommSummary comm = summarize_comm(report, report.comm);
+    std::fprintf(out, "# comm: the step's buckets all-reduced back to back, no compute: %.2f ms per step (p50, "
+                      "slowest rank), busbw %.1f GB/s\n", comm.step_ms_p50, comm.busbw_gbps);
+    return;
+  }
+  if (phase == "check") {
+    const CheckRecord& c = report.check;
+    std::fprintf(out, "# check (%d steps, no dropout): %d ranks x batch %lld vs 1 rank x batch %lld: relative "
+                      "update difference %.3g (tolerance %.3g), max |dp| %.3g, ranks' weights %s: %s\n",
+                 c.steps, report.nranks, static_cast<long long>(report.batch),
+                 static_cast<long long>(report.batch * report.nranks), c.relative_error, c.tolerance,
+                 c.max_abs_difference, c.ranks_identical ? "identical" : "DIFFERENT", c.passed ? "passed" : "FAILED");
+    return;
+  }
+  if (phase != "solo" && phase != "dp") return;
+  if (first_table || phase == "dp") {
+    std::fprintf(out, "# %-5s %9s %9s %9s %14s %14s %9s %6s\n", "phase", "step p50", "p95", "max",
+                 (report.unit + "/s/GPU").c_str(), (report.unit + "/s total").c_str(), "TFLOP/s", "MFU");
+    std::fprintf(out, "# %-5s %9s %9s %9s %14s %14s %9s %6s\n", "", "(ms)", "(ms)", "(ms)", "", "", "per GPU", "");
+  }
+  if (phase == "solo") {
+    print_phase_row(out, "solo", summarize_phase(report, report.solo, false), report);
+  } else {
+    if (report.solo.ran) print_phase_row(out, "solo", summarize_phase(report, report.solo, false), report);
+    print_phase_row(out, "dp", summarize_phase(report, report.dp, true), report);
+  }
+}
+
+void print_training_footer(std::FILE* out, const TrainingReport& report) {
+  if (report.dp.ran) {
+    const ScalingSummary s = summarize_scaling(report);
+    const PhaseSummary solo = summarize_phase(report, report.solo, false);
+    if (report.solo.ran) {
+      std::fprintf(out, "# scaling efficiency E(%d) = X(%d) / (%d x X(1)) = %.1f%% (X(1): the median solo GPU); "
+                        "exposed communication %.2f ms per step\n",
+                   report.nranks, report.nranks, report.nranks, 100 * s.efficiency, s.exposed_comm_ms);
+      std::fprintf(out, "# slowest solo rank: %d (%.2f ms p50)\n", solo.slowest_rank, solo.slowest_rank_step_ms);
+    }
+    if (report.comm.ran && report.solo.ran) {
+      std::fprintf(out, "# overlap %.0f%% of the comm phase's time hidden; perfect overlap would give E = "
+                        "min(1, solo / comm) = %.1f%%\n", s.overlap_pct, 100 * s.efficiency_bound);
+    }
+    std::fprintf(out, "# busbw of the all-reduces in training: %.1f GB/s", s.in_training_busbw_gbps);
+    if (report.comm.ran) std::fprintf(out, " (comm phase alone: %.1f GB/s)", summarize_comm(report, report.comm).busbw_gbps);
+    std::fprintf(out, "; transport %s\n", or_none(report.transport).c_str());
+    std::fprintf(out, "# weights identical on every rank: at start %s, after dp %s\n",
+                 report.weights_identical_at_start ? "yes" : "no", report.weights_identical_after_dp ? "yes" : "NO");
+  } else if (report.nranks == 1 && (report.options.comm || report.options.dp)) {
+    std::fprintf(out, "# one rank: no comm or dp phase (start more ranks, e.g. mpirun -np 2, to measure scaling)\n");
+  }
+  std::fprintf(out, "# status: %s%s%s\n", report.status.c_str(), report.error.empty() ? "" : ": ",
+               report.error.c_str());
+  std::fprintf(out, "# reproduce: %s\n", reproducer_command(report).c_str());
+}
+
+}  // namespace sb

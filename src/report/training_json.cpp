@@ -1,0 +1,205 @@
+// JSON and CSV of `scalebench run` (include/scalebench/report.h; keys documented in docs/RESULTS.md).
+// Durations carry their unit in the key (_ms), rates theirs (_per_s, _gbps); every sample is kept.
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "scalebench/report.h"
+#include "scalebench/stats.h"
+
+#ifndef SB_VERSION
+#define SB_VERSION "unknown"
+#endif
+
+namespace sb {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kSchemaVersion = 2;
+
+json string_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+// Settings as the decimals they were given as (0.98, not fp32's 0.9800000190734863).
+double decimal(float value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.7g", value);
+  return std::strtod(text, nullptr);
+}
+
+json optimizer_json(const OptimizerSettings& s) {
+  return {{"kind", optimizer_name(s.kind)}, {"learning_rate", decimal(s.learning_rate)},
+          {"beta1", decimal(s.beta1)}, {"beta2", decimal(s.beta2)}, {"epsilon", decimal(s.epsilon)},
+          {"weight_decay", decimal(s.weight_decay)}, {"momentum", decimal(s.momentum)},
+          {"max_grad_norm", decimal(s.max_grad_norm)}};
+}
+
+json context_json(const TrainingReport& r) {
+  json environment = json::object();
+  for (const auto& [name, value] : r.environment) environment[name] = value;
+  json devices = json::array();
+  std::vector<std::string> hosts;
+  for (size_t rank = 0; rank < r.devices.size(); ++rank) {
+    const TrainingReport::Rank& d = r.devices[rank];
+    devices.push_back({{"rank", rank}, {"host", d.host}, {"index", d.device_index}, {"name", d.device_name},
+                       {"bus_id", string_or_null(d.bus_id)}});
+    if (std::find(hosts.begin(), hosts.end(), d.host) == hosts.end()) hosts.push_back(d.host);
+  }
+  return {{"argv", r.argv},
+          {"started_at", r.started_at},
+          {"reproducer", reproducer_command(r)},
+          {"versions",
+           {{"scalebench", SB_VERSION},
+            {"cuda_runtime", string_or_null(r.cuda_runtime_version)},
+            {"cuda_driver", string_or_null(r.cuda_driver_version)},
+            {"cublas", string_or_null(r.cublas_version)},
+            {"cudnn", nullptr},  // not linked: no workload of this build runs a convolution
+            {"nccl", r.backend == "nccl" ? string_or_null(r.communicator_version) : json(nullptr)},
+            {"mpi", string_or_null(r.mpi_version)}}},
+          {"environment", environment},
+          {"devices", devices},
+          {"topology",
+           {{"hosts", hosts.size()}, {"ranks", r.nranks}, {"device_kind", r.device_kind}, {"backend", r.backend},
+            {"transport", string_or_null(r.transport)}}}};
+}
+
+json config_json(const TrainingReport& r) {
+  const TrainOptions& o = r.options;
+  json phases = json::array();
+  if (o.solo) phases.push_back("solo");
+  if (o.comm) phases.push_back("comm");
+  if (o.dp) phases.push_back("dp");
+  return {{"workload", o.workload},
+          {"scale", o.scale == WorkloadScale::kTiny ? "tiny" : "full"},
+          {"batch_per_rank", r.batch},
+          {"unit", r.unit},
+          {"precision", precision_name(o.precision)},
+          {"recompute", o.recompute},
+          {"optimizer", optimizer_json(o.optimizer)},
+          {"warmup_steps", o.warmup_steps},
+          {"steps", o.steps},
+          {"min_time_s", o.min_time_seconds},
+          {"seed", o.seed},
+          {"phases", phases},
+          {"bucket_mb", static_cast<double>(o.bucket_bytes) / (1 << 20)},
+          {"overlap", o.overlap},
+          {"grad_dtype", o.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32"},
+          {"check", o.check}};
+}
+
+json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::string& name) {
+  json ranks = json::array();
+  for (const RankPhase& rank : phase.ranks) {
+    json entry = {{"step_ms", rank.step_ms}};
+    if (name != "comm") {
+      entry["loss_first"] = rank.loss_first;
+      entry["loss_last"] = rank.loss_last;
+    }
+    if (!rank.bucket_ms.empty()) entry["bucket_ms"] = rank.bucket_ms;
+    ranks.push_back(entry);
+  }
+  json out = {{"ranks", ranks}};
+  if (name == "comm") {
+    const CommSummary s = summarize_comm(r, phase);
+    out["step_ms_p50"] = s.step_ms_p50;
+    out["busbw_gbps"] = s.busbw_gbps;
+    return out;
+  }
+  const PhaseSummary s = summarize_phase(r, phase, name == "dp");
+  out.update({{"step_ms_p50", s.step_ms_p50}, {"step_ms_p95", s.step_ms_p95}, {"step_ms_max", s.step_ms_max},
+              {"units_per_s_per_gpu", s.units_per_s_per_gpu}, {"units_per_s_total", s.units_per_s_total},
+              {"tflops_per_gpu", s.tflops_per_gpu}, {"mfu", r.peak_tflops > 0 ? json(s.mfu) : json(nullptr)},
+              {"slowest_rank", s.slowest_rank}, {"slowest_rank_step_ms_p50", s.slowest_rank_step_ms}});
+  return out;
+}
+
+std::string hex(uint64_t value) {
+  char text[20];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+json null_unless(bool known, double value) { return known ? json(value) : json(nullptr); }
+
+}  // namespace
+
+nlohmann::json training_report_json(const TrainingReport& r) {
+  json phases = json::object();
+  if (r.solo.ran) phases["solo"] = phase_json(r, r.solo, "solo");
+  if (r.comm.ran) phases["comm"] = phase_json(r, r.comm, "comm");
+  if (r.dp.ran) phases["dp"] = phase_json(r, r.dp, "dp");
+  json breakdown = json::array();
+  for (const auto& [category, ms] : r.breakdown_ms) breakdown.push_back({{"category", category}, {"ms", ms}});
+  json ops = json::array();
+  for (const auto& [op, ms] : r.op_ms) ops.push_back({{"op", op}, {"ms", ms}});
+  const ScalingSummary s = summarize_scaling(r);
+  json doc = {{"schema_version", kSchemaVersion},
+              {"tool", "scalebench"},
+              {"command", "run"},
+              {"status", r.status},
+              {"error", string_or_null(r.error)},
+              {"context", context_json(r)},
+              {"config", config_json(r)},
+              {"workload",
+               {{"name", r.options.workload},
+                {"task", r.task},
+                {"unit", r.unit},
+                {"parameters", r.parameters},
+                {"units_per_step_per_rank", r.units_per_step},
+                {"train_flops_per_step_per_rank", r.train_flops_per_step},
+                {"plan_bytes", r.plan_bytes}}},
+              {"nranks", r.nranks},
+              {"peak_tflops", null_unless(r.peak_tflops > 0, r.peak_tflops)},
+              {"buckets_bytes", r.bucket_bytes},
+              {"phases", phases},
+              {"breakdown_ms", breakdown},
+              {"op_ms", ops},
+              {"scaling_efficiency", null_unless(r.dp.ran && r.solo.ran, s.efficiency)},
+              {"exposed_comm_ms", null_unless(r.dp.ran && r.solo.ran, s.exposed_comm_ms)},
+              {"overlap_pct", null_unless(r.dp.ran && r.solo.ran && r.comm.ran, s.overlap_pct)},
+              {"efficiency_bound", null_unless(r.dp.ran && r.solo.ran && r.comm.ran, s.efficiency_bound)},
+              {"busbw_gbps", null_unless(r.dp.ran, s.in_training_busbw_gbps)},
+              {"comm_busbw_gbps", null_unless(r.comm.ran, summarize_comm(r, r.comm).busbw_gbps)},
+              {"weights_identical_at_start", r.weights_identical_at_start},
+              {"weights_identical_after_dp", r.dp.ran ? json(r.weights_identical_after_dp) : json(nullptr)},
+              {"weights_checksum_after_dp", r.dp.ran ? json(hex(r.weights_checksum_after_dp)) : json(nullptr)}};
+  if (r.check.ran) {
+    doc["check"] = {{"passed", r.check.passed}, {"steps", r.check.steps}, {"relative_error", r.check.relative_error},
+                    {"max_abs_difference", r.check.max_abs_difference}, {"tolerance", r.check.tolerance},
+                    {"ranks_identical", r.check.ranks_identical}};
+  }
+  return doc;
+}
+
+std::string training_report_csv(const TrainingReport& r) {
+  const PhaseSummary solo = summarize_phase(r, r.solo, false);
+  const PhaseSummary dp = summarize_phase(r, r.dp, true);
+  const ScalingSummary s = summarize_scaling(r);
+  const CommSummary comm = summarize_comm(r, r.comm);
+  auto number = [](bool known, double value) {
+    if (!known) return std::string();
+    std::ostringstream text;
+    text.precision(10);
+    text << value;
+    return text.str();
+  };
+  std::ostringstream out;
+  out << "workload,scale,precision,nranks,batch_per_rank,unit,grad_dtype,bucket_mb,overlap,status,"
+         "solo_step_ms_p50,solo_units_per_s_per_gpu,comm_step_ms_p50,comm_busbw_gbps,dp_step_ms_p50,"
+         "dp_units_per_s_total,scaling_efficiency,exposed_comm_ms,overlap_pct,busbw_gbps,check\n";
+  out << r.options.workload << ',' << (r.options.scale == WorkloadScale::kTiny ? "tiny" : "full") << ','
+      << precision_name(r.options.precision) << ',' << r.nranks << ',' << r.batch << ',' << r.unit << ','
+      << (r.options.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32") << ','
+      << number(true, static_cast<double>(r.options.bucket_bytes) / (1 << 20)) << ','
+      << (r.options.overlap ? "true" : "false") << ',' << r.status << ',' << number(r.solo.ran, solo.step_ms_p50)
+      << ',' << number(r.solo.ran, solo.units_per_s_per_gpu) << ',' << number(r.comm.ran, comm.step_ms_p50) << ','
+      << number(r.comm.ran, comm.busbw_gbps) << ',' << number(r.dp.ran, dp.step_ms_p50) << ','
+      << number(r.dp.ran, dp.units_per_s_total) << ',' << number(r.dp.ran && r.solo.ran, s.efficiency) << ','
+      << number(r.dp.ran && r.solo.ran, s.exposed_comm_ms) << ','
+      << number(r.dp.ran && r.solo.ran && r.comm.ran, s.overlap_pct) << ','
+      << number(r.dp.ran, s.in_training_busbw_gbps) << ','
+      << (r.check.ran ? (r.check.passed ? "passed" : "failed") : "") << '\n';
+  return out.str();
+}
+
+}  // namespace sb

@@ -1,0 +1,104 @@
+// The data-parallel invariant (src/train/dp_check.h).
+#include "src/train/dp_check.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "scalebench/error.h"
+#include "src/train/gradient_reducer.h"
+#include "src/train/phase_steps.h"
+
+namespace sb {
+namespace {
+
+// k optimizer steps on a replica, its gradients averaged across `group` when a reducer is given.
+void train_steps(Replica& replica, const TrainOptions& options, GradientReducer* reducer) {
+  Executor& executor = *replica.executor;
+  for (int step = 1; step <= options.check_steps; ++step) {
+    executor.set_random_stream(options.seed, static_cast<uint64_t>(step));
+    if (reducer != nullptr) {
+      reducer->run_nodes_and_reduce();
+    } else {
+      executor.run();
+    }
+    executor.optimizer_step(options.optimizer, step);
+    if (reducer != nullptr) reducer->wait_and_time("the --check all-reduce of step " + std::to_string(step));
+  }
+}
+
+}  // namespace
+
+double check_tolerance(Precision precision, DType grad_dtype) {
+  // fp32: summation order only (one GEMM over N·b rows against N over b, then an average). bf16 roundings
+  // of activations differ with the GEMM shapes; a bf16 wire rounds the gradients themselves.
+  double tolerance = precision == Precision::kFp32 ? 1e-3 : precision == Precision::kTf32 ? 1e-2 : 5e-2;
+  if (grad_dtype == DType::kBFloat16) tolerance = std::max(tolerance, 5e-2);
+  return tolerance;
+}
+
+CheckRecord run_dp_check(const TrainOptions& options, const ReplicaOptions& replica_options, ProcessGroup& group,
+                         Device& device, Communicator& communicator) {
+  if (options.check_steps < 1) throw UsageError("--check-steps must be at least 1");
+  ReplicaOptions ranks_options = replica_options;
+  ranks_options.dropout = false;
+  const uint64_t weight_seed = options.seed + 1000;
+  CheckRecord record;
+  record.ran = true;
+  record.steps = options.check_steps;
+  record.tolerance = check_tolerance(options.precision, options.grad_dtype);
+
+  std::vector<float> initial, data_parallel;
+  {
+    std::unique_ptr<Replica> replica;
+    std::optional<std::string> error;
+    try {
+      replica = build_replica(ranks_options, device, options.seed, group.rank() * ranks_options.batch, weight_seed);
+    } catch (const RuntimeFailure& e) {
+      error = std::string("--check: ") + e.what();
+    }
+    agree_or_fail(group, error);
+    initial = read_parameters(*replica);
+    weight_losses_by_global_rows(group, *replica, true);
+    std::unique_ptr<GradientReducer> reducer;
+    if (group.size() > 1) {
+      reducer = std::make_unique<GradientReducer>(device, communicator, *replica->executor, options.grad_dtype,
+                                                  options.overlap);
+    }
+    train_steps(*replica, options, reducer.get());
+    data_parallel = read_parameters(*replica);
+    record.ranks_identical = same_on_every_rank(group, parameter_checksum(*replica));
+  }
+
+  std::optional<std::string> error;
+  if (group.rank() == 0) {
+    try {
+      ReplicaOptions reference_options = ranks_options;
+      reference_options.batch = ranks_options.batch * group.size();
+      std::unique_ptr<Replica> reference = build_replica(reference_options, device, options.seed, 0, weight_seed);
+      train_steps(*reference, options, nullptr);
+      const std::vector<float> single = read_parameters(*reference);
+      double difference = 0, update = 0;
+      for (size_t i = 0; i < single.size(); ++i) {
+        const double d = static_cast<double>(data_parallel[i]) - single[i];
+        const double u = static_cast<double>(single[i]) - initial[i];
+        difference += d * d;
+        update += u * u;
+        record.max_abs_difference = std::max(record.max_abs_difference, std::fabs(d));
+      }
+      record.relative_error = update > 0 ? std::sqrt(difference / update) : std::sqrt(difference);
+    } catch (const RuntimeFailure& e) {
+      error = std::string("--check reference (one rank, batch ") +
+              std::to_string(ranks_options.batch * group.size()) + "): " + e.what();
+    }
+  }
+  agree_or_fail(group, error);
+  double shared[2] = {record.relative_error, record.max_abs_difference};
+  group.broadcast(shared, sizeof shared, 0);
+  record.relative_error = shared[0];
+  record.max_abs_difference = shared[1];
+  record.passed = record.ranks_identical && std::isfinite(record.relative_error) &&
+                  record.relative_error <= record.tolerance;
+  return record;
+}
+
+}  // namespace sb

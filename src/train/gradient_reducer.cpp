@@ -1,0 +1,115 @@
+// Bucketed, overlapped gradient averaging (src/train/gradient_reducer.h).
+#include "src/train/gradient_reducer.h"
+
+#include <algorithm>
+
+#include "scalebench/error.h"
+
+namespace sb {
+
+GradientReducer::GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype,
+                                 bool overlap)
+    : device_(device), communicator_(communicator), executor_(executor), wire_dtype_(wire_dtype), overlap_(overlap) {
+  if (wire_dtype != DType::kFloat32 && wire_dtype != DType::kBFloat16) {
+    throw UsageError(std::string("--grad-dtype must be fp32 or bf16, not ") + dtype_name(wire_dtype));
+  }
+  buckets_ = executor.plan().buckets;
+  // Ready nodes grow with the backward order already; sorting makes the issue order explicit and stable.
+  std::stable_sort(buckets_.begin(), buckets_.end(), [](const GradientBucket& a, const GradientBucket& b) {
+    return a.ready_after_node < b.ready_after_node;
+  });
+  comm_stream_ = device.create_stream();
+  if (wire_dtype == DType::kBFloat16) {
+    wire_buffer_ = communicator.allocate_buffer(device, std::max<uint64_t>(executor.plan().gradient_bytes / 2, 2));
+  }
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    ready_.push_back(device.create_event());
+    started_.push_back(device.create_event());
+    finished_.push_back(device.create_event());
+  }
+  all_done_ = device.create_event();
+}
+
+GradientReducer::~GradientReducer() {
+  device_.synchronize(comm_stream_);
+  if (wire_buffer_ != nullptr) communicator_.release_buffer(device_, wire_buffer_);
+  device_.destroy_stream(comm_stream_);
+}
+
+uint64_t GradientReducer::wire_bytes(size_t bucket) const {
+  return wire_dtype_ == DType::kBFloat16 ? buckets_.at(bucket).bytes / 2 : buckets_.at(bucket).bytes;
+}
+
+void GradientReducer::all_reduce(size_t bucket) {
+  const GradientBucket& b = buckets_[bucket];
+  const size_t count = b.bytes / sizeof(float);
+  auto* grads = static_cast<unsigned char*>(executor_.arena_data()) + b.offset;
+  if (wire_dtype_ == DType::kFloat32) {
+    communicator_.all_reduce(grads, grads, count, DType::kFloat32, ReduceOp::kAvg, comm_stream_);
+    return;
+  }
+  const uint64_t element = (b.offset - executor_.plan().gradient_region_offset) / sizeof(float);
+  void* wire = static_cast<unsigned char*>(wire_buffer_) + element * 2;
+  device_.convert(grads, DType::kFloat32, wire, DType::kBFloat16, count, comm_stream_);
+  communicator_.all_reduce(wire, wire, count, DType::kBFloat16, ReduceOp::kAvg, comm_stream_);
+  device_.convert(wire, DType::kBFloat16, grads, DType::kFloat32, count, comm_stream_);
+}
+
+void GradientReducer::issue(size_t bucket) {
+  ready_[bucket]->record(executor_.compute_stream());
+  ready_[bucket]->block(comm_stream_);
+  started_[bucket]->record(comm_stream_);
+  all_reduce(bucket);
+  finished_[bucket]->record(comm_stream_);
+}
+
+void GradientReducer::run_nodes_and_reduce() {
+  const size_t nodes = executor_.graph().nodes().size();
+  size_t next = 0;
+  if (overlap_) {
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      const size_t end = static_cast<size_t>(std::max(buckets_[b].ready_after_node, -1) + 1);
+      if (end > next) {
+        executor_.run_nodes(next, end);
+        next = end;
+      }
+      issue(b);
+    }
+  }
+  executor_.run_nodes(next, nodes);
+  if (!overlap_) {
+    for (size_t b = 0; b < buckets_.size(); ++b) issue(b);
+  }
+  all_done_->record(comm_stream_);
+  all_done_->block(executor_.compute_stream());
+}
+
+void GradientReducer::reduce_alone() {
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    started_[b]->record(comm_stream_);
+    const GradientBucket& bucket = buckets_[b];
+    const size_t count = bucket.bytes / sizeof(float);
+    void* data = wire_dtype_ == DType::kBFloat16
+                     ? static_cast<unsigned char*>(wire_buffer_) +
+                           (bucket.offset - executor_.plan().gradient_region_offset) / 2
+                     : static_cast<unsigned char*>(executor_.arena_data()) + bucket.offset;
+    communicator_.all_reduce(data, data, count, wire_dtype_, ReduceOp::kAvg, comm_stream_);
+    finished_[b]->record(comm_stream_);
+  }
+}
+
+std::vector<double> GradientReducer::wait_and_time(const std::string& what) {
+  communicator_.wait(comm_stream_, what);
+  std::vector<double> ms;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    finished_[b]->synchronize();
+    ms.push_back(finished_[b]->milliseconds_since(*started_[b]));
+  }
+  return ms;
+}
+
+double GradientReducer::span_ms() const {
+  return buckets_.empty() ? 0.0 : finished_.back()->milliseconds_since(*started_.front());
+}
+
+}  // namespace sb

@@ -1,0 +1,57 @@
+// The gradient all-reduce of data parallelism (ARCHITECTURE.md step 7): the plan's buckets (contiguous
+// ranges of the flat gradient region, in the order the backward pass finishes them) are averaged across
+// ranks on a communication stream of their own. With overlap, a bucket is issued right after the node that
+// writes its last gradient: an event on the compute stream orders it, so the all-reduce runs while the
+// backward pass goes on; without, every bucket is issued after the last node. Either way the optimizer,
+// enqueued next on the compute stream, waits for the last all-reduce through another event. With a bf16
+// wire type each bucket is rounded into a bf16 buffer, averaged there and widened back.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "scalebench/communicator.h"
+#include "scalebench/device.h"
+#include "scalebench/executor.h"
+#include "scalebench/planner.h"
+
+namespace sb {
+
+class GradientReducer {
+ public:
+  GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype, bool overlap);
+  ~GradientReducer();
+  GradientReducer(const GradientReducer&) = delete;
+  GradientReducer& operator=(const GradientReducer&) = delete;
+
+  // Runs every node of the step on the executor with the buckets' all-reduces interleaved; returns once all
+  // is enqueued. The executor's next work (the optimizer) starts after the last all-reduce.
+  void run_nodes_and_reduce();
+  // The buckets' all-reduces back to back on the communication stream, with no compute (the comm phase).
+  void reduce_alone();
+  // Waits (with the communicator's timeout) for the communication stream, then returns each bucket's
+  // all-reduce duration in the last step, in issue order.
+  std::vector<double> wait_and_time(const std::string& what);
+  // From the first bucket's start to the last one's end in the last step (after wait_and_time).
+  double span_ms() const;
+
+  size_t bucket_count() const { return buckets_.size(); }
+  uint64_t wire_bytes(size_t bucket) const;  // bytes on the wire: halved for bf16
+
+ private:
+  void issue(size_t bucket);
+  void all_reduce(size_t bucket);
+
+  Device& device_;
+  Communicator& communicator_;
+  Executor& executor_;
+  DType wire_dtype_;
+  bool overlap_;
+  StreamHandle comm_stream_ = nullptr;
+  std::vector<GradientBucket> buckets_;  // by ready node, the order every rank issues them in
+  void* wire_buffer_ = nullptr;          // bf16 copy of the gradient region (bf16 wire only)
+  std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;
+  std::unique_ptr<DeviceEvent> all_done_;
+};
+
+}  // namespace sb

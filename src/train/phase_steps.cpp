@@ -1,0 +1,100 @@
+// The step loop and the small agreements around it (src/train/phase_steps.h).
+#include "src/train/phase_steps.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "scalebench/error.h"
+
+namespace sb {
+
+void agree_or_fail(ProcessGroup& group, const std::optional<std::string>& my_error) {
+  const std::vector<std::string> errors = group.allgather_strings(my_error.value_or(""));
+  for (size_t rank = 0; rank < errors.size(); ++rank) {
+    if (errors[rank].empty()) continue;
+    if (my_error) throw RuntimeFailure(*my_error);
+    throw RuntimeFailure("rank " + std::to_string(rank) + " failed: " + errors[rank]);
+  }
+}
+
+bool same_on_every_rank(ProcessGroup& group, uint64_t value) {
+  const std::vector<std::string> all = group.allgather_strings(std::to_string(value));
+  return std::all_of(all.begin(), all.end(), [&](const std::string& v) { return v == all.front(); });
+}
+
+std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) {
+  const nlohmann::json doc = {{"step_ms", mine.step_ms}, {"bucket_ms", mine.bucket_ms},
+                              {"loss_first", mine.loss_first}, {"loss_last", mine.loss_last}};
+  std::vector<RankPhase> all;
+  for (const std::string& text : group.allgather_strings(doc.dump())) {
+    const nlohmann::json entry = nlohmann::json::parse(text);
+    RankPhase phase;
+    phase.step_ms = entry["step_ms"].get<std::vector<double>>();
+    phase.bucket_ms = entry["bucket_ms"].get<std::vector<std::vector<double>>>();
+    phase.loss_first = entry["loss_first"].get<float>();
+    phase.loss_last = entry["loss_last"].get<float>();
+    all.push_back(std::move(phase));
+  }
+  return all;
+}
+
+int agreed_step_count(ProcessGroup& group, const TrainOptions& options, double warm_step_ms) {
+  int64_t steps = options.steps;
+  if (options.min_time_seconds > 0 && warm_step_ms > 0) {
+    steps = std::max<int64_t>(steps, static_cast<int64_t>(std::ceil(options.min_time_seconds * 1e3 / warm_step_ms)));
+  }
+  return static_cast<int>(group.max_across_ranks(steps));
+}
+
+void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool data_parallel) {
+  const auto counts = counted_loss_rows(replica);
+  std::vector<int64_t> global;
+  for (const auto& entry : counts) global.push_back(entry.second);
+  if (!global.empty()) group.allreduce_sum(global.data(), global.size());
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const double weight = data_parallel && global[i] > 0
+                              ? static_cast<double>(group.size()) * static_cast<double>(counts[i].second) /
+                                    static_cast<double>(global[i])
+                              : 1.0;
+    replica.executor->set_loss_weight(counts[i].first, static_cast<float>(weight));
+  }
+}
+
+RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
+                    const std::function<void(int64_t step)>& enqueue_step,
+                    const std::function<std::vector<double>()>& after_step) {
+  Executor& executor = *replica.executor;
+  RankPhase result;
+  int timed = options.steps;
+  bool counted = options.min_time_seconds <= 0;
+  for (int step = 0; step < options.warmup_steps + timed; ++step) {
+    executor.set_random_stream(options.seed + static_cast<uint64_t>(group.rank()), static_cast<uint64_t>(step));
+    executor.mark(0);
+    enqueue_step(step + 1);
+    executor.mark(1);
+    std::vector<double> buckets = after_step ? after_step() : std::vector<double>{};
+    const double ms = executor.elapsed_ms(0, 1);
+    float loss = 0;
+    executor.read_tensor(replica.built.loss, &loss, sizeof loss);
+    double failing_rank = std::isfinite(loss) ? 0 : group.rank() + 1;
+    group.allreduce_max(&failing_rank, 1);
+    if (failing_rank > 0) {
+      throw RuntimeFailure(phase + " phase: the loss is not finite at step " + std::to_string(step + 1) + " on rank " +
+                           std::to_string(static_cast<int>(failing_rank) - 1));
+    }
+    if (step == 0) result.loss_first = loss;
+    result.loss_last = loss;
+    if (step >= options.warmup_steps) {
+      result.step_ms.push_back(ms);
+      if (!buckets.empty()) result.bucket_ms.push_back(std::move(buckets));
+    }
+    if (!counted && (step + 1 == options.warmup_steps || options.warmup_steps == 0)) {
+      timed = agreed_step_count(group, options, ms);
+      counted = true;
+    }
+  }
+  return result;
+}
+
+}  // namespace sb

@@ -1,0 +1,43 @@
+// Pieces the trainer's phases and the --check share: agreeing on a failure, gathering per-rank samples, and
+// the step loop with its timing and its finite-loss check.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scalebench/executor.h"
+#include "scalebench/process_group.h"
+#include "scalebench/training.h"
+#include "src/train/replica.h"
+
+namespace sb {
+
+// Collective: when any rank has an error, every rank throws RuntimeFailure (its own message, or the first
+// failing rank's), so no rank goes on into a collective that the others will never join.
+void agree_or_fail(ProcessGroup& group, const std::optional<std::string>& my_error);
+
+// Collective: true when `value` is the same on every rank.
+bool same_on_every_rank(ProcessGroup& group, uint64_t value);
+
+// Collective: every rank's RankPhase, in rank order.
+std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine);
+
+// How many steps a phase times: --steps, or more when --min-time asks for it (estimated from the last
+// warm-up step, the largest estimate across ranks so that every rank runs as many).
+int agreed_step_count(ProcessGroup& group, const TrainOptions& options, double warm_step_ms);
+
+// Sets every cross-entropy's loss weight to N · local rows / global rows (executor.h, set_loss_weight), or
+// back to 1 with `data_parallel` false.
+void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool data_parallel);
+
+// Runs warm-up then timed training steps. `enqueue_step` enqueues one step's work on the executor (and
+// returns); the step is timed between marks on the compute stream around it; `after_step`, when set,
+// runs once the step is enqueued (waiting for communication) and returns the bucket durations to keep.
+// The loss is read after every step: a non-finite loss on any rank ends every rank (RuntimeFailure).
+RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
+                    const std::function<void(int64_t step)>& enqueue_step,
+                    const std::function<std::vector<double>()>& after_step);
+
+}  // namespace sb

@@ -1,0 +1,126 @@
+// Building one rank's replica (src/train/replica.h).
+#include "src/train/replica.h"
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "scalebench/autodiff.h"
+#include "scalebench/error.h"
+
+namespace sb {
+namespace {
+
+// What the CUDA context, cuBLASLt workspaces and NCCL buffers take outside the plan (measured on H200:
+// ~0.6 GiB for the context and handles); 2 GiB keeps a margin until the memory issue measures it per run.
+constexpr uint64_t kDeviceReserveBytes = 2ull << 30;
+
+}  // namespace
+
+std::string gib_text(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
+  return text;
+}
+
+std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
+  const Workload& workload = find_workload(options.workload);
+  auto replica = std::make_unique<Replica>();
+  GraphBuilder builder(replica->graph, activation_dtype(options.precision));
+  if (!options.dropout) builder.disable_dropout();
+  replica->built = workload.build(builder, options.batch, options.scale);
+  append_backward(replica->graph, replica->built.loss);
+  if (options.recompute) recompute_in_backward(replica->graph, {"gelu"});
+  PlanOptions plan_options;
+  plan_options.bucket_bytes = options.bucket_bytes;
+  replica->plan = plan_memory(replica->graph, plan_options);
+  return replica;
+}
+
+uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options) {
+  return replica.plan.total_bytes +
+         static_cast<uint64_t>(options.optimizer_state_buffers) * replica.plan.parameter_bytes;
+}
+
+std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& device, uint64_t data_seed,
+                                       int64_t first_sample, uint64_t weight_seed) {
+  std::unique_ptr<Replica> replica = plan_replica(options);
+  const uint64_t needed = needed_bytes(*replica, options);
+  const uint64_t total = device.description().total_memory;
+  const bool cuda = device.kind() == DeviceKind::kCuda;
+  const uint64_t usable = cuda && total > kDeviceReserveBytes ? total - kDeviceReserveBytes : total;
+  if (needed > usable) {
+    const int64_t fits = largest_batch_that_fits(
+        [&](int64_t b) {
+          ReplicaOptions smaller = options;
+          smaller.batch = b;
+          return needed_bytes(*plan_replica(smaller), smaller);
+        },
+        usable, options.batch);
+    throw RuntimeFailure(options.workload + " at batch " + std::to_string(options.batch) + " needs " +
+                         gib_text(needed) + ", device has " + gib_text(usable) +
+                         " usable; largest batch that fits: " + std::to_string(fits));
+  }
+  if (cuda) {
+    replica->executor = make_cuda_executor(replica->graph, replica->plan, options.precision == Precision::kTf32);
+  } else {
+    replica->executor = std::make_unique<CpuExecutor>(replica->graph, replica->plan);
+  }
+  Executor& executor = *replica->executor;
+  find_workload(options.workload)
+      .synthesize(replica->graph, data_seed, first_sample,
+                  [&](TensorId id, const void* data, size_t bytes) { executor.write_tensor(id, data, bytes); });
+  initialise_parameters(*replica, weight_seed);
+  return replica;
+}
+
+// Weights as the references initialise them in spirit: N(0, 0.02) everywhere, LayerNorm gains 1 and biases 0.
+void initialise_parameters(Replica& replica, uint64_t weight_seed) {
+  std::mt19937_64 random(weight_seed);
+  std::normal_distribution<float> normal(0.0f, 0.02f);
+  for (TensorId p : replica.graph.tensors_with_role(TensorRole::kParameter)) {
+    const TensorInfo& info = replica.graph.tensor(p);
+    const bool norm = info.name.find("orm") != std::string::npos;
+    const bool bias = info.name.find("bias") != std::string::npos;
+    std::vector<float> values(static_cast<size_t>(info.elements()));
+    for (float& v : values) v = norm ? (bias ? 0.0f : 1.0f) : (bias ? 0.0f : normal(random));
+    replica.executor->write_tensor(p, values.data(), info.bytes());
+  }
+}
+
+std::vector<float> read_parameters(Replica& replica) {
+  std::vector<float> all;
+  for (TensorId p : replica.graph.tensors_with_role(TensorRole::kParameter)) {
+    const TensorInfo& info = replica.graph.tensor(p);
+    const size_t at = all.size();
+    all.resize(at + static_cast<size_t>(info.elements()));
+    replica.executor->read_tensor(p, all.data() + at, info.bytes());
+  }
+  return all;
+}
+
+uint64_t parameter_checksum(Replica& replica) {
+  const std::vector<float> values = read_parameters(replica);
+  uint64_t hash = 0xcbf29ce484222325ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+  for (size_t i = 0; i < values.size() * sizeof(float); ++i) hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+  return hash;
+}
+
+std::vector<std::pair<TensorId, int64_t>> counted_loss_rows(Replica& replica) {
+  std::vector<std::pair<TensorId, int64_t>> counts;
+  for (const Node& node : replica.graph.nodes()) {
+    if (node.op != "softmax_cross_entropy") continue;
+    const TensorId targets = node.inputs[1];
+    const TensorInfo& info = replica.graph.tensor(targets);
+    std::vector<int32_t> values(static_cast<size_t>(info.elements()));
+    replica.executor->read_tensor(targets, values.data(), info.bytes());
+    const auto ignore = static_cast<int32_t>(node.attributes.at("ignore_index"));
+    int64_t counted = 0;
+    for (int32_t t : values) counted += t != ignore;
+    counts.emplace_back(targets, counted);
+  }
+  return counts;
+}
+
+}  // namespace sb

@@ -1,0 +1,67 @@
+// One rank's copy of the model, ready to train: the workload's graph for this rank's batch, differentiated
+// and planned (gradient buckets included), an executor on the device, this rank's share of the synthetic
+// data and the initial weights every rank draws alike. The trainer's phases and the --check reference each
+// build one.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scalebench/device.h"
+#include "scalebench/executor.h"
+#include "scalebench/optimizer.h"
+#include "scalebench/planner.h"
+#include "scalebench/precision.h"
+#include "scalebench/workload.h"
+
+namespace sb {
+
+struct ReplicaOptions {
+  std::string workload;
+  int64_t batch = 0;  // per rank, > 0
+  WorkloadScale scale = WorkloadScale::kFull;
+  Precision precision = Precision::kFp32;
+  bool recompute = false;       // GELU outputs recomputed in the backward pass
+  bool dropout = true;          // false: no dropout nodes (the --check graphs)
+  uint64_t bucket_bytes = 25ull << 20;
+  int optimizer_state_buffers = 2;  // for the memory check: 2 Adam family, 1 SGD momentum and NAG
+};
+
+struct Replica {
+  Graph graph;
+  BuiltWorkload built;
+  MemoryPlan plan;
+  std::unique_ptr<Executor> executor;  // null until allocate()
+};
+
+// Builds and plans the graph only (no device memory): what `needed_bytes` and the out-of-memory answer use.
+std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options);
+
+// Bytes on the device: the plan's arena plus the optimizer's state.
+uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options);
+
+// Plans, checks the plan against the device (RuntimeFailure "needs X GiB, device has Y GiB usable; largest
+// batch that fits: B" before allocating anything), allocates the executor, writes the synthetic samples
+// first_sample .. first_sample + batch - 1 and the initial weights (weight_seed: the same on every rank).
+std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& device, uint64_t data_seed,
+                                       int64_t first_sample, uint64_t weight_seed);
+
+// Draws the initial weights again (the trainer restarts every phase from them).
+void initialise_parameters(Replica& replica, uint64_t weight_seed);
+
+// Every parameter's bytes in plan order, read back from the device (checksums and the --check comparison).
+std::vector<float> read_parameters(Replica& replica);
+
+// FNV-1a over the parameters' bytes: equal on every rank exactly when the weights are bit-identical.
+uint64_t parameter_checksum(Replica& replica);
+
+// (targets tensor, rows that count in its cross-entropy) for every cross-entropy of the graph, read from the
+// synthetic targets: the data-parallel trainer weights each rank's loss by its share of the global count.
+std::vector<std::pair<TensorId, int64_t>> counted_loss_rows(Replica& replica);
+
+std::string gib_text(uint64_t bytes);  // "11.58 GiB"
+
+}  // namespace sb

@@ -1,0 +1,145 @@
+// The trainer's phases (include/scalebench/training.h): one replica per rank, built once; solo, comm and dp
+// run on it in turn, each from the initial weights, and --check builds its own after them.
+#include <algorithm>
+#include <map>
+
+#include "scalebench/error.h"
+#include "scalebench/training.h"
+#include "src/train/dp_check.h"
+#include "src/train/gradient_reducer.h"
+#include "src/train/phase_steps.h"
+#include "src/train/replica.h"
+
+namespace sb {
+namespace {
+
+void validate(const TrainOptions& options, const Device& device) {
+  if (options.steps < 1) throw UsageError("--steps must be at least 1");
+  if (options.warmup_steps < 0) throw UsageError("--warmup must not be negative");
+  if (options.min_time_seconds < 0) throw UsageError("--min-time must not be negative");
+  if (options.bucket_bytes == 0) throw UsageError("--bucket-mb must be positive");
+  if (precision_needs_cuda(options.precision) && device.kind() != DeviceKind::kCuda) {
+    throw UsageError(std::string("--precision ") + precision_name(options.precision) +
+                     " needs the cuda device (the cpu device is the fp32 reference)");
+  }
+  if (!options.solo && !options.comm && !options.dp && !options.check) throw UsageError("--phases selects no phase");
+  validate_optimizer(options.optimizer);
+}
+
+std::vector<std::pair<std::string, double>> largest_first(const std::map<std::string, double>& totals) {
+  std::vector<std::pair<std::string, double>> sorted(totals.begin(), totals.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return sorted;
+}
+
+// One more solo step timed node by node: where the time goes, by op category and by op.
+void profile_solo_step(Replica& replica, const TrainOptions& options, int64_t step, TrainingReport& report) {
+  const Executor::StepProfile profile = replica.executor->profile_step(options.optimizer, step);
+  std::map<std::string, double> by_category, by_op;
+  for (size_t i = 0; i < profile.node_ms.size(); ++i) {
+    const Node& node = replica.graph.nodes()[i];
+    by_category[op_category(node)] += profile.node_ms[i];
+    by_op[node.op + (node.backward ? " (backward)" : "")] += profile.node_ms[i];
+  }
+  by_category["optimizer"] += profile.optimizer_ms;
+  by_op[optimizer_name(options.optimizer.kind)] += profile.optimizer_ms;
+  report.breakdown_ms = largest_first(by_category);
+  report.op_ms = largest_first(by_op);
+}
+
+void restart_from_initial_weights(Replica& replica, uint64_t weight_seed) {
+  initialise_parameters(replica, weight_seed);
+  replica.executor->reset_optimizer_state();
+}
+
+}  // namespace
+
+void run_training(const TrainOptions& options, ProcessGroup& group, Device& device, Communicator& communicator,
+                  TrainingReport& report, const std::function<void(const std::string& phase)>& on_phase_done) {
+  validate(options, device);
+  const Workload& workload = find_workload(options.workload);
+  ReplicaOptions replica_options;
+  replica_options.workload = options.workload;
+  replica_options.batch = options.batch > 0 ? options.batch : workload.info().default_batch;
+  replica_options.scale = options.scale;
+  replica_options.precision = options.precision;
+  replica_options.recompute = options.recompute;
+  replica_options.bucket_bytes = options.bucket_bytes;
+  replica_options.optimizer_state_buffers = optimizer_state_buffers(options.optimizer.kind);
+  report.options = options;
+  report.batch = replica_options.batch;
+  report.unit = workload.info().unit;
+  report.task = workload.info().task;
+  report.nranks = group.size();
+  const bool data_parallel = group.size() > 1;
+  const uint64_t weight_seed = options.seed + 1000;
+
+  if (options.solo || (data_parallel && (options.comm || options.dp))) {
+    std::unique_ptr<Replica> replica;
+    std::optional<std::string> error;
+    try {
+      replica = build_replica(replica_options, device, options.seed, group.rank() * replica_options.batch, weight_seed);
+    } catch (const RuntimeFailure& e) {
+      error = e.what();
+    }
+    agree_or_fail(group, error);
+    Executor& executor = *replica->executor;
+    report.parameters = replica->graph.parameter_count();
+    report.units_per_step = replica->built.units_per_step;
+    report.train_flops_per_step = matmul_flops(replica->graph, true);
+    report.plan_bytes = needed_bytes(*replica, replica_options);
+    report.weights_identical_at_start = same_on_every_rank(group, parameter_checksum(*replica));
+    if (!report.weights_identical_at_start) {
+      throw RuntimeFailure("the ranks' initial weights differ (checksums of the parameters disagree)");
+    }
+    auto train_step = [&](int64_t step) {
+      executor.run();
+      executor.optimizer_step(options.optimizer, step);
+    };
+
+    if (options.solo) {
+      weight_losses_by_global_rows(group, *replica, false);
+      report.solo.ranks = gather_phase(group, run_steps(group, *replica, options, "solo", train_step, nullptr));
+      report.solo.ran = true;
+      if (options.profile) profile_solo_step(*replica, options, options.warmup_steps + options.steps + 1, report);
+      on_phase_done("solo");
+    }
+    if (data_parallel && (options.comm || options.dp)) {
+      GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap);
+      for (size_t b = 0; b < reducer.bucket_count(); ++b) report.bucket_bytes.push_back(reducer.wire_bytes(b));
+      if (options.comm) {
+        RankPhase mine;
+        for (int step = 0; step < options.warmup_steps + options.steps; ++step) {
+          reducer.reduce_alone();
+          std::vector<double> buckets = reducer.wait_and_time("the comm phase's all-reduces");
+          if (step < options.warmup_steps) continue;
+          mine.step_ms.push_back(reducer.span_ms());
+          mine.bucket_ms.push_back(std::move(buckets));
+        }
+        report.comm.ranks = gather_phase(group, mine);
+        report.comm.ran = true;
+        on_phase_done("comm");
+      }
+      if (options.dp) {
+        restart_from_initial_weights(*replica, weight_seed);
+        weight_losses_by_global_rows(group, *replica, true);
+        auto dp_step = [&](int64_t step) {
+          reducer.run_nodes_and_reduce();
+          executor.optimizer_step(options.optimizer, step);
+        };
+        auto wait_for_buckets = [&] { return reducer.wait_and_time("the gradient all-reduces"); };
+        report.dp.ranks = gather_phase(group, run_steps(group, *replica, options, "dp", dp_step, wait_for_buckets));
+        report.dp.ran = true;
+        report.weights_checksum_after_dp = parameter_checksum(*replica);
+        report.weights_identical_after_dp = same_on_every_rank(group, report.weights_checksum_after_dp);
+        on_phase_done("dp");
+      }
+    }
+  }
+  if (options.check) {
+    report.check = run_dp_check(options, replica_options, group, device, communicator);
+    on_phase_done("check");
+  }
+}
+
+}  // namespace sb

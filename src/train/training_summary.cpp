@@ -1,0 +1,140 @@
+// The derived numbers of a training report (include/scalebench/training.h), computed here only, so the
+// console, JSON and CSV printers cannot disagree.
+#include <algorithm>
+#include <cmath>
+
+#include "scalebench/bandwidth.h"
+#include "scalebench/stats.h"
+#include "scalebench/training.h"
+
+namespace sb {
+namespace {
+
+double median(std::vector<double> values) { return values.empty() ? 0.0 : percentile(std::move(values), 50); }
+
+// Per step, the slowest rank's value: a synchronous step ends when its last rank does.
+std::vector<double> max_over_ranks(const std::vector<std::vector<double>>& by_rank) {
+  std::vector<double> steps;
+  for (const auto& rank : by_rank) {
+    if (steps.size() < rank.size()) steps.resize(rank.size(), 0.0);
+    for (size_t i = 0; i < rank.size(); ++i) steps[i] = std::max(steps[i], rank[i]);
+  }
+  return steps;
+}
+
+// Σ bytes · 2(N-1)/N over Σ duration, each bucket's duration the median over steps of its slowest rank.
+double bucket_busbw_gbps(const TrainingReport& report, const PhaseRecord& phase) {
+  if (!phase.ran || phase.ranks.empty() || report.bucket_bytes.empty()) return 0;
+  double seconds = 0, bus_bytes = 0;
+  const double factor = bus_bandwidth_factor(CollectiveOp::kAllReduce, report.nranks);
+  for (size_t b = 0; b < report.bucket_bytes.size(); ++b) {
+    std::vector<double> per_step;
+    const size_t steps = phase.ranks.front().bucket_ms.size();
+    for (size_t s = 0; s < steps; ++s) {
+      double slowest = 0;
+      for (const RankPhase& rank : phase.ranks) {
+        if (s < rank.bucket_ms.size() && b < rank.bucket_ms[s].size()) slowest = std::max(slowest, rank.bucket_ms[s][b]);
+      }
+      per_step.push_back(slowest);
+    }
+    seconds += median(per_step) / 1e3;
+    bus_bytes += static_cast<double>(report.bucket_bytes[b]) * factor;
+  }
+  return seconds > 0 ? bus_bytes / seconds / 1e9 : 0.0;
+}
+
+}  // namespace
+
+PhaseSummary summarize_phase(const TrainingReport& report, const PhaseRecord& phase, bool max_over_ranks_per_step) {
+  PhaseSummary summary;
+  if (!phase.ran || phase.ranks.empty()) return summary;
+  std::vector<double> p50s;
+  for (size_t r = 0; r < phase.ranks.size(); ++r) {
+    const double p50 = median(phase.ranks[r].step_ms);
+    p50s.push_back(p50);
+    if (p50 > summary.slowest_rank_step_ms) {
+      summary.slowest_rank_step_ms = p50;
+      summary.slowest_rank = static_cast<int>(r);
+    }
+  }
+  if (max_over_ranks_per_step) {
+    std::vector<std::vector<double>> by_rank;
+    for (const RankPhase& rank : phase.ranks) by_rank.push_back(rank.step_ms);
+    const SampleStats stats = summarize(max_over_ranks(by_rank));
+    summary.step_ms_p50 = stats.p50;
+    summary.step_ms_p95 = stats.p95;
+    summary.step_ms_max = stats.max;
+  } else {  // independent ranks: the median GPU
+    std::vector<double> p95s, maxima;
+    for (const RankPhase& rank : phase.ranks) {
+      const SampleStats stats = summarize(rank.step_ms);
+      p95s.push_back(stats.p95);
+      maxima.push_back(stats.max);
+    }
+    summary.step_ms_p50 = median(p50s);
+    summary.step_ms_p95 = median(p95s);
+    summary.step_ms_max = *std::max_element(maxima.begin(), maxima.end());
+  }
+  if (summary.step_ms_p50 <= 0) return summary;
+  summary.units_per_s_per_gpu = report.units_per_step / (summary.step_ms_p50 / 1e3);
+  if (max_over_ranks_per_step) {
+    summary.units_per_s_total = summary.units_per_s_per_gpu * report.nranks;
+  } else {
+    for (double p50 : p50s) summary.units_per_s_total += p50 > 0 ? report.units_per_step / (p50 / 1e3) : 0.0;
+  }
+  summary.tflops_per_gpu = report.train_flops_per_step / (summary.step_ms_p50 / 1e3) / 1e12;
+  summary.mfu = report.peak_tflops > 0 ? summary.tflops_per_gpu / report.peak_tflops : 0.0;
+  return summary;
+}
+
+CommSummary summarize_comm(const TrainingReport& report, const PhaseRecord& phase) {
+  CommSummary summary;
+  if (!phase.ran) return summary;
+  std::vector<std::vector<double>> by_rank;
+  for (const RankPhase& rank : phase.ranks) by_rank.push_back(rank.step_ms);
+  summary.step_ms_p50 = median(max_over_ranks(by_rank));
+  summary.busbw_gbps = bucket_busbw_gbps(report, phase);
+  return summary;
+}
+
+ScalingSummary summarize_scaling(const TrainingReport& report) {
+  ScalingSummary summary;
+  if (!report.dp.ran) return summary;
+  const PhaseSummary dp = summarize_phase(report, report.dp, true);
+  summary.in_training_busbw_gbps = bucket_busbw_gbps(report, report.dp);
+  if (!report.solo.ran) return summary;
+  const PhaseSummary solo = summarize_phase(report, report.solo, false);
+  if (solo.units_per_s_per_gpu > 0) {
+    summary.efficiency = dp.units_per_s_total / (report.nranks * solo.units_per_s_per_gpu);
+  }
+  summary.exposed_comm_ms = std::max(0.0, dp.step_ms_p50 - solo.step_ms_p50);
+  if (report.comm.ran) {
+    const double comm_ms = summarize_comm(report, report.comm).step_ms_p50;
+    if (comm_ms > 0) {
+      summary.overlap_pct = std::clamp(100.0 * (1.0 - summary.exposed_comm_ms / comm_ms), 0.0, 100.0);
+      summary.efficiency_bound = std::min(1.0, solo.step_ms_p50 / comm_ms);
+    }
+  }
+  return summary;
+}
+
+double peak_tflops(const std::string& device_name, Precision precision) {
+  // Datasheet dense tensor-core peaks (no sparsity), SXM parts; bf16 and fp16 alike.
+  struct Peak {
+    const char* name;
+    double half, tf32, fp32;
+  };
+  static const Peak kPeaks[] = {{"H200", 989.4, 494.7, 66.9}, {"H100", 989.4, 494.7, 66.9}, {"A100", 312, 156, 19.5}};
+  if (device_name.find("PCIe") != std::string::npos) return 0;  // lower clocks and power: other peaks
+  for (const Peak& peak : kPeaks) {
+    if (device_name.find(peak.name) == std::string::npos) continue;
+    switch (precision) {
+      case Precision::kFp32: return peak.fp32;
+      case Precision::kTf32: return peak.tf32;
+      default: return peak.half;
+    }
+  }
+  return 0;
+}
+
+}  // namespace sb

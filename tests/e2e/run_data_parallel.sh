@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Data parallelism on the CPU device (issue 4's CI bar): every transformer workload at tiny scale under
+# mpiexec -n 2 and -n 4 with --check passing and the JSON carrying the documented keys; --no-overlap and
+# other bucket sizes change the schedule (buckets, timing) but not the numbers (the weights after dp).
+source "$(dirname "$0")/lib/common.bash"
+VALIDATE="$(dirname "$0")/lib/validate_run_json.py"
+if ! mpi_available; then
+  echo "SKIP: no MPI"
+  exit 0
+fi
+tiny=(--device cpu --scale tiny --batch 2 --warmup 1 --steps 2)
+for ranks in 2 4; do
+  for workload in transformer_big bert_base bert_finetune mt_dnn; do
+    json="$WORK/$workload-$ranks.json"
+    expect_exit 0 "$workload on $ranks ranks with --check" -- "$MPIEXEC" -n "$ranks" $OVERSUBSCRIBE "$SB" \
+      --workload "$workload" "${tiny[@]}" --check --json "$json"
+    expect_output "check \(3 steps, no dropout\).*: passed" "$workload -n $ranks: the check passes"
+    python3 "$VALIDATE" "$json" "$ranks" --check && passes=$((passes + 1)) ||
+      { echo "FAIL: $workload -n $ranks JSON"; failures=$((failures + 1)); }
+  done
+done
+
+# The schedule must not change the numbers: same weights after dp with buckets issued during or after the
+# backward pass, large or small, and the bucket count follows --bucket-mb.
+weights() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["weights_checksum_after_dp"], len(d["buckets_bytes"]))' "$1"; }
+for variant in "default" "--no-overlap" "--bucket-mb 0.05"; do
+  extra=()
+  [ "$variant" != default ] && read -r -a extra <<< "$variant"
+  expect_exit 0 "transformer_big $variant" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload transformer_big \
+    "${tiny[@]}" --phases dp "${extra[@]}" --json "$WORK/schedule.json"
+  weights "$WORK/schedule.json" > "$WORK/schedule-$(echo "$variant" | tr -c 'a-z0-9' _).txt"
+done
+read -r base_sum base_buckets < "$WORK/schedule-default_.txt"
+read -r late_sum late_buckets < "$WORK/schedule-__no_overlap_.txt"
+read -r small_sum small_buckets < "$WORK/schedule-__bucket_mb_0_05_.txt"
+if [ "$base_sum" = "$late_sum" ] && [ "$base_sum" = "$small_sum" ] && [ "$small_buckets" -gt "$base_buckets" ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL: schedules changed the weights or the buckets: $base_sum/$base_buckets $late_sum/$late_buckets $small_sum/$small_buckets"
+  failures=$((failures + 1))
+fi
+
+# bf16 on the wire: half the bytes per bucket, and still within the check's tolerance.
+expect_exit 0 "bf16 gradients with --check" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload bert_base "${tiny[@]}" \
+  --grad-dtype bf16 --check
+expect_output "bf16 on the wire" "the wire type is stated"
+
+# A rank that cannot fit its plan stops every rank with the message, exit 3, and no hang.
+expect_exit 3 "out of memory on every rank" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload bert_base \
+  --device cpu --batch 100000000
+expect_output "largest batch that fits" "the fit error reaches the user"
+finish

@@ -1,0 +1,126 @@
+// The data-parallel gradient average (src/train/gradient_reducer.h) under mpiexec -n 2 and -n 4 on the CPU
+// device: each rank's gradient region after run_nodes_and_reduce() must be the mean of every rank's local
+// gradients, whichever the bucket size and whether buckets go out during or after the backward pass; with
+// a bf16 wire, within bf16 rounding of it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "collectives/backends.h"
+#include "src/train/gradient_reducer.h"
+#include "src/train/replica.h"
+#include "tests/mpi/mpi_test_world.h"
+
+namespace sb::test {
+namespace {
+
+std::vector<float> gradient_region(Replica& replica) {
+  const MemoryPlan& plan = replica.plan;
+  std::vector<float> values(plan.gradient_bytes / sizeof(float));
+  std::memcpy(values.data(), static_cast<unsigned char*>(replica.executor->arena_data()) + plan.gradient_region_offset,
+              plan.gradient_bytes);
+  return values;
+}
+
+std::unique_ptr<Replica> tiny_replica(Device& device, uint64_t bucket_bytes) {
+  ReplicaOptions options;
+  options.workload = "bert_base";
+  options.batch = 2;
+  options.scale = WorkloadScale::kTiny;
+  options.bucket_bytes = bucket_bytes;
+  return build_replica(options, device, 1, world().rank() * options.batch, 7);
+}
+
+// The mean over ranks of every rank's local gradients (or of their magnitudes), summed in rank order in double.
+std::vector<float> mean_over_ranks(const std::vector<float>& local, bool magnitudes = false) {
+  const int ranks = world().size();
+  std::vector<float> all(local.size() * static_cast<size_t>(ranks));
+  world().allgather(local.data(), all.data(), local.size() * sizeof(float));
+  std::vector<float> mean(local.size());
+  for (size_t i = 0; i < local.size(); ++i) {
+    double sum = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const double v = all[static_cast<size_t>(r) * local.size() + i];
+      sum += magnitudes ? std::fabs(v) : v;
+    }
+    mean[i] = static_cast<float>(sum / ranks);
+  }
+  return mean;
+}
+
+struct Schedule {
+  uint64_t bucket_bytes;
+  bool overlap;
+  DType wire;
+};
+
+class GradientReducerTest : public ::testing::TestWithParam<Schedule> {};
+
+TEST_P(GradientReducerTest, AveragesEveryRanksGradients) {
+  const Schedule schedule = GetParam();
+  auto device = make_cpu_device();
+  auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  std::unique_ptr<Replica> replica = tiny_replica(*device, schedule.bucket_bytes);
+  replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
+  replica->executor->run();
+  const std::vector<float> expected = mean_over_ranks(gradient_region(*replica));
+  const std::vector<float> magnitude = mean_over_ranks(gradient_region(*replica), true);
+  GradientReducer reducer(*device, *communicator, *replica->executor, schedule.wire, schedule.overlap);
+  ASSERT_EQ(reducer.bucket_count(), replica->plan.buckets.size());
+  reducer.run_nodes_and_reduce();  // the same step again (same dropout stream), now averaged
+  const std::vector<double> bucket_ms = reducer.wait_and_time("the test's all-reduces");
+  EXPECT_EQ(bucket_ms.size(), reducer.bucket_count());
+  const std::vector<float> reduced = gradient_region(*replica);
+  ASSERT_EQ(reduced.size(), expected.size());
+  // fp32: MPI's own summation order against ours in double. bf16: every addend, partial sum and the result
+  // rounded to 8 significant bits (half an ulp: 2^-8 relative each), bounded through the mean magnitude
+  // because addends of opposite signs cancel.
+  const double relative = schedule.wire == DType::kBFloat16 ? 3.0 / 256 : 1e-6;
+  int64_t wrong = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const double tolerance = relative * magnitude[i] + 1e-30;
+    if (std::fabs(static_cast<double>(reduced[i]) - expected[i]) > tolerance) ++wrong;
+  }
+  EXPECT_EQ(wrong, 0) << "of " << expected.size() << " gradient elements";
+  int64_t any_wrong = wrong;
+  world().allreduce_sum(&any_wrong, 1);
+  EXPECT_EQ(any_wrong, 0) << "some rank's average is off";
+}
+
+TEST(GradientReducer, ScheduleDoesNotChangeTheResult) {
+  auto device = make_cpu_device();
+  auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  std::vector<std::vector<float>> results;
+  for (Schedule schedule : {Schedule{1 << 20, true, DType::kFloat32}, Schedule{1 << 20, false, DType::kFloat32},
+                            Schedule{4096, true, DType::kFloat32}}) {
+    std::unique_ptr<Replica> replica = tiny_replica(*device, schedule.bucket_bytes);
+    replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
+    GradientReducer reducer(*device, *communicator, *replica->executor, schedule.wire, schedule.overlap);
+    reducer.run_nodes_and_reduce();
+    reducer.wait_and_time("the test's all-reduces");
+    results.push_back(gradient_region(*replica));
+  }
+  EXPECT_EQ(results[0], results[1]) << "after the backward pass instead of during it";
+  if (world().size() == 2) {  // a + b == b + a; with more ranks MPI may sum in another order per message size
+    EXPECT_EQ(results[0], results[2]) << "small buckets instead of one";
+  } else {
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      ASSERT_NEAR(results[0][i], results[2][i], 1e-6 * (1 + std::fabs(results[0][i]))) << "element " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedules, GradientReducerTest,
+                         ::testing::Values(Schedule{25ull << 20, true, DType::kFloat32},
+                                           Schedule{4096, true, DType::kFloat32},
+                                           Schedule{4096, false, DType::kFloat32},
+                                           Schedule{4096, true, DType::kBFloat16}),
+                         [](const ::testing::TestParamInfo<Schedule>& info) {
+                           return std::string(info.param.bucket_bytes > 4096 ? "one_bucket" : "small_buckets") +
+                                  (info.param.overlap ? "_overlap" : "_after_backward") +
+                                  (info.param.wire == DType::kBFloat16 ? "_bf16" : "_fp32");
+                         });
+
+}  // namespace
+}  // namespace sb::test

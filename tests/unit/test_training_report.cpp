@@ -1,0 +1,140 @@
+// The derived numbers of a training report (scaling efficiency, exposed communication, overlap, bus
+// bandwidth) from hand-made samples, and the JSON/CSV/reproducer printers built on them.
+#include <gtest/gtest.h>
+
+#include "scalebench/report.h"
+#include "scalebench/training.h"
+
+namespace sb {
+namespace {
+
+RankPhase steps(std::vector<double> ms, std::vector<std::vector<double>> buckets = {}) {
+  RankPhase phase;
+  phase.step_ms = std::move(ms);
+  phase.bucket_ms = std::move(buckets);
+  phase.loss_first = 5;
+  phase.loss_last = 4;
+  return phase;
+}
+
+// Two ranks, 1000 units per step and rank; rank 1 is the slower GPU alone.
+TrainingReport two_rank_report() {
+  TrainingReport report;
+  report.nranks = 2;
+  report.units_per_step = 1000;
+  report.train_flops_per_step = 1e12;
+  report.peak_tflops = 100;
+  report.bucket_bytes = {100'000'000, 50'000'000};
+  report.solo.ran = true;
+  report.solo.ranks = {steps({10, 10, 10}), steps({12, 12, 12})};
+  report.comm.ran = true;
+  report.comm.ranks = {steps({4, 4, 4}, {{2, 1}, {2, 1}, {2, 1}}), steps({4, 4, 4}, {{2, 1}, {2, 1}, {2, 1}})};
+  report.dp.ran = true;
+  // Per step the slower rank counts: 12, 13, 12 -> p50 12.
+  report.dp.ranks = {steps({12, 11, 12}, {{3, 1.5}, {3, 1.5}, {3, 1.5}}), steps({11, 13, 12}, {{3, 1.5}, {3, 1.5}, {3, 1.5}})};
+  report.weights_identical_at_start = report.weights_identical_after_dp = true;
+  report.argv = {"scalebench", "run", "--workload", "bert_base", "--json", "my results.json"};
+  report.options.workload = "bert_base";
+  return report;
+}
+
+TEST(TrainingSummary, SoloIsTheMedianGpuAndNamesTheSlowest) {
+  const TrainingReport report = two_rank_report();
+  const PhaseSummary solo = summarize_phase(report, report.solo, false);
+  EXPECT_DOUBLE_EQ(solo.step_ms_p50, 11);  // median of the ranks' 10 and 12
+  EXPECT_EQ(solo.slowest_rank, 1);
+  EXPECT_DOUBLE_EQ(solo.slowest_rank_step_ms, 12);
+  EXPECT_DOUBLE_EQ(solo.units_per_s_per_gpu, 1000 / 0.011);
+  EXPECT_DOUBLE_EQ(solo.units_per_s_total, 1000 / 0.010 + 1000 / 0.012);  // independent GPUs add up
+  EXPECT_DOUBLE_EQ(solo.tflops_per_gpu, 1 / 0.011);
+  EXPECT_DOUBLE_EQ(solo.mfu, 1 / 0.011 / 100);
+}
+
+TEST(TrainingSummary, DataParallelStepIsTheSlowestRankPerStep) {
+  const TrainingReport report = two_rank_report();
+  const PhaseSummary dp = summarize_phase(report, report.dp, true);
+  EXPECT_DOUBLE_EQ(dp.step_ms_p50, 12);
+  EXPECT_DOUBLE_EQ(dp.step_ms_max, 13);
+  EXPECT_DOUBLE_EQ(dp.units_per_s_total, 2 * 1000 / 0.012);
+}
+
+TEST(TrainingSummary, ScalingEfficiencyExposedCommunicationAndOverlap) {
+  const TrainingReport report = two_rank_report();
+  const ScalingSummary s = summarize_scaling(report);
+  EXPECT_DOUBLE_EQ(s.efficiency, 11.0 / 12.0);  // X(2) / (2 X(1)) = t_solo / t_dp
+  EXPECT_DOUBLE_EQ(s.exposed_comm_ms, 1);
+  EXPECT_DOUBLE_EQ(s.overlap_pct, 75);         // 1 ms of the comm phase's 4 ms shows
+  EXPECT_DOUBLE_EQ(s.efficiency_bound, 1);     // 11 ms of compute hides 4 ms of communication
+  // all_reduce bus factor 2(n-1)/n = 1 for two ranks: 150 MB in 4.5 ms.
+  EXPECT_NEAR(s.in_training_busbw_gbps, 150e6 / 4.5e-3 / 1e9, 1e-9);
+  EXPECT_NEAR(summarize_comm(report, report.comm).busbw_gbps, 150e6 / 3e-3 / 1e9, 1e-9);
+}
+
+TEST(TrainingSummary, OverlapStaysWithinZeroAndHundred) {
+  TrainingReport report = two_rank_report();
+  for (RankPhase& rank : report.dp.ranks) rank.step_ms = {30, 30, 30};  // 19 ms exposed, more than the comm phase
+  EXPECT_DOUBLE_EQ(summarize_scaling(report).overlap_pct, 0);
+  for (RankPhase& rank : report.dp.ranks) rank.step_ms = {9, 9, 9};  // faster than solo: nothing exposed
+  const ScalingSummary s = summarize_scaling(report);
+  EXPECT_DOUBLE_EQ(s.exposed_comm_ms, 0);
+  EXPECT_DOUBLE_EQ(s.overlap_pct, 100);
+}
+
+TEST(TrainingSummary, CommunicationBoundEfficiency) {
+  TrainingReport report = two_rank_report();
+  for (RankPhase& rank : report.comm.ranks) rank.step_ms = {22, 22, 22};
+  EXPECT_DOUBLE_EQ(summarize_scaling(report).efficiency_bound, 0.5);
+}
+
+TEST(TrainingSummary, PeaksByDeviceName) {
+  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H200", Precision::kBf16), 989.4);
+  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H100 80GB HBM3", Precision::kTf32), 494.7);
+  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H100 PCIe", Precision::kBf16), 0);
+  EXPECT_DOUBLE_EQ(peak_tflops("AMD EPYC 7763", Precision::kFp32), 0);
+}
+
+TEST(TrainingReportJson, CarriesTheDocumentedKeys) {
+  const nlohmann::json doc = training_report_json(two_rank_report());
+  for (const char* key : {"schema_version", "context", "config", "workload", "phases", "scaling_efficiency",
+                          "exposed_comm_ms", "overlap_pct", "busbw_gbps", "status"}) {
+    EXPECT_TRUE(doc.contains(key)) << key;
+  }
+  EXPECT_EQ(doc["schema_version"], 2);
+  EXPECT_NEAR(doc["scaling_efficiency"].get<double>(), 11.0 / 12.0, 1e-12);
+  EXPECT_NEAR(doc["phases"]["solo"]["units_per_s_per_gpu"].get<double>(), 1000 / 0.011, 1e-6);
+  EXPECT_NEAR(doc["phases"]["dp"]["units_per_s_total"].get<double>(), 2 * 1000 / 0.012, 1e-6);
+  EXPECT_EQ(doc["phases"]["dp"]["ranks"][1]["step_ms"].size(), 3u);
+  for (const char* key : {"argv", "versions", "environment", "devices", "topology"}) {
+    EXPECT_TRUE(doc["context"].contains(key)) << key;
+  }
+}
+
+TEST(TrainingReportJson, UnmeasuredNumbersAreNull) {
+  TrainingReport report = two_rank_report();
+  report.dp = PhaseRecord{};
+  const nlohmann::json doc = training_report_json(report);
+  EXPECT_TRUE(doc["scaling_efficiency"].is_null());
+  EXPECT_TRUE(doc["busbw_gbps"].is_null());
+  EXPECT_FALSE(doc["phases"].contains("dp"));
+}
+
+TEST(TrainingReportCsv, OneHeaderOneRowSameWidth) {
+  const std::string csv = training_report_csv(two_rank_report());
+  const size_t newline = csv.find('\n');
+  ASSERT_NE(newline, std::string::npos);
+  const std::string header = csv.substr(0, newline), row = csv.substr(newline + 1);
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(row.begin(), row.end(), ','));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 2);
+}
+
+TEST(Reproducer, QuotesWhatTheShellWouldSplit) {
+  EXPECT_EQ(reproducer_command(two_rank_report()),
+            "mpirun -np 2 scalebench run --workload bert_base --json 'my results.json'");
+  TrainingReport one = two_rank_report();
+  one.nranks = 1;
+  one.argv = {"scalebench", "--workload", "it's"};
+  EXPECT_EQ(reproducer_command(one), "scalebench --workload 'it'\\''s'");
+}
+
+}  // namespace
+}  // namespace sb
