@@ -136,7 +136,7 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
   }
   if (phase == "check") {
     const CheckRecord& c = report.check;
-    std::fprintf(out, "# check (%d steps, no dropout): %d ranks x batch %lld vs 1 rank x batch %lld: relative "
+    std::fprintf(out, "# check (%d SGD steps, no dropout): %d ranks x batch %lld vs 1 rank x batch %lld: relative "
                       "update difference %.3g (tolerance %.3g), max |dp| %.3g, ranks' weights %s: %s\n",
                  c.steps, report.nranks, static_cast<long long>(report.batch),
                  static_cast<long long>(report.batch * report.nranks), c.relative_error, c.tolerance,

@@ -19,14 +19,18 @@ namespace {
 // fp32 per-element arithmetic against double, five steps of O(1e-3) updates: ~1e-6 relative (AdamW measured
 // at the previous kernel's 1e-5 bound); 1e-3 keeps values near zero from dominating.
 constexpr double kRelative = 1e-5, kFloor = 1e-3;
+// The state sums O(0.5) gradients (SGD's momentum buffer up to ~2): fp32 rounds each sum at ~1e-7 absolute, so
+// entries that cancel to near zero are judged against the buffers' scale, not their own (measured on H200:
+// 1.5e-4 relative with the parameters' 1e-3 floor, i.e. 1.5e-7 absolute).
+constexpr double kStateFloor = 1e-1;
 
 constexpr OptimizerKind kAllKinds[] = {OptimizerKind::kAdamW, OptimizerKind::kAdam, OptimizerKind::kAdamax,
                                        OptimizerKind::kSgdMomentum, OptimizerKind::kNag};
 
-double worst_relative(const std::vector<float>& got, const float* want, int64_t n) {
+double worst_relative(const std::vector<float>& got, const float* want, int64_t n, double floor = kFloor) {
   double worst = 0;
   for (int64_t i = 0; i < n; ++i) {
-    worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / (std::fabs(want[i]) + kFloor));
+    worst = std::max(worst, std::fabs(double(got[i]) - want[i]) / (std::fabs(want[i]) + floor));
   }
   return worst;
 }
@@ -59,7 +63,7 @@ void compare_with_cpu(const OptimizerSettings& s, int64_t n, int64_t offset) {
   ASSERT_EQ(cudaMemcpy(p_gpu.data(), p_d + offset, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(state_gpu.data(), state_d + offset, state_n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   EXPECT_LT(worst_relative(p_gpu, p.data(), n), kRelative);
-  EXPECT_LT(worst_relative(state_gpu, state.data(), state_n), kRelative);
+  EXPECT_LT(worst_relative(state_gpu, state.data(), state_n, kStateFloor), kRelative);
   for (void* ptr : {static_cast<void*>(p_d), static_cast<void*>(g_d), static_cast<void*>(state_d),
                     static_cast<void*>(scratch_d)}) {
     cudaFree(ptr);
