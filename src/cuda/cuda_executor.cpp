@@ -56,6 +56,7 @@ class CudaExecutor final : public Executor {
   CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms, const LossScaleConfig& loss_scale)
       : Executor(graph, plan), gemm_math_(tf32_gemms ? cuda::GemmMath::kTf32 : cuda::GemmMath::kFp32),
         loss_scale_config_(loss_scale) {
+    const bool scaled = scales_loss(graph, loss_scale);  // checked before anything is allocated
     for (const Node& node : graph.nodes()) {
       if (kernels().count(node.op) == 0) throw UsageError("the cuda device has no kernel for op '" + node.op + "'");
     }
@@ -67,7 +68,7 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(status);
     SB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     SB_CUDA_CHECK(cudaMalloc(&scratch_, 64));  // loss sum (float) and counted rows (int64)
-    if (scales_loss(graph, loss_scale)) start_loss_scaling();
+    if (scaled) start_loss_scaling();
   }
   ~CudaExecutor() override {
     cudaStreamSynchronize(stream_);
@@ -185,20 +186,23 @@ class CudaExecutor final : public Executor {
   }
 
  private:
+  // Whether the loss is scaled; UsageError for a config that cannot scale.
   static bool scales_loss(const Graph& graph, const LossScaleConfig& config) {
-    if (config.mode != LossScaling::kAuto) return config.mode == LossScaling::kOn;
+    if (config.mode == LossScaling::kOff) return false;
+    if (config.growth_interval < 1 || !(config.initial_scale > 0)) {
+      throw UsageError("loss scaling needs a positive initial scale and a growth interval >= 1");
+    }
+    if (config.mode == LossScaling::kOn) return true;
     for (const TensorInfo& info : graph.tensors()) {
       if (info.dtype == DType::kFloat16) return true;
     }
     return false;
   }
   void start_loss_scaling() {
-    if (loss_scale_config_.growth_interval < 1 || !(loss_scale_config_.initial_scale > 0)) {
-      throw UsageError("loss scaling needs a positive initial scale and a growth interval >= 1");
-    }
     const LossScaleState initial = initial_loss_scale_state(loss_scale_config_);
     SB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&loss_scale_), sizeof(LossScaleState)));
-    SB_CUDA_CHECK(cudaMemcpy(loss_scale_, &initial, sizeof initial, cudaMemcpyHostToDevice));
+    SB_CUDA_CHECK(cudaMemcpyAsync(loss_scale_, &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   void* arena_ = nullptr;
