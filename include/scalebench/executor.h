@@ -8,10 +8,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "scalebench/device.h"
 #include "scalebench/graph.h"
+#include "scalebench/loss_scale.h"
 #include "scalebench/planner.h"
 #include "scalebench/optimizer.h"
 
@@ -28,6 +30,9 @@ class Executor {
   // One optimizer step over the flat parameter and gradient regions of the plan, clipped by the global gradient
   // norm when settings.max_grad_norm > 0. Its state lives beside the arena (optimizer_state_buffers(kind) x
   // parameter bytes, allocated and zeroed on first use or when the kind changes). `step` counts from 1.
+  // Under dynamic loss scaling (fp16 graphs on CUDA, loss_scale.h) the step also unscales the gradients, skips
+  // itself when one is inf or NaN and updates the scale, all on the device; the gradients it reads must be final
+  // (all-reduced), since the finite check and the scale must agree on every rank.
   virtual void optimizer_step(const OptimizerSettings& settings, int64_t step) = 0;
   // Zeroes the optimizer's state (moments, momentum), as a freshly built optimizer has it: the trainer
   // restarts from the initial weights between its phases.
@@ -45,6 +50,9 @@ class Executor {
   // (fairseq's normalisation by the global token count) whatever each rank's share of padding.
   void set_loss_weight(TensorId targets, float weight) { loss_weights_[targets] = weight; }
   float loss_weight(TensorId targets) const;
+  // The loss scale's state read back from the device (waits for the queued work: call outside timed regions);
+  // nullopt when the executor does not scale the loss.
+  virtual std::optional<LossScaleState> loss_scale_state() { return std::nullopt; }
   void run();                                             // every node, in order
   size_t forward_node_count() const;                      // nodes before the first backward node
 
@@ -113,10 +121,13 @@ class CpuExecutor final : public Executor {
   std::vector<double> norm_scratch_;
 };
 
-// The CUDA executor on the current device: activations in the dtype the graph gives them (fp32 or bf16);
-// fp32 GEMMs in exact fp32 or, with `tf32_gemms`, on TF32 tensor cores; bf16 GEMMs on tensor cores with fp32
-// accumulation. Throws UsageError when scalebench was built without CUDA or an op has no CUDA kernel,
-// RuntimeFailure when the arena does not fit.
-std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms = false);
+// The CUDA executor on the current device: activations in the dtype the graph gives them (fp32, bf16 or fp16);
+// fp32 GEMMs in exact fp32 or, with `tf32_gemms`, on TF32 tensor cores; bf16 and fp16 GEMMs on tensor cores with
+// fp32 accumulation. Dynamic loss scaling follows `loss_scale.mode`: by default it is on exactly when the graph
+// stores fp16 tensors, so `--precision fp16` needs nothing else; the config's factors and growth interval are
+// GradScaler's unless a test shortens them. Throws UsageError when scalebench was built without CUDA or an op has
+// no CUDA kernel, RuntimeFailure when the arena does not fit.
+std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms = false,
+                                             const LossScaleConfig& loss_scale = {});
 
 }  // namespace sb

@@ -14,7 +14,7 @@ namespace sb {
 
 class GraphBuilder {
  public:
-  // `compute` is the dtype of activations and their gradients: fp32, or bf16 for mixed precision, where
+  // `compute` is the dtype of activations and their gradients: fp32, or bf16 / fp16 for mixed precision, where
   // parameters stay fp32 (the optimizer's master weights) and the builder inserts one `cast` node per
   // weight or bias that a matrix product reads (PyTorch autocast's cast-once-per-forward); LayerNorm gains,
   // embedding and position tables are read as fp32 by their kernels directly (a bf16 activation used as a

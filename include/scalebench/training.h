@@ -99,6 +99,11 @@ struct TrainingReport {
   bool weights_identical_after_dp = false;
   uint64_t weights_checksum_after_dp = 0;  // FNV-1a of the parameters' bytes: equal runs, equal weights
   CheckRecord check;
+  // fp16: dynamic loss scaling's state on rank 0 after the last training phase (steps skipped for inf/NaN
+  // gradients count over solo and dp together).
+  bool loss_scaled = false;
+  float loss_scale = 0;
+  int64_t skipped_steps = 0;
   std::string status = "ok";  // "ok" | "failed" | "check_failed"
   std::string error;
 };

@@ -175,9 +175,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "Clip gradients to this global L2 norm (0: no clipping; default: none, or the reference's)")
       ->check(CLI::NonNegativeNumber);
   run->add_option("--precision", result.run.precision,
-                  "auto (bf16 on GPUs, fp32 on the CPU), bf16 (mixed precision; GPU only), tf32 (fp32 data, GEMMs "
-                  "on TF32 tensor cores; GPU only) or fp32")
-      ->check(CLI::IsMember({"auto", "bf16", "fp16", "tf32", "fp32"}));  // fp16: refused with its reason
+                  "auto (bf16 on GPUs, fp32 on the CPU), bf16 (mixed precision; GPU only), fp16 (mixed precision "
+                  "with dynamic loss scaling; GPU only), tf32 (fp32 data, GEMMs on TF32 tensor cores; GPU only) "
+                  "or fp32")
+      ->check(CLI::IsMember({"auto", "bf16", "fp16", "tf32", "fp32"}));
   run->add_option("--phases", result.run.phases, "Phases to run, comma-separated: solo, comm, dp (default: all)")
       ->delimiter(',')
       ->check(CLI::IsMember({"solo", "comm", "dp"}));

@@ -9,11 +9,8 @@ Precision parse_precision(const std::string& text) {
   if (text == "fp32") return Precision::kFp32;
   if (text == "tf32") return Precision::kTf32;
   if (text == "bf16") return Precision::kBf16;
-  if (text == "fp16") {
-    throw UsageError("--precision fp16 needs dynamic loss scaling, which comes with the data-parallel trainer; "
-                     "use bf16, tf32 or fp32");
-  }
-  throw UsageError("--precision must be fp32, tf32 or bf16, not '" + text + "'");
+  if (text == "fp16") return Precision::kFp16;
+  throw UsageError("--precision must be fp32, tf32, bf16 or fp16, not '" + text + "'");
 }
 
 const char* precision_name(Precision precision) {
@@ -21,6 +18,7 @@ const char* precision_name(Precision precision) {
     case Precision::kFp32: return "fp32";
     case Precision::kTf32: return "tf32";
     case Precision::kBf16: return "bf16";
+    case Precision::kFp16: return "fp16";
   }
   return "?";
 }
@@ -30,12 +28,19 @@ const char* precision_description(Precision precision) {
     case Precision::kFp32: return "fp32";
     case Precision::kTf32: return "fp32 data, TF32 GEMMs";
     case Precision::kBf16: return "bf16 mixed precision (fp32 master weights and accumulation)";
+    case Precision::kFp16: return "fp16 mixed precision with dynamic loss scaling (fp32 master weights)";
   }
   return "?";
 }
 
 DType activation_dtype(Precision precision) {
-  return precision == Precision::kBf16 ? DType::kBFloat16 : DType::kFloat32;
+  switch (precision) {
+    case Precision::kBf16: return DType::kBFloat16;
+    case Precision::kFp16: return DType::kFloat16;
+    case Precision::kFp32:
+    case Precision::kTf32: return DType::kFloat32;
+  }
+  return DType::kFloat32;
 }
 
 bool precision_needs_cuda(Precision precision) { return precision != Precision::kFp32; }

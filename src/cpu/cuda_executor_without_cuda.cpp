@@ -4,7 +4,7 @@
 
 namespace sb {
 
-std::unique_ptr<Executor> make_cuda_executor(const Graph&, const MemoryPlan&, bool) {
+std::unique_ptr<Executor> make_cuda_executor(const Graph&, const MemoryPlan&, bool, const LossScaleConfig&) {
   throw UsageError("the cuda device needs scalebench built with the CUDA toolkit");
 }
 

@@ -1,5 +1,5 @@
 // CUDA elementwise ops (src/cuda/activations.h). Two grid-stride kernels, one input or two, take the op as an
-// fp32 functor; T = float or bf16 is loaded, widened to fp32, and the result rounded once to T on store. When
+// fp32 functor; T = float, bf16 or fp16 is loaded, widened to fp32, and the result rounded once to T on store. When
 // every pointer is 16-byte aligned each thread moves 16-byte vectors (4 floats or 8 bf16) and a scalar loop
 // does the n % width tail, otherwise the whole range goes scalar. 256 threads per block, at most one full wave.
 //

@@ -1,5 +1,5 @@
 // CUDA elementwise ops (sb::cuda): the same names, arguments and conventions as src/cpu/activations.h, plus
-// the stream they are queued on; pointers are device pointers. T is float or bf16 (src/cuda/element.h):
+// the stream they are queued on; pointers are device pointers. T is float, bf16 or fp16 (src/cuda/element.h):
 // every op loads T, computes in fp32 and rounds once to T. ReLU, add and scale are the CPU's single fp32
 // operation (bit-identical for float; for bf16 the CPU result rounded once); GELU, GELU-tanh and tanh
 // evaluate their transcendentals in fp32 (a few ulp, see activations.cu).

@@ -1,5 +1,5 @@
 // CUDA bias ops (sb::cuda): the same names and arguments as src/cpu/bias.h plus the stream; device pointers.
-// The activation x / dy is T = float or bf16 (src/cuda/element.h); the bias and its gradient stay fp32.
+// The activation x / dy is T = float, bf16 or fp16 (src/cuda/element.h); the bias and its gradient stay fp32.
 // bias_add_forward adds in fp32 and rounds once to T: bit-identical to the CPU for float, the CPU's result
 // rounded to bf16 for bf16. bias_backward sums each column in double in a fixed order (deterministic run to
 // run), so it differs from the CPU's double sums only in the final fp32 rounding, for either T.

@@ -1,5 +1,5 @@
 // Element-type conversion kernel (cast.h): grid-stride, 8 elements per thread step when both pointers are
-// 16-byte aligned (one 16-byte access of bf16, two of float), a scalar loop for the n % 8 tail and for
+// 16-byte aligned (one 16-byte access of bf16/fp16, two of float), a scalar loop for the n % 8 tail and for
 // misaligned pointers. 256 threads per block, at most one full wave. Memory-bound: 6 bytes per element.
 #include <cuda_runtime.h>
 
@@ -14,7 +14,7 @@ namespace sb::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kWidth = 8;  // elements per vector step: 16 bytes of bf16, 32 bytes (two accesses) of float
+constexpr int kWidth = 8;  // elements per vector step: 16 bytes of bf16 or fp16, 32 bytes (two accesses) of float
 
 template <typename T>
 using Vector = Pack<T, kWidth>;  // one or two 16-byte accesses
@@ -58,5 +58,7 @@ void cast(const From* x, To* y, int64_t n, cudaStream_t stream) {
 
 template void cast<float, bf16>(const float*, bf16*, int64_t, cudaStream_t);
 template void cast<bf16, float>(const bf16*, float*, int64_t, cudaStream_t);
+template void cast<float, fp16>(const float*, fp16*, int64_t, cudaStream_t);
+template void cast<fp16, float>(const fp16*, float*, int64_t, cudaStream_t);
 
 }  // namespace sb::cuda

@@ -153,7 +153,8 @@ template <typename T, int W>
 __global__ void cross_entropy_backward_kernel(const T* __restrict__ logits, const int32_t* __restrict__ targets,
                                               const float* __restrict__ saved_logsumexp, T* __restrict__ dlogits,
                                               int64_t classes, float q_target, float q_other, int32_t ignore_index,
-                                              float scale) {
+                                              float scale, const float* __restrict__ gradient_scale) {
+  if (gradient_scale != nullptr) scale *= *gradient_scale;
   const int64_t row = blockIdx.x;
   const T* z = logits + row * classes;
   T* dz = dlogits + row * classes;
@@ -228,7 +229,8 @@ void softmax_cross_entropy_forward(const T* logits, const int32_t* targets, floa
 template <typename T>
 void softmax_cross_entropy_backward(const T* logits, const int32_t* targets, const float* saved_logsumexp,
                                     T* dlogits, int64_t rows, int64_t classes, float label_smoothing,
-                                    int32_t ignore_index, float scale, cudaStream_t stream) {
+                                    int32_t ignore_index, float scale, cudaStream_t stream,
+                                    const float* gradient_scale) {
   check_arguments("softmax_cross_entropy_backward", rows, classes, label_smoothing);
   if (rows == 0) return;
   SB_CHECK(logits && targets && saved_logsumexp && dlogits, "softmax_cross_entropy_backward: null pointer");
@@ -238,10 +240,10 @@ void softmax_cross_entropy_backward(const T* logits, const int32_t* targets, con
   constexpr int kWidth = kElementsPer16Bytes<T>;
   if (classes % kWidth == 0 && aligned16(logits) && aligned16(dlogits)) {
     cross_entropy_backward_kernel<T, kWidth><<<grid, kThreads, 0, stream>>>(
-        logits, targets, saved_logsumexp, dlogits, classes, q_target, q_other, ignore_index, scale);
+        logits, targets, saved_logsumexp, dlogits, classes, q_target, q_other, ignore_index, scale, gradient_scale);
   } else {
     cross_entropy_backward_kernel<T, 1><<<grid, kThreads, 0, stream>>>(
-        logits, targets, saved_logsumexp, dlogits, classes, q_target, q_other, ignore_index, scale);
+        logits, targets, saved_logsumexp, dlogits, classes, q_target, q_other, ignore_index, scale, gradient_scale);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
@@ -250,7 +252,7 @@ void softmax_cross_entropy_backward(const T* logits, const int32_t* targets, con
   template void softmax_cross_entropy_forward<T>(const T*, const int32_t*, float*, float*, float*, int64_t*,    \
                                                  int64_t, int64_t, float, int32_t, cudaStream_t);               \
   template void softmax_cross_entropy_backward<T>(const T*, const int32_t*, const float*, T*, int64_t, int64_t, \
-                                                  float, int32_t, float, cudaStream_t);
+                                                  float, int32_t, float, cudaStream_t, const float*);
 SB_INSTANTIATE_FOR_ELEMENTS(SB_CROSS_ENTROPY)
 #undef SB_CROSS_ENTROPY
 

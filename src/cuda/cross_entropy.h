@@ -1,7 +1,7 @@
 // Fused softmax cross-entropy with label smoothing and an ignore index on the GPU: the same arguments and
 // formulas as sb::cpu::softmax_cross_entropy_* (src/cpu/cross_entropy.h, fairseq's eps / (V - 1) smoothing)
 // plus a stream. Every pointer is a device pointer, loss_sum and counted_rows included. logits and dlogits are
-// T = float or bf16 (src/cuda/element.h), widened to fp32 on load, dlogits rounded once to T; the per-row
+// T = float, bf16 or fp16 (src/cuda/element.h), widened to fp32 on load, dlogits rounded once to T; the per-row
 // losses, saved_logsumexp and loss_sum are fp32 for either T. One block per row, a single pass of online
 // softmax (running max and rescaled sum of exp) in fp32; the per-row loss formula in fp64. loss_sum and
 // counted_rows come from a second one-block kernel that adds the per-row losses in a fixed order, so they are
@@ -29,9 +29,12 @@ void softmax_cross_entropy_forward(const T* logits, const int32_t* targets, floa
                                    float label_smoothing, int32_t ignore_index, cudaStream_t stream);
 
 // dlogits = scale * (softmax(logits) - smoothed one-hot), 0 on ignored rows; overwrites dlogits.
+// `gradient_scale` (device memory, null: 1) multiplies `scale`: the loss scale S of fp16 training
+// (include/scalebench/loss_scale.h), read where it lives so the step needs no host value.
 template <typename T>
 void softmax_cross_entropy_backward(const T* logits, const int32_t* targets, const float* saved_logsumexp,
                                     T* dlogits, int64_t rows, int64_t classes, float label_smoothing,
-                                    int32_t ignore_index, float scale, cudaStream_t stream);
+                                    int32_t ignore_index, float scale, cudaStream_t stream,
+                                    const float* gradient_scale = nullptr);
 
 }  // namespace sb::cuda

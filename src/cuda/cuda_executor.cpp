@@ -1,7 +1,9 @@
 // The CUDA executor (include/scalebench/executor.h): one cudaMalloc'd arena laid out by the plan, one stream,
 // every node dispatched by op name to the sb::cuda kernel with the CPU kernel's arguments, instantiated for
-// the dtype the graph stores the node's activations in (fp32, or bf16 under mixed precision; parameters,
-// their gradients, losses and statistics are fp32 either way).
+// the dtype the graph stores the node's activations in (fp32, or bf16 / fp16 under mixed precision; parameters,
+// their gradients, losses and statistics are fp32 either way). fp16 graphs scale the loss dynamically
+// (include/scalebench/loss_scale.h): the scale sits in a small device buffer that the loss-backward kernels and
+// optimizer_step read and optimizer_step updates, so no step waits for the host.
 #include <cuda_runtime_api.h>
 
 #include <functional>
@@ -41,6 +43,7 @@ template <typename T>
 constexpr DType dtype_of_element() {
   if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
   if constexpr (std::is_same_v<T, cuda::bf16>) return DType::kBFloat16;
+  if constexpr (std::is_same_v<T, cuda::fp16>) return DType::kFloat16;
   if constexpr (std::is_same_v<T, int32_t>) return DType::kInt32;
   if constexpr (std::is_same_v<T, uint8_t>) return DType::kUInt8;
 }
@@ -50,8 +53,10 @@ float float_attr(const Node& node, const char* name) { return static_cast<float>
 
 class CudaExecutor final : public Executor {
  public:
-  CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms)
-      : Executor(graph, plan), gemm_math_(tf32_gemms ? cuda::GemmMath::kTf32 : cuda::GemmMath::kFp32) {
+  CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms, const LossScaleConfig& loss_scale)
+      : Executor(graph, plan), gemm_math_(tf32_gemms ? cuda::GemmMath::kTf32 : cuda::GemmMath::kFp32),
+        loss_scale_config_(loss_scale) {
+    const bool scaled = scales_loss(graph, loss_scale);  // checked before anything is allocated
     for (const Node& node : graph.nodes()) {
       if (kernels().count(node.op) == 0) throw UsageError("the cuda device has no kernel for op '" + node.op + "'");
     }
@@ -66,12 +71,14 @@ class CudaExecutor final : public Executor {
     // clipping norm and the bucket all-reduces: zero, not whatever the allocation held.
     SB_CUDA_CHECK(cudaMemsetAsync(arena_, 0, plan.total_bytes, stream_));
     SB_CUDA_CHECK(cudaMalloc(&scratch_, 64));  // loss sum (float) and counted rows (int64)
+    if (scaled) start_loss_scaling();
   }
   ~CudaExecutor() override {
     cudaStreamSynchronize(stream_);
     for (cudaEvent_t event : marks_) cudaEventDestroy(event);
     cudaFree(scratch_);
     cudaFree(norm_scratch_);
+    cudaFree(loss_scale_);
     cudaFree(optimizer_state_);
     cudaFree(arena_);
     cudaStreamDestroy(stream_);
@@ -114,7 +121,8 @@ class CudaExecutor final : public Executor {
       state_kind_ = settings.kind;
     }
     const float* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
-    if (settings.max_grad_norm > 0) {
+    const bool needs_norm = settings.max_grad_norm > 0 || loss_scale_ != nullptr;  // clipping, the overflow test
+    if (needs_norm) {
       if (norm_scratch_ == nullptr) {
         SB_CUDA_CHECK(
             cudaMalloc(reinterpret_cast<void**>(&norm_scratch_), cpu::kGradNormScratchDoubles * sizeof(double)));
@@ -122,7 +130,7 @@ class CudaExecutor final : public Executor {
       cuda::grad_norm_squared(grads, static_cast<int64_t>(n), norm_scratch_, stream_);
     }
     cuda::optimizer_step(static_cast<float*>(arena_), grads, optimizer_state_, static_cast<int64_t>(n), settings, step,
-                         settings.max_grad_norm > 0 ? norm_scratch_ : nullptr, stream_);
+                         needs_norm ? norm_scratch_ : nullptr, stream_, loss_scale_, loss_scale_config_);
   }
 
   void reset_optimizer_state() override {
@@ -130,6 +138,15 @@ class CudaExecutor final : public Executor {
   }
   StreamHandle compute_stream() const override { return stream_; }
   void* arena_data() override { return arena_; }
+  std::optional<LossScaleState> loss_scale_state() override {
+    if (loss_scale_ == nullptr) return std::nullopt;
+    LossScaleState state;
+    SB_CUDA_CHECK(cudaMemcpyAsync(&state, loss_scale_, sizeof state, cudaMemcpyDeviceToHost, stream_));
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return state;
+  }
+  // The loss's gradient seed on the device (S), or null (1) without loss scaling.
+  const float* loss_gradient_scale() const { return loss_scale_ == nullptr ? nullptr : &loss_scale_->scale; }
 
   void mark(size_t index) override {
     while (marks_.size() <= index) {
@@ -177,25 +194,47 @@ class CudaExecutor final : public Executor {
   }
 
  private:
+  // Whether the loss is scaled; UsageError for a config that cannot scale.
+  static bool scales_loss(const Graph& graph, const LossScaleConfig& config) {
+    if (config.mode == LossScaling::kOff) return false;
+    if (config.growth_interval < 1 || !(config.initial_scale > 0)) {
+      throw UsageError("loss scaling needs a positive initial scale and a growth interval >= 1");
+    }
+    if (config.mode == LossScaling::kOn) return true;
+    for (const TensorInfo& info : graph.tensors()) {
+      if (info.dtype == DType::kFloat16) return true;
+    }
+    return false;
+  }
+  void start_loss_scaling() {
+    const LossScaleState initial = initial_loss_scale_state(loss_scale_config_);
+    SB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&loss_scale_), sizeof(LossScaleState)));
+    SB_CUDA_CHECK(cudaMemcpyAsync(loss_scale_, &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
   void* arena_ = nullptr;
   void* scratch_ = nullptr;
   float* optimizer_state_ = nullptr;  // optimizer_state_buffers(state_kind_) buffers of the parameters' size
   size_t state_bytes_ = 0;
   OptimizerKind state_kind_ = OptimizerKind::kAdamW;
-  double* norm_scratch_ = nullptr;  // cpu::kGradNormScratchDoubles, for clipping
+  double* norm_scratch_ = nullptr;  // cpu::kGradNormScratchDoubles, for clipping and the overflow test
   cuda::GemmMath gemm_math_;
+  LossScaleConfig loss_scale_config_;
+  LossScaleState* loss_scale_ = nullptr;  // device; null without loss scaling
   cudaStream_t stream_ = nullptr;
   std::map<TensorId, int64_t> counted_rows_;
   std::vector<cudaEvent_t> marks_;
 };
 
-// Calls f with a value of the element type stored for `type` (float or bf16): the kernels are templates
+// Calls f with a value of the element type stored for `type` (float, bf16 or fp16): the kernels are templates
 // over it (src/cuda/element.h).
 template <typename F>
 void with_element_type(DType type, const Node& node, F&& f) {
   switch (type) {
     case DType::kFloat32: f(float{}); return;
     case DType::kBFloat16: f(cuda::bf16{}); return;
+    case DType::kFloat16: f(cuda::fp16{}); return;
     default: throw UsageError("op '" + node.op + "' has no cuda kernel for " + dtype_name(type) + " tensors");
   }
 }
@@ -223,6 +262,10 @@ void run_gemm(CudaExecutor& e, const Node& n) {
     launch(e.at<cuda::bf16>(n.inputs[0]), e.at<cuda::bf16>(n.inputs[1]), e.at<cuda::bf16>(n.outputs[0]));
   } else if (operands == DType::kBFloat16 && result == DType::kFloat32) {
     launch(e.at<cuda::bf16>(n.inputs[0]), e.at<cuda::bf16>(n.inputs[1]), e.at<float>(n.outputs[0]));
+  } else if (operands == DType::kFloat16 && result == DType::kFloat16) {
+    launch(e.at<cuda::fp16>(n.inputs[0]), e.at<cuda::fp16>(n.inputs[1]), e.at<cuda::fp16>(n.outputs[0]));
+  } else if (operands == DType::kFloat16 && result == DType::kFloat32) {
+    launch(e.at<cuda::fp16>(n.inputs[0]), e.at<cuda::fp16>(n.inputs[1]), e.at<float>(n.outputs[0]));
   } else {
     throw UsageError(std::string("gemm: no kernel for ") + dtype_name(operands) + " operands and a " +
                      dtype_name(result) + " result");
@@ -243,6 +286,12 @@ void run_cast(CudaExecutor& e, const Node& n) {
   }
   if (from == DType::kBFloat16 && to == DType::kFloat32) {
     return cuda::cast(e.at<cuda::bf16>(n.inputs[0]), e.at<float>(n.outputs[0]), count, e.stream());
+  }
+  if (from == DType::kFloat32 && to == DType::kFloat16) {
+    return cuda::cast(e.at<float>(n.inputs[0]), e.at<cuda::fp16>(n.outputs[0]), count, e.stream());
+  }
+  if (from == DType::kFloat16 && to == DType::kFloat32) {
+    return cuda::cast(e.at<cuda::fp16>(n.inputs[0]), e.at<float>(n.outputs[0]), count, e.stream());
   }
   throw UsageError(std::string("cast: no kernel from ") + dtype_name(from) + " to " + dtype_name(to));
 }
@@ -281,7 +330,7 @@ const std::map<std::string, Kernel>& kernels() {
          }
        })},
       {"view", [](CudaExecutor&, const Node&) {}},  // shares its input's storage (planner.h)
-      {"zero_fill",  // any dtype: all-zero bytes are 0 in fp32, bf16 and the integers
+      {"zero_fill",  // any dtype: all-zero bytes are 0 in fp32, bf16, fp16 and the integers
        [](CudaExecutor& e, const Node& n) {
          SB_CUDA_CHECK(cudaMemsetAsync(e.u8(n.outputs[0]), 0, e.graph().tensor(n.outputs[0]).bytes(), e.stream()));
        }},
@@ -378,14 +427,14 @@ const std::map<std::string, Kernel>& kernels() {
          cuda::loss_mean(e.loss_sum(), e.counted(), e.at<float>(n.outputs[0]), e.stream());
          e.counted_rows(n);  // first time only: learn the backward's scale
        }},
-      {"softmax_cross_entropy_backward", SB_TYPED({
+      {"softmax_cross_entropy_backward", SB_TYPED({  // starts the backward pass: times the loss scale, if any
          const int64_t counted = e.counted_rows(n);
          cuda::softmax_cross_entropy_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]),
                                               e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
                                               size_attr(n, "classes"), float_attr(n, "label_smoothing"),
                                               static_cast<int32_t>(size_attr(n, "ignore_index")),
                                               counted > 0 ? e.loss_weight(n.inputs[1]) / static_cast<float>(counted) : 0.0f,
-                                              e.stream());
+                                              e.stream(), e.loss_gradient_scale());
        })},
       {"span_loss",  // logits in the compute dtype; kept-row counts stay on the device (no host sync)
        [](CudaExecutor& e, const Node& n) {
@@ -483,11 +532,11 @@ const std::map<std::string, Kernel>& kernels() {
                                          e.at<float>(n.inputs[2]), e.at<float>(n.outputs[0]), size_attr(n, "turns"),
                                          size_attr(n, "batch"), size_attr(n, "classes"), e.stream());
        }},
-      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1
+      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
                                          e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),
                                          e.at<T>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "seq"), 1.0f,
-                                         e.stream()))},
+                                         e.stream(), e.loss_gradient_scale()))},
   };
   return table;
 }
@@ -496,8 +545,9 @@ const std::map<std::string, Kernel>& kernels() {
 
 }  // namespace
 
-std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms) {
-  return std::make_unique<CudaExecutor>(graph, plan, tf32_gemms);
+std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms,
+                                             const LossScaleConfig& loss_scale) {
+  return std::make_unique<CudaExecutor>(graph, plan, tf32_gemms, loss_scale);
 }
 
 }  // namespace sb

@@ -1,5 +1,5 @@
 // CUDA dropout (sb::cuda): the same names and arguments as src/cpu/dropout.h plus the stream; device
-// pointers. x, y, dy and dx are T = float or bf16 (src/cuda/element.h); the mask is one byte per element
+// pointers. x, y, dy and dx are T = float, bf16 or fp16 (src/cuda/element.h); the mask is one byte per element
 // either way. The element -> Philox mapping documented in src/cpu/dropout.h is reproduced bit for bit, so
 // masks are identical to the CPU's for the same (seed, offset) whatever T is, and y = x * scale is the CPU's
 // fp32 product (rounded once to bf16 when T is bf16). Tests: tests/gpu/test_cuda_dense.cpp (float),

@@ -1,16 +1,20 @@
-// Element types of the CUDA kernels. Activations and their gradients are stored as T = float or bf16
-// (mixed precision: --precision bf16); every kernel loads T, computes in fp32 and rounds once when it stores
-// T. Parameters (weights, biases, LayerNorm gains, embedding tables) and their gradients stay fp32: a kernel
+// Element types of the CUDA kernels. Activations and their gradients are stored as T = float, bf16 or fp16
+// (mixed precision: --precision bf16 | fp16); every kernel loads T, computes in fp32 and rounds once when it
+// stores T. Parameters (weights, biases, LayerNorm gains, embedding tables) and their gradients stay fp32: a kernel
 // that reads an activation and a parameter takes `const T*` for the one and `const float*` for the other.
 // Kernel wrappers are templates declared in their headers and instantiated for float and bf16 in their .cu
-// files (SB_INSTANTIATE_FOR_ELEMENTS), so host code needs no CUDA compiler to call them.
+// files (SB_INSTANTIATE_FOR_ELEMENTS: float, bf16, fp16), so host code needs no CUDA compiler to call them.
+// fp16 has 3 more mantissa bits than bf16 but a range of only ±65504: fp16 graphs scale the loss
+// (include/scalebench/loss_scale.h) so that small gradients stay representable; overflow becomes inf.
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 namespace sb::cuda {
 
 using bf16 = __nv_bfloat16;
+using fp16 = __half;
 
 template <typename T>
 __host__ __device__ inline float to_float(T value);
@@ -18,6 +22,8 @@ template <>
 __host__ __device__ inline float to_float<float>(float value) { return value; }
 template <>
 __host__ __device__ inline float to_float<bf16>(bf16 value) { return __bfloat162float(value); }
+template <>
+__host__ __device__ inline float to_float<fp16>(fp16 value) { return __half2float(value); }
 
 template <typename T>
 __host__ __device__ inline T from_float(float value);
@@ -25,8 +31,10 @@ template <>
 __host__ __device__ inline float from_float<float>(float value) { return value; }
 template <>
 __host__ __device__ inline bf16 from_float<bf16>(float value) { return __float2bfloat16_rn(value); }
+template <>
+__host__ __device__ inline fp16 from_float<fp16>(float value) { return __float2half_rn(value); }  // > 65504: inf
 
-// Elements of T in one 16-byte vector access (4 floats, 8 bf16).
+// Elements of T in one 16-byte vector access (4 floats, 8 bf16 or fp16).
 template <typename T>
 constexpr int kElementsPer16Bytes = static_cast<int>(16 / sizeof(T));
 
@@ -45,4 +53,5 @@ struct alignas(W * sizeof(T) < 16 ? W * sizeof(T) : 16) Pack {
 //   SB_INSTANTIATE_FOR_ELEMENTS(SB_GELU)
 #define SB_INSTANTIATE_FOR_ELEMENTS(MACRO) \
   MACRO(float)                             \
-  MACRO(::sb::cuda::bf16)
+  MACRO(::sb::cuda::bf16)                  \
+  MACRO(::sb::cuda::fp16)

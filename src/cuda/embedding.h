@@ -1,6 +1,6 @@
 // Embedding lookup (gather) and its gradient (scatter-add) on the GPU: the same arguments as
 // sb::cpu::embedding_* (src/cpu/embedding.h) plus a stream; ids, table, out, dout and dtable are device pointers.
-// The table and its gradient are fp32 parameters; the activations out / dout are T = float or bf16
+// The table and its gradient are fp32 parameters; the activations out / dout are T = float, bf16 or fp16
 // (src/cuda/element.h): the forward pass rounds the table row once to T (a copy for float), the backward
 // pass widens dout to fp32 before adding it into dtable.
 // Ids are validated on the host when the synthetic data is generated (the CPU reference dies on a bad id);

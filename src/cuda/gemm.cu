@@ -141,11 +141,13 @@ template <>
 cudaDataType data_type<float>() { return CUDA_R_32F; }
 template <>
 cudaDataType data_type<bf16>() { return CUDA_R_16BF; }
+template <>
+cudaDataType data_type<fp16>() { return CUDA_R_16F; }
 
 size_t element_bytes(cudaDataType type) { return type == CUDA_R_32F ? 4 : 2; }
 
 // One row-major problem after the checks (m, n, k > 0, batch >= 1). A and B share one element type; C may
-// be wider (bf16 operands, fp32 result: weight gradients of mixed precision).
+// be wider (bf16 or fp16 operands, fp32 result: weight gradients of mixed precision).
 struct Problem {
   bool transpose_a, transpose_b;
   int64_t m, n, k;
@@ -195,7 +197,8 @@ bool run_matmul(const Problem& p, cudaStream_t stream) {
   MatmulDesc desc;
   {
     cublasLtMatmulDesc_t raw = nullptr;
-    // TF32 applies to fp32 operands only; bf16 operands always multiply on tensor cores, accumulating in fp32.
+    // TF32 applies to fp32 operands only; bf16 and fp16 operands always multiply on tensor cores, accumulating
+    // in fp32 (CUBLAS_COMPUTE_32F, as PyTorch's default for half: no fp16 accumulation).
     const cublasComputeType_t compute = gemm_math == GemmMath::kTf32 && p.ab_type == CUDA_R_32F
                                             ? CUBLAS_COMPUTE_32F_FAST_TF32
                                             : CUBLAS_COMPUTE_32F;
@@ -336,7 +339,7 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
                         ab_type, c_type, bias};
   if (bias != nullptr) {
     // The epilogue saves a pass over C; without an algorithm for it (or at k == 0), an fp32 bias gets a
-    // separate kernel. A bf16 bias has none: cuBLASLt has bf16 bias epilogues for every layout we use.
+    // separate kernel. A bf16 or fp16 bias has none: cuBLASLt has 16-bit bias epilogues for every layout we use.
     if (k > 0 && detail::aligned_16(bias) && run_matmul(problem, stream)) return;
     if constexpr (std::is_same_v<C, float>) {
       Problem plain = problem;
@@ -348,7 +351,7 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
       }
       return bias_add_forward(c, bias, m, n, stream);
     } else {
-      SB_FATAL(describe(problem) + " with a bf16 bias epilogue");
+      SB_FATAL(describe(problem) + " with a 16-bit bias epilogue");
     }
   }
   if (k == 0) return scale_c<C>(problem, stream);
@@ -369,6 +372,8 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
 SB_GEMM(float, float)
 SB_GEMM(bf16, bf16)
 SB_GEMM(bf16, float)
+SB_GEMM(fp16, fp16)
+SB_GEMM(fp16, float)
 #undef SB_GEMM
 
 void set_gemm_math(GemmMath math) { gemm_math = math; }

@@ -1,7 +1,7 @@
 // CUDA GEMM (sb::cuda) through cuBLASLt: the same names, arguments and row-major conventions as
 // src/cpu/gemm.h plus the stream; device pointers. fp32 data, fp32 compute (CUBLAS_COMPUTE_32F: no TF32),
-// so results agree with the CPU's double sums to fp32 accumulation error; or bf16 operands on tensor cores
-// with fp32 accumulation and a bf16 or fp32 result (mixed precision). beta == 0 never reads C.
+// so results agree with the CPU's double sums to fp32 accumulation error; or bf16 / fp16 operands on tensor
+// cores with fp32 accumulation and a result of the operands' type or fp32 (mixed precision). beta == 0 never reads C.
 // Tests: tests/gpu/test_cuda_dense.cpp (suite CudaDense).
 #pragma once
 
@@ -24,9 +24,9 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, f
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, cudaStream_t stream);
 
 // `batch` GEMMs; operand g at a + g * stride_a (elements), and so on; a stride of 0 shares that operand.
-// Instantiated for (AB, C) = (float, float), (bf16, bf16) and (bf16, float). With `bias` (n values of C's
-// type; batch 1, beta 0, ldc == n), C = alpha op(A) op(B) + bias on every row, fused into cuBLASLt's epilogue
-// (for an fp32 C without an algorithm for it, a separate bias kernel).
+// Instantiated for (AB, C) = (float, float), (bf16, bf16), (bf16, float), (fp16, fp16) and (fp16, float).
+// With `bias` (n values of C's type; batch 1, beta 0, ldc == n), C = alpha op(A) op(B) + bias on every row,
+// fused into cuBLASLt's epilogue (for an fp32 C without an algorithm for it, a separate bias kernel).
 template <typename AB, typename C>
 void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                           const AB* a, int64_t lda, const AB* b, int64_t ldb, float beta, C* c, int64_t ldc,

@@ -1,5 +1,5 @@
 // LayerNorm over the last axis on the GPU: the same arguments as sb::cpu::layernorm_* (src/cpu/layernorm.h)
-// plus a stream; every pointer is a device pointer. The activations x, y, dy, dx are T = float or bf16
+// plus a stream; every pointer is a device pointer. The activations x, y, dy, dx are T = float, bf16 or fp16
 // (src/cuda/element.h); gamma, beta, their gradients and the saved mean / rstd stay fp32. Statistics in fp32
 // (two-pass mean then biased variance, as the CPU reference), rstd = 1 / sqrt(var + epsilon); y and dx are
 // rounded once to T. dgamma/dbeta are deterministic fp32 column sums: partial sums per block of rows, then

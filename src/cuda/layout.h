@@ -1,6 +1,6 @@
 // Data-movement kernels on the GPU: broadcast add of a trailing block and the swap of the two middle
 // dimensions (attention heads). The same arguments as sb::cpu's (src/cpu/layout.h) plus a stream; device
-// pointers. Activations are T = float or bf16 (src/cuda/element.h); the broadcast table (position
+// pointers. Activations are T = float, bf16 or fp16 (src/cuda/element.h); the broadcast table (position
 // embeddings) stays fp32. Both are exact up to the one rounding to T (one fp32 add, or a copy), so they match
 // the CPU bit for bit: for bf16, the CPU's result rounded to bf16.
 // Tests: gpu_tests --gtest_filter='CudaLayout*:CudaBf16Layout*'.

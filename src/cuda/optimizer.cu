@@ -1,6 +1,7 @@
 // Fused optimizers and the gradient norm (src/cuda/optimizer.h). One kernel template, instantiated once per
 // optimizer: a grid-stride pass with 16-byte vector accesses when every buffer is aligned (scalar otherwise
-// and for the tail). fp32 arithmetic; agrees with the CPU's double to ~1e-6 relative per step.
+// and for the tail). fp32 arithmetic; agrees with the CPU's double to ~1e-6 relative per step. Loss scaling
+// (fp16): the kernel reads the scale and skips or unscales; a one-thread kernel then updates the scale.
 #include <cmath>
 
 #include "src/cuda/cuda_check.h"
@@ -58,6 +59,8 @@ struct StepScalars {
   float correction2_sqrt;  // sqrt(1 - beta2^t)
   float max_norm;          // 0: no clipping
   const double* norm_squared;
+  const LossScaleState* loss_scale;  // null: gradients are unscaled
+  int64_t step;                      // for bias correction under loss scaling (skipped steps subtracted)
 };
 
 constexpr bool two_buffers(OptimizerKind kind) {
@@ -89,8 +92,18 @@ __device__ __forceinline__ void update(float& p, float g, float& first, float& s
 template <OptimizerKind kKind, bool kVector>
 __global__ void optimizer_kernel(float* params, const float* grads, float* first, float* second, int64_t n,
                                  StepScalars c) {
-  float clip = 1.0f;
-  if (c.max_norm > 0) clip = static_cast<float>(fmin(1.0, c.max_norm / (sqrt(*c.norm_squared) + 1e-6)));
+  float unscale = 1.0f;
+  if (c.loss_scale != nullptr) {
+    if (!gradients_finite(*c.norm_squared)) return;  // a skipped step: nothing is written
+    const LossScaleState scaling = *c.loss_scale;
+    unscale = 1.0f / scaling.scale;  // exact: S is a power of two (initial and factors are)
+    const double t = static_cast<double>(applied_optimizer_step(c.step, scaling));
+    c.step_size = static_cast<float>(static_cast<double>(c.lr) / (1.0 - pow(static_cast<double>(c.beta1), t)));
+    c.correction2_sqrt = static_cast<float>(sqrt(1.0 - pow(static_cast<double>(c.beta2), t)));
+  }
+  float clip = 1.0f;  // from the unscaled norm, as clip_grad_norm_ after GradScaler.unscale_
+  if (c.max_norm > 0) clip = static_cast<float>(fmin(1.0, c.max_norm / (sqrt(*c.norm_squared) * unscale + 1e-6)));
+  clip *= unscale;  // one factor per gradient; multiplying by a power of two is exact
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const int64_t start = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   int64_t tail = 0;
@@ -136,6 +149,11 @@ void launch(float* params, const float* grads, float* state, int64_t n, const St
   SB_CUDA_CHECK_LAUNCH();
 }
 
+// Runs after the optimizer kernel (same stream), which read the scale this one replaces.
+__global__ void loss_scale_update_kernel(LossScaleState* state, const double* norm_squared, LossScaleConfig config) {
+  *state = next_loss_scale(*state, gradients_finite(*norm_squared), config);
+}
+
 }  // namespace
 
 void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStream_t stream) {
@@ -147,11 +165,17 @@ void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStrea
 }
 
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& s,
-                    int64_t step, const double* grad_norm_squared, cudaStream_t stream) {
+                    int64_t step, const double* grad_norm_squared, cudaStream_t stream, LossScaleState* loss_scale,
+                    const LossScaleConfig& loss_scale_config) {
   if (s.max_grad_norm > 0 && grad_norm_squared == nullptr) {
     throw UsageError("optimizer_step: clipping needs the gradients' squared norm");
   }
-  if (n <= 0) return;
+  if (loss_scale != nullptr && grad_norm_squared == nullptr) {
+    throw UsageError("optimizer_step: loss scaling needs the gradients' squared norm (the overflow check)");
+  }
+  if (loss_scale != nullptr && loss_scale_config.growth_interval < 1) {
+    throw UsageError("optimizer_step: the loss scale's growth interval must be >= 1");
+  }
   const double t = static_cast<double>(step);
   StepScalars c;
   c.lr = s.learning_rate;
@@ -164,12 +188,20 @@ void optimizer_step(float* params, const float* grads, float* state, int64_t n, 
   c.correction2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(s.beta2), t)));
   c.max_norm = s.max_grad_norm;
   c.norm_squared = grad_norm_squared;
-  switch (s.kind) {
-    case OptimizerKind::kAdamW: launch<OptimizerKind::kAdamW>(params, grads, state, n, c, stream); break;
-    case OptimizerKind::kAdam: launch<OptimizerKind::kAdam>(params, grads, state, n, c, stream); break;
-    case OptimizerKind::kAdamax: launch<OptimizerKind::kAdamax>(params, grads, state, n, c, stream); break;
-    case OptimizerKind::kSgdMomentum: launch<OptimizerKind::kSgdMomentum>(params, grads, state, n, c, stream); break;
-    case OptimizerKind::kNag: launch<OptimizerKind::kNag>(params, grads, state, n, c, stream); break;
+  c.loss_scale = loss_scale;
+  c.step = step;
+  if (n > 0) {
+    switch (s.kind) {
+      case OptimizerKind::kAdamW: launch<OptimizerKind::kAdamW>(params, grads, state, n, c, stream); break;
+      case OptimizerKind::kAdam: launch<OptimizerKind::kAdam>(params, grads, state, n, c, stream); break;
+      case OptimizerKind::kAdamax: launch<OptimizerKind::kAdamax>(params, grads, state, n, c, stream); break;
+      case OptimizerKind::kSgdMomentum: launch<OptimizerKind::kSgdMomentum>(params, grads, state, n, c, stream); break;
+      case OptimizerKind::kNag: launch<OptimizerKind::kNag>(params, grads, state, n, c, stream); break;
+    }
+  }
+  if (loss_scale != nullptr) {
+    loss_scale_update_kernel<<<1, 1, 0, stream>>>(loss_scale, grad_norm_squared, loss_scale_config);
+    SB_CUDA_CHECK_LAUNCH();
   }
 }
 

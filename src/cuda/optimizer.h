@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "scalebench/loss_scale.h"
 #include "src/cpu/optimizer.h"
 
 namespace sb::cuda {
@@ -14,7 +15,15 @@ void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStrea
 
 // One fused pass per step: reads p, g and the state, writes p and the state (AdamW 7 floats per parameter,
 // SGD 5); the clipping factor is computed in the kernel from *grad_norm_squared, so the host never waits.
+//
+// With `loss_scale` (device memory; null: no loss scaling) the gradients are S = loss_scale->scale times the
+// true ones, as GradScaler's unscale_ + finite check + step + update, all on the device: grad_norm_squared
+// (required) is of the scaled gradients; when it is not finite the step is skipped (params and state are not
+// written); otherwise every gradient is multiplied by 1/S before clipping (the norm unscaled too) and the
+// update, with bias correction at applied_optimizer_step(step, *loss_scale). Then one thread replaces
+// *loss_scale by next_loss_scale(..., config). Call it after the gradients are final (all-reduced).
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& settings,
-                    int64_t step, const double* grad_norm_squared, cudaStream_t stream);
+                    int64_t step, const double* grad_norm_squared, cudaStream_t stream,
+                    LossScaleState* loss_scale = nullptr, const LossScaleConfig& loss_scale_config = {});
 
 }  // namespace sb::cuda

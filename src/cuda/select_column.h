@@ -1,5 +1,5 @@
 // One column of a (rows, cols) tensor and its gradient on the GPU: the same arguments as sb::cpu's
-// (src/cpu/select_column.h) plus a stream; device pointers. T is the activation element type (float or bf16,
+// (src/cpu/select_column.h) plus a stream; device pointers. T is the activation element type (float, bf16 or fp16,
 // src/cuda/element.h); both kernels only copy, so they match the CPU bit for bit.
 // Tests: gpu_tests --gtest_filter='CudaSelectColumn*'.
 #pragma once

@@ -1,6 +1,6 @@
 // Fused masked softmax of attention scores on the GPU: the same arguments and contract as
 // sb::cpu::masked_softmax_* (src/cpu/softmax.h) plus a stream; scores/probs/dprobs/dscores and key_lengths are
-// device pointers (key_lengths may be nullptr). scores, probs, dprobs and dscores are T = float or bf16
+// device pointers (key_lengths may be nullptr). scores, probs, dprobs and dscores are T = float, bf16 or fp16
 // (src/cuda/element.h): loaded as T, max / sum / dot in fp32, each output rounded once to T. Masked keys get
 // exactly 0, and a row with every key masked is all zeros. Lengths are not validated on the host (they live on
 // the device): the kernels clamp each to [0, k_len], so a bad length never reads or writes out of bounds.

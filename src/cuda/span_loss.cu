@@ -107,8 +107,10 @@ __global__ void span_loss_backward_kernel(const T* __restrict__ start_logits, co
                                           const int32_t* __restrict__ start_positions,
                                           const int32_t* __restrict__ end_positions,
                                           const float* __restrict__ saved_logsumexp, T* __restrict__ dstart_logits,
-                                          T* __restrict__ dend_logits, int64_t batch, int64_t seq, float dloss) {
+                                          T* __restrict__ dend_logits, int64_t batch, int64_t seq, float dloss,
+                                          const float* __restrict__ gradient_scale) {
   __shared__ int shared[kWarps];
+  if (gradient_scale != nullptr) dloss *= *gradient_scale;  // a power of two: exact
   const int64_t row = blockIdx.x;
   const int side = blockIdx.y;
   const int32_t* positions = side == 0 ? start_positions : end_positions;
@@ -159,7 +161,8 @@ void span_loss_forward(const T* start_logits, const T* end_logits, const int32_t
 template <typename T>
 void span_loss_backward(const T* start_logits, const T* end_logits, const int32_t* start_positions,
                         const int32_t* end_positions, const float* saved_logsumexp, T* dstart_logits,
-                        T* dend_logits, int64_t batch, int64_t seq, float dloss, cudaStream_t stream) {
+                        T* dend_logits, int64_t batch, int64_t seq, float dloss, cudaStream_t stream,
+                        const float* gradient_scale) {
   check_sizes("span_loss_backward", batch, seq);
   if (batch == 0) return;
   SB_CHECK(start_logits && end_logits && start_positions && end_positions && saved_logsumexp && dstart_logits &&
@@ -167,7 +170,7 @@ void span_loss_backward(const T* start_logits, const T* end_logits, const int32_
            "span_loss_backward: null pointer");
   span_loss_backward_kernel<T><<<dim3(static_cast<unsigned>(batch), 2), kThreads, 0, stream>>>(
       start_logits, end_logits, start_positions, end_positions, saved_logsumexp, dstart_logits, dend_logits, batch,
-      seq, dloss);
+      seq, dloss, gradient_scale);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -175,7 +178,7 @@ void span_loss_backward(const T* start_logits, const T* end_logits, const int32_
   template void span_loss_forward<T>(const T*, const T*, const int32_t*, const int32_t*, float*, float*, float*, \
                                      int64_t, int64_t, cudaStream_t);                                            \
   template void span_loss_backward<T>(const T*, const T*, const int32_t*, const int32_t*, const float*, T*, T*,  \
-                                      int64_t, int64_t, float, cudaStream_t);
+                                      int64_t, int64_t, float, cudaStream_t, const float*);
 SB_INSTANTIATE_FOR_ELEMENTS(SB_SPAN_LOSS)
 #undef SB_SPAN_LOSS
 

@@ -25,8 +25,8 @@ std::string shape_text(const std::vector<int64_t>& dims) {
 }  // namespace
 
 GraphBuilder::GraphBuilder(Graph& graph, DType compute) : graph_(graph), compute_(compute) {
-  if (compute != DType::kFloat32 && compute != DType::kBFloat16) {
-    throw UsageError(std::string("the engine computes in fp32 or bf16, not ") + dtype_name(compute));
+  if (compute != DType::kFloat32 && compute != DType::kBFloat16 && compute != DType::kFloat16) {
+    throw UsageError(std::string("the engine computes in fp32, bf16 or fp16, not ") + dtype_name(compute));
   }
 }
 

@@ -179,6 +179,10 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
   } else if (report.nranks == 1 && (report.options.comm || report.options.dp)) {
     std::fprintf(out, "# one rank: no comm or dp phase (start more ranks, e.g. mpirun -np 2, to measure scaling)\n");
   }
+  if (report.loss_scaled) {
+    std::fprintf(out, "# fp16 loss scaling: final scale %g, %lld steps skipped for inf/NaN gradients\n",
+                 static_cast<double>(report.loss_scale), static_cast<long long>(report.skipped_steps));
+  }
   std::fprintf(out, "# status: %s%s%s\n", report.status.c_str(), report.error.empty() ? "" : ": ",
                report.error.c_str());
   std::fprintf(out, "# reproduce: %s\n", reproducer_command(report).c_str());

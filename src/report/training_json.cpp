@@ -163,6 +163,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"weights_identical_at_start", r.weights_identical_at_start},
               {"weights_identical_after_dp", r.dp.ran ? json(r.weights_identical_after_dp) : json(nullptr)},
               {"weights_checksum_after_dp", r.dp.ran ? json(hex(r.weights_checksum_after_dp)) : json(nullptr)}};
+  if (r.loss_scaled) doc["loss_scaling"] = {{"final_scale", r.loss_scale}, {"skipped_steps", r.skipped_steps}};
   if (r.check.ran) {
     doc["check"] = {{"passed", r.check.passed}, {"steps", r.check.steps}, {"relative_error", r.check.relative_error},
                     {"max_abs_difference", r.check.max_abs_difference}, {"tolerance", r.check.tolerance},

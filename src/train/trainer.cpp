@@ -135,6 +135,11 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
         on_phase_done("dp");
       }
     }
+    if (const auto scale = executor.loss_scale_state()) {
+      report.loss_scaled = true;
+      report.loss_scale = scale->scale;
+      report.skipped_steps = scale->skipped_steps;
+    }
   }
   if (options.check) {
     report.check = run_dp_check(options, replica_options, group, device, communicator);

@@ -29,6 +29,8 @@ expect_exit 0 "run is the default subcommand" -- "$SB" --device cpu --workload b
 expect_output "run: bert_base" "a bare --workload runs the workload"
 expect_exit 2 "tf32 on the CPU" -- "$SB" run --device cpu --workload bert_base --scale tiny --precision tf32
 expect_output "--precision tf32 needs the cuda device" "tf32 on the CPU is refused"
+expect_exit 2 "fp16 on the CPU" -- "$SB" run --device cpu --workload bert_base --scale tiny --precision fp16
+expect_output "--precision fp16 needs the cuda device" "fp16 on the CPU is refused"
 expect_exit 2 "unknown workload" -- "$SB" run --device cpu --workload resnet9000
 expect_output "unknown workload 'resnet9000'" "the workload is named"
 expect_exit 3 "a batch that cannot fit" -- "$SB" run --device cpu --workload bert_base --batch 100000000

@@ -1,4 +1,5 @@
-// A whole tiny workload on the CUDA executor against the CPU reference, in fp32 and in bf16 mixed precision:
+// A whole tiny workload on the CUDA executor against the CPU reference, in fp32 and in bf16 and fp16 mixed
+// precision (fp16's gradients come out S times larger, S the executor's loss scale, and are divided by it):
 // the same workload, inputs and initial weights; three plain-SGD steps (dropout masks drawn from the same Philox stream on both devices); the loss
 // of every step and every parameter's gradient norm must agree. Skips when no GPU is visible.
 #include <gtest/gtest.h>
@@ -6,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "scalebench/autodiff.h"
@@ -29,6 +31,8 @@ constexpr double kGradientNormTolerance = 2e-3;
 // to ~1-3% in practice; 2e-2 and 6e-2 leave margin and are still an order of magnitude below a wrong kernel.
 constexpr double kBf16LossTolerance = 2e-2;
 constexpr double kBf16GradientNormTolerance = 6e-2;
+// fp16 keeps 3 more mantissa bits than bf16 (2^-12 per store), and the loss scale keeps small gradients out
+// of fp16's subnormals; bf16's tolerances are used as upper bounds (a wrong kernel is still off by O(1)).
 
 struct Model {
   Graph graph;
@@ -56,7 +60,7 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   auto device = make_cuda_device(0);  // makes GPU 0 current
   const Workload& workload = *GetParam().workload;
-  const bool bf16 = GetParam().gpu_compute == DType::kBFloat16;
+  const bool bf16 = GetParam().gpu_compute != DType::kFloat32;  // a 16-bit compute dtype: bf16 or fp16
   const double loss_tolerance = bf16 ? kBf16LossTolerance : kLossTolerance;
   const double norm_tolerance = bf16 ? kBf16GradientNormTolerance : kGradientNormTolerance;
   Model reference(workload, DType::kFloat32), tested(workload, GetParam().gpu_compute);
@@ -80,7 +84,12 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
     cpu.write_tensor(p, values.data(), info.bytes());
     gpu->write_tensor(on_gpu(p), values.data(), info.bytes());
   }
-  const std::string name = workload.info().name + (bf16 ? " bf16" : " fp32");
+  const std::string name = workload.info().name + " " + dtype_name(GetParam().gpu_compute);
+  // fp16 graphs scale the loss: the gradients read back are S times the CPU's (S = 2^16, unchanged here since
+  // the updates below bypass optimizer_step).
+  const std::optional<LossScaleState> loss_scale = gpu->loss_scale_state();
+  ASSERT_EQ(loss_scale.has_value(), GetParam().gpu_compute == DType::kFloat16);
+  const float unscale = loss_scale ? 1.0f / loss_scale->scale : 1.0f;
   for (uint64_t step = 0; step < 3; ++step) {
     cpu.set_random_stream(5, step);
     gpu->set_random_stream(5, step);
@@ -102,6 +111,7 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
       gpu_gradients[parameter].resize(static_cast<size_t>(info.elements()));
       cpu.read_tensor(gradient, cpu_gradients[parameter].data(), info.bytes());
       gpu->read_tensor(tested.gradients.at(on_gpu(parameter)), gpu_gradients[parameter].data(), info.bytes());
+      for (float& g : gpu_gradients[parameter]) g *= unscale;
       largest = std::max(largest, test::l2_norm(cpu_gradients[parameter]));
     }
     for (const auto& [parameter, gradient] : reference.gradients) {
@@ -122,7 +132,7 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
 std::vector<Case> every_workload_and_precision() {
   std::vector<Case> cases;
   for (const Workload* w : workload_registry()) {
-    for (DType compute : {DType::kFloat32, DType::kBFloat16}) cases.push_back({w, compute});
+    for (DType compute : {DType::kFloat32, DType::kBFloat16, DType::kFloat16}) cases.push_back({w, compute});
   }
   return cases;
 }

@@ -1,11 +1,12 @@
-// The bf16 (mixed-precision) graph of every workload, built and planned without a device: activations and
-// their gradients are bf16, while parameters, weight gradients, losses and normalisation statistics stay
+// The bf16 and fp16 (mixed-precision) graphs of every workload, built and planned without a device: activations
+// and their gradients are 16-bit, while parameters, weight gradients, losses and normalisation statistics stay
 // fp32; every weight is cast once per step, however many products read it; each weight gradient that a
-// single GEMM produces is written by that GEMM in fp32 (no bf16 round trip), and the plan shrinks.
+// single GEMM produces is written by that GEMM in fp32 (no 16-bit round trip), and the plan shrinks.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "scalebench/autodiff.h"
 #include "scalebench/error.h"
@@ -30,12 +31,17 @@ void build(const Workload& workload, DType compute, Built& out, int64_t batch = 
   out.plan = plan_memory(out.graph);
 }
 
-class MixedPrecision : public ::testing::TestWithParam<const Workload*> {};
+// (workload, compute dtype): bf16 or fp16.
+class MixedPrecision : public ::testing::TestWithParam<std::tuple<const Workload*, DType>> {
+ protected:
+  const Workload& workload() const { return *std::get<0>(GetParam()); }
+  DType compute() const { return std::get<1>(GetParam()); }
+};
 
-TEST_P(MixedPrecision, ActivationsBf16ParametersGradientsAndStatisticsFp32) {
+TEST_P(MixedPrecision, Activations16BitParametersGradientsAndStatisticsFp32) {
   Built g;
-  build(*GetParam(), DType::kBFloat16, g);
-  int bf16_activations = 0;
+  build(workload(), compute(), g);
+  int half_activations = 0;
   for (const TensorInfo& t : g.graph.tensors()) {
     if (t.role == TensorRole::kParameter || t.role == TensorRole::kGradient) {
       EXPECT_EQ(t.dtype, DType::kFloat32) << t.name;
@@ -43,13 +49,14 @@ TEST_P(MixedPrecision, ActivationsBf16ParametersGradientsAndStatisticsFp32) {
     const bool statistic = t.name.find("mean") != std::string::npos || t.name.find("rstd") != std::string::npos ||
                            t.name.find("logsumexp") != std::string::npos || t.name.find("loss") != std::string::npos;
     if (t.role == TensorRole::kActivation && statistic) EXPECT_EQ(t.dtype, DType::kFloat32) << t.name;
-    if (t.role == TensorRole::kActivation && t.dtype == DType::kBFloat16) ++bf16_activations;
+    if (t.role == TensorRole::kActivation && t.dtype == compute()) ++half_activations;
+    EXPECT_TRUE(t.dtype != (compute() == DType::kFloat16 ? DType::kBFloat16 : DType::kFloat16)) << t.name;
   }
-  EXPECT_GT(bf16_activations, 20);
+  EXPECT_GT(half_activations, 20);
   for (const Node& node : g.graph.nodes()) {
     if (node.op != "gemm") continue;
-    EXPECT_EQ(g.graph.tensor(node.inputs[0]).dtype, DType::kBFloat16) << node.op;
-    EXPECT_EQ(g.graph.tensor(node.inputs[1]).dtype, DType::kBFloat16) << node.op;
+    EXPECT_EQ(g.graph.tensor(node.inputs[0]).dtype, compute()) << node.op;
+    EXPECT_EQ(g.graph.tensor(node.inputs[1]).dtype, compute()) << node.op;
   }
 }
 
@@ -57,7 +64,7 @@ TEST_P(MixedPrecision, ActivationsBf16ParametersGradientsAndStatisticsFp32) {
 // in the graph, and a GEMM's bias has its result's dtype: what the CUDA executor checks when it runs.
 TEST_P(MixedPrecision, OperandDtypesAreWhatTheKernelsRead) {
   Built g;
-  build(*GetParam(), DType::kBFloat16, g);
+  build(workload(), compute(), g);
   auto dtype = [&](TensorId id) { return g.graph.tensor(id).dtype; };
   for (const Node& node : g.graph.nodes()) {
     if (node.op == "embedding" || node.op == "add_broadcast") EXPECT_EQ(dtype(node.inputs[1]), DType::kFloat32) << node.op;
@@ -75,7 +82,7 @@ TEST_P(MixedPrecision, OperandDtypesAreWhatTheKernelsRead) {
 
 TEST_P(MixedPrecision, EachParameterCastOnceAndItsGradientWrittenInFp32ByItsProducer) {
   Built g;
-  build(*GetParam(), DType::kBFloat16, g);
+  build(workload(), compute(), g);
   std::map<TensorId, int> parameter_casts;
   int gradients_written_by_producer = 0;
   for (const Node& node : g.graph.nodes()) {
@@ -108,26 +115,42 @@ TEST_P(MixedPrecision, EachParameterCastOnceAndItsGradientWrittenInFp32ByItsProd
 // At a batch where activations outweigh the bf16 weight copies (as at full scale; at batch 2 of the tiny
 // dimensions the copies dominate), the activation arena shrinks.
 TEST_P(MixedPrecision, PlanIsSmallerThanFp32) {
-  Built fp32, bf16;
-  build(*GetParam(), DType::kFloat32, fp32, 64);
-  build(*GetParam(), DType::kBFloat16, bf16, 64);
-  EXPECT_EQ(bf16.plan.parameter_bytes, fp32.plan.parameter_bytes);
-  EXPECT_EQ(bf16.plan.gradient_bytes, fp32.plan.gradient_bytes);
-  EXPECT_LT(bf16.plan.activation_peak_bytes, fp32.plan.activation_peak_bytes);
-  EXPECT_EQ(bf16.graph.parameter_count(), fp32.graph.parameter_count());
+  Built fp32, half;
+  build(workload(), DType::kFloat32, fp32, 64);
+  build(workload(), compute(), half, 64);
+  EXPECT_EQ(half.plan.parameter_bytes, fp32.plan.parameter_bytes);
+  EXPECT_EQ(half.plan.gradient_bytes, fp32.plan.gradient_bytes);
+  EXPECT_LT(half.plan.activation_peak_bytes, fp32.plan.activation_peak_bytes);
+  EXPECT_EQ(half.graph.parameter_count(), fp32.graph.parameter_count());
 }
 
-TEST(MixedPrecisionGraph, TheCpuDeviceRefusesBf16AndTheBuilderRefusesOtherDtypes) {
-  Built g;
-  build(find_workload("bert_base"), DType::kBFloat16, g);
-  EXPECT_THROW(CpuExecutor(g.graph, g.plan), UsageError);
+TEST(MixedPrecisionGraph, TheCpuDeviceRefuses16BitGraphsAndTheBuilderRefusesOtherDtypes) {
+  for (DType half : {DType::kBFloat16, DType::kFloat16}) {
+    Built g;
+    build(find_workload("bert_base"), half, g);
+    EXPECT_THROW(CpuExecutor(g.graph, g.plan), UsageError) << dtype_name(half);
+  }
   Graph graph;
-  EXPECT_THROW(GraphBuilder(graph, DType::kFloat16), UsageError);
+  EXPECT_NO_THROW(GraphBuilder(graph, DType::kFloat16));
   EXPECT_THROW(GraphBuilder(graph, DType::kInt32), UsageError);
+  EXPECT_THROW(GraphBuilder(graph, DType::kFloat64), UsageError);
 }
 
-INSTANTIATE_TEST_SUITE_P(Workloads, MixedPrecision, ::testing::ValuesIn(workload_registry()),
-                         [](const auto& info) { return info.param->info().name; });
+// A CPU executor never scales the loss (it runs fp32 graphs only).
+TEST(MixedPrecisionGraph, TheCpuExecutorHasNoLossScale) {
+  Built g;
+  build(find_workload("bert_base"), DType::kFloat32, g);
+  CpuExecutor cpu(g.graph, g.plan);
+  EXPECT_FALSE(cpu.loss_scale_state().has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, MixedPrecision,
+                         ::testing::Combine(::testing::ValuesIn(workload_registry()),
+                                            ::testing::Values(DType::kBFloat16, DType::kFloat16)),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param)->info().name) + "_" +
+                                  dtype_name(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace sb
