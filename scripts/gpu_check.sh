@@ -10,6 +10,9 @@
 #                                              bert_base on every visible GPU: NVLink, NCCL_P2P_DISABLE=1 (fp32
 #                                              and bf16 gradients), sockets; a 1-rank job; --check on the GPUs;
 #                                              PyTorch DDP beside each (scripts/pytorch_reference.py --ddp)
+#          scripts/gpu_check.sh tune [steps]   gpu-labelled tests, then NVLink overlap experiments (comm stream
+#                                              priority, NCCL_MAX_CTAS), --check and fp16 on the GPUs, and
+#                                              PyTorch DDP over NVLink
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -57,6 +60,43 @@ if [ "$max_bytes" = dp ]; then
   cat "$out/dp.txt" | grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|gradients|comm)|  (solo|dp) |rc=)"
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz"
+  echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = tune ]; then
+  steps=${2:-30}
+  ngpu=$(nvidia-smi -L | wc -l)
+  echo "== gpu tests"
+  (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure --timeout 150) > "$out/ctest.log" 2>&1
+  tests_rc=$?
+  grep -E "tests passed|FAILED|Failed" "$out/ctest.log" | head -20
+  runs="$out/runs" && mkdir -p "$runs"
+  mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)
+  variants=("high||" "normal||--comm-priority normal" "ctas8|NCCL_MAX_CTAS=8|" "ctas16|NCCL_MAX_CTAS=16|")
+  for workload in transformer_big bert_base; do
+    for variant in "${variants[@]}"; do
+      IFS='|' read -r name environment flags <<< "$variant"
+      echo "== $workload, $ngpu ranks, nvlink $name: $environment $flags" >> "$out/dp.txt"
+      env $environment timeout 150 "${mpi[@]}" build-gpu/scalebench --workload "$workload" --warmup 5 \
+        --steps "$steps" $flags --json "$runs/${name}_${workload}.json" >> "$out/dp.txt" 2>&1 || echo "rc=$?" >> "$out/dp.txt"
+    done
+  done
+  echo "== --check on the GPUs: $ngpu ranks x batch 16 against 1 rank x batch $((16 * ngpu))" >> "$out/dp.txt"
+  timeout 150 "${mpi[@]}" build-gpu/scalebench --workload bert_base --batch 16 --phases dp --warmup 1 --steps 2 \
+    --check >> "$out/dp.txt" 2>&1; echo "check rc=$?" >> "$out/dp.txt"
+  echo "== fp16, 2 ranks" >> "$out/dp.txt"
+  timeout 150 "${mpi[@]}" build-gpu/scalebench --workload transformer_big --precision fp16 --warmup 5 --steps "$steps" \
+    --json "$runs/fp16_transformer_big.json" >> "$out/dp.txt" 2>&1; echo "fp16 rc=$?" >> "$out/dp.txt"
+  for workload in transformer_big bert_base; do
+    echo "== PyTorch DDP $workload, $ngpu ranks, nvlink" >> "$out/dp.txt"
+    PYTHONUNBUFFERED=1 timeout 200 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
+      --precision bf16 --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/dp.txt"
+  done
+  tar czf "$out/runs.tgz" -C "$out" runs && rm -rf "$runs"
+  grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|fp16)|  (solo|dp) |rc=|Traceback|Error)" "$out/dp.txt"
+  echo "== summary"
+  python3 scripts/scaling_summary.py "$out/runs.tgz" "$out/ddp.jsonl"
   echo "tests rc=$tests_rc"
   exit 0
 fi

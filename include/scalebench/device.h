@@ -67,6 +67,10 @@ class Device {
 
   // Streams and time.
   virtual StreamHandle create_stream() = 0;
+  // A stream whose kernels the GPU's block scheduler prefers over those of ordinary streams (CUDA's greatest
+  // priority): gradient all-reduces launched while the backward pass fills every SM get SMs as soon as any
+  // free up, instead of queueing behind the compute kernels. Elsewhere the same as create_stream().
+  virtual StreamHandle create_high_priority_stream() { return create_stream(); }
   virtual void destroy_stream(StreamHandle stream) = 0;
   virtual void synchronize(StreamHandle stream) = 0;
   virtual bool stream_idle(StreamHandle stream) = 0;  // non-blocking query, for polling with a timeout

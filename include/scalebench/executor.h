@@ -34,6 +34,12 @@ class Executor {
   // itself when one is inf or NaN and updates the scale, all on the device; the gradients it reads must be final
   // (all-reduced), since the finite check and the scale must agree on every rank.
   virtual void optimizer_step(const OptimizerSettings& settings, int64_t step) = 0;
+  // The same update over parameters [first, first + count) of the flat parameter region (elements; a gradient
+  // bucket's range), so that buckets already all-reduced are updated while later ones are in flight. Only
+  // where steps_in_ranges(settings): clipping and loss scaling need every gradient before any update.
+  virtual void optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
+                                    int64_t count) = 0;
+  virtual bool steps_in_ranges(const OptimizerSettings& settings) const { return settings.max_grad_norm == 0; }
   // Zeroes the optimizer's state (moments, momentum), as a freshly built optimizer has it: the trainer
   // restarts from the initial weights between its phases.
   virtual void reset_optimizer_state() = 0;
@@ -107,6 +113,7 @@ class CpuExecutor final : public Executor {
   void read_tensor(TensorId id, void* host, size_t bytes) override;
   void run_nodes(size_t begin, size_t end) override;
   void optimizer_step(const OptimizerSettings& settings, int64_t step) override;
+  void optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first, int64_t count) override;
   void reset_optimizer_state() override { optimizer_state_.assign(optimizer_state_.size(), 0.0f); }
   StreamHandle compute_stream() const override { return nullptr; }
   void* arena_data() override { return arena_.data(); }
@@ -116,6 +123,7 @@ class CpuExecutor final : public Executor {
  private:
   std::vector<unsigned char> arena_;
   std::vector<std::chrono::steady_clock::time_point> marks_;
+  void ensure_optimizer_state(const OptimizerSettings& settings);
   std::vector<float> optimizer_state_;  // (buffers, parameters)
   OptimizerKind state_kind_ = OptimizerKind::kAdamW;
   std::vector<double> norm_scratch_;

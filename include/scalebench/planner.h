@@ -22,6 +22,9 @@ struct PlanOptions {
   uint64_t alignment = 256;             // every offset; cuBLASLt needs 16, 256 keeps vector loads aligned
 };
 
+// A contiguous range of the gradient region: whole gradients in backward order until the range reaches the
+// bucket size (PyTorch DDP's rule), except that a gradient larger than the bucket size gets buckets of its own,
+// bucket-sized pieces of it.
 struct GradientBucket {
   size_t first = 0, last = 0;    // indices into MemoryPlan::gradient_order, inclusive
   uint64_t offset = 0;           // absolute, inside the gradient region

@@ -40,6 +40,7 @@ struct TrainOptions {
   uint64_t bucket_bytes = 25ull << 20;
   bool overlap = true;                      // false: every bucket reduced after the backward pass
   DType grad_dtype = DType::kFloat32;       // kBFloat16: gradients rounded to bf16 for the all-reduce
+  bool comm_high_priority = true;           // the all-reduces' stream at CUDA's greatest priority
   bool profile = true;                      // one extra solo step timed node by node on every rank
   bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
   int check_steps = 3;

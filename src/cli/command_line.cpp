@@ -107,7 +107,7 @@ std::string canonical_form(const CommandLine& cl) {
             ";recompute=" + std::to_string(r.recompute) + ";optimizer=" + r.optimizer +
             ";clip=" + std::to_string(r.clip_norm) + ";min_time=" + std::to_string(r.min_time_seconds) +
             ";bucket=" + std::to_string(r.bucket_mb) + ";no_overlap=" + std::to_string(r.no_overlap) +
-            ";grad_dtype=" + r.grad_dtype + ";check=" + std::to_string(r.check) +
+            ";grad_dtype=" + r.grad_dtype + ";comm_priority=" + r.comm_priority + ";check=" + std::to_string(r.check) +
             ";check_steps=" + std::to_string(r.check_steps) + ";phases=";
     for (const std::string& phase : r.phases) text += phase + ",";
   }
@@ -192,6 +192,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--grad-dtype", result.run.grad_dtype,
                   "Element type of the gradient all-reduce: fp32 (default) or bf16 (half the bytes)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
+  run->add_option("--comm-priority", result.run.comm_priority,
+                  "Priority of the all-reduces' stream: high (default; scheduled ahead of compute kernels) or normal")
+      ->check(CLI::IsMember({"high", "normal"}));
   run->add_flag("--check", result.run.check,
                 "Verify the data-parallel invariant: N ranks x batch b train like 1 rank x batch N*b (exit 4 if not)");
   run->add_option("--check-steps", result.run.check_steps, "Steps --check trains before comparing (default 3)")

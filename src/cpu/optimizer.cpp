@@ -20,7 +20,7 @@ double clip_scale(double norm_squared, float max_norm) {
 }
 
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& s,
-                    int64_t step, const double* grad_norm_squared) {
+                    int64_t step, const double* grad_norm_squared, int64_t state_stride) {
   if (s.max_grad_norm > 0 && grad_norm_squared == nullptr) {
     throw UsageError("optimizer_step: clipping needs the gradients' squared norm");
   }
@@ -30,7 +30,7 @@ void optimizer_step(float* params, const float* grads, float* state, int64_t n, 
   const double correction1 = 1.0 - std::pow(b1, static_cast<double>(step));
   const double correction2_sqrt = std::sqrt(1.0 - std::pow(b2, static_cast<double>(step)));
   float* first = state;
-  float* second = state + optimizer_state_stride(n);
+  float* second = state + (state_stride == 0 ? optimizer_state_stride(n) : state_stride);
   for (int64_t i = 0; i < n; ++i) {
     double p = params[i];
     double g = clip * grads[i];

@@ -34,8 +34,9 @@ constexpr int64_t optimizer_state_stride(int64_t n) { return (n + 3) / 4 * 4; }
 // optimizer_state_stride(n) floats (zeroed before step 1): Adam family [m | v] (adamax: [m | u]), SGD momentum
 // and NAG [b].
 // `step` counts from 1 (bias correction). `grad_norm_squared`: scratch[0] of grad_norm_squared over the same
-// gradients, read when settings.max_grad_norm > 0 (may be null otherwise).
+// gradients, read when settings.max_grad_norm > 0 (may be null otherwise). `state_stride` (0:
+// optimizer_state_stride(n)) is the distance between the state buffers, for a slice of a larger flat buffer.
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& settings,
-                    int64_t step, const double* grad_norm_squared);
+                    int64_t step, const double* grad_norm_squared, int64_t state_stride = 0);
 
 }  // namespace sb::cpu

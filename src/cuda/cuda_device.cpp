@@ -111,6 +111,13 @@ class CudaDevice final : public Device {
     SB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     return stream;
   }
+  StreamHandle create_high_priority_stream() override {
+    int least = 0, greatest = 0;
+    SB_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStream_t stream = nullptr;
+    SB_CUDA_CHECK(cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest));
+    return stream;
+  }
   void destroy_stream(StreamHandle stream) override {
     SB_CUDA_CHECK(cudaStreamDestroy(static_cast<cudaStream_t>(stream)));
   }

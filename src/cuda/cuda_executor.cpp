@@ -102,24 +102,8 @@ class CudaExecutor final : public Executor {
   }
 
   void optimizer_step(const OptimizerSettings& settings, int64_t step) override {
+    ensure_optimizer_state(settings);
     const size_t n = plan_.parameter_bytes / sizeof(float);
-    const size_t stride = static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
-    const size_t state_bytes = static_cast<size_t>(optimizer_state_buffers(settings.kind)) * stride * sizeof(float);
-    if (optimizer_state_ == nullptr || state_bytes != state_bytes_ || state_kind_ != settings.kind) {
-      SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      cudaFree(optimizer_state_);
-      optimizer_state_ = nullptr;
-      const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&optimizer_state_), state_bytes + 1);
-      if (status == cudaErrorMemoryAllocation) {
-        cudaGetLastError();
-        throw RuntimeFailure("out of GPU memory for the optimizer's state (" + std::to_string(state_bytes) +
-                             " bytes)");
-      }
-      SB_CUDA_CHECK(status);
-      SB_CUDA_CHECK(cudaMemsetAsync(optimizer_state_, 0, state_bytes, stream_));
-      state_bytes_ = state_bytes;
-      state_kind_ = settings.kind;
-    }
     const float* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
     const bool needs_norm = settings.max_grad_norm > 0 || loss_scale_ != nullptr;  // clipping, the overflow test
     if (needs_norm) {
@@ -131,6 +115,24 @@ class CudaExecutor final : public Executor {
     }
     cuda::optimizer_step(static_cast<float*>(arena_), grads, optimizer_state_, static_cast<int64_t>(n), settings, step,
                          needs_norm ? norm_scratch_ : nullptr, stream_, loss_scale_, loss_scale_config_);
+  }
+
+  void optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first, int64_t count) override {
+    const auto n = static_cast<int64_t>(plan_.parameter_bytes / sizeof(float));
+    if (!steps_in_ranges(settings)) {
+      throw UsageError("optimizer_step_range: clipping and loss scaling need every gradient first");
+    }
+    if (first < 0 || count < 0 || first + count > n) {
+      throw UsageError("optimizer_step_range: range outside the parameters");
+    }
+    ensure_optimizer_state(settings);
+    auto* params = static_cast<float*>(arena_);
+    const auto* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
+    cuda::optimizer_step(params + first, grads + first, optimizer_state_ + first, count, settings, step, nullptr,
+                         stream_, nullptr, {}, cpu::optimizer_state_stride(n));
+  }
+  bool steps_in_ranges(const OptimizerSettings& settings) const override {
+    return settings.max_grad_norm == 0 && loss_scale_ == nullptr;
   }
 
   void reset_optimizer_state() override {
@@ -211,6 +213,26 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&loss_scale_), sizeof(LossScaleState)));
     SB_CUDA_CHECK(cudaMemcpyAsync(loss_scale_, &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // The optimizer's state buffers, allocated and zeroed on first use or when the optimizer changes.
+  void ensure_optimizer_state(const OptimizerSettings& settings) {
+    const size_t n = plan_.parameter_bytes / sizeof(float);
+    const size_t stride = static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
+    const size_t state_bytes = static_cast<size_t>(optimizer_state_buffers(settings.kind)) * stride * sizeof(float);
+    if (optimizer_state_ != nullptr && state_bytes == state_bytes_ && state_kind_ == settings.kind) return;
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    cudaFree(optimizer_state_);
+    optimizer_state_ = nullptr;
+    const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&optimizer_state_), state_bytes + 1);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw RuntimeFailure("out of GPU memory for the optimizer's state (" + std::to_string(state_bytes) + " bytes)");
+    }
+    SB_CUDA_CHECK(status);
+    SB_CUDA_CHECK(cudaMemsetAsync(optimizer_state_, 0, state_bytes, stream_));
+    state_bytes_ = state_bytes;
+    state_kind_ = settings.kind;
   }
 
   void* arena_ = nullptr;

@@ -135,9 +135,10 @@ __global__ void optimizer_kernel(float* params, const float* grads, float* first
 }
 
 template <OptimizerKind kKind>
-void launch(float* params, const float* grads, float* state, int64_t n, const StepScalars& c, cudaStream_t stream) {
+void launch(float* params, const float* grads, float* state, int64_t n, int64_t state_stride, const StepScalars& c,
+            cudaStream_t stream) {
   constexpr int threads = 256;
-  float* second = two_buffers(kKind) ? state + cpu::optimizer_state_stride(n) : nullptr;
+  float* second = two_buffers(kKind) ? state + state_stride : nullptr;
   const bool vector = detail::aligned_16(params) && detail::aligned_16(grads) && detail::aligned_16(state) &&
                       (second == nullptr || detail::aligned_16(second));
   const int blocks = detail::grid_stride_blocks(vector ? (n + 3) / 4 : n, threads);
@@ -166,7 +167,9 @@ void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStrea
 
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& s,
                     int64_t step, const double* grad_norm_squared, cudaStream_t stream, LossScaleState* loss_scale,
-                    const LossScaleConfig& loss_scale_config) {
+                    const LossScaleConfig& loss_scale_config, int64_t state_stride) {
+  if (state_stride == 0) state_stride = cpu::optimizer_state_stride(n);
+  if (state_stride < n) throw UsageError("optimizer_step: the state stride is shorter than the parameters");
   if (s.max_grad_norm > 0 && grad_norm_squared == nullptr) {
     throw UsageError("optimizer_step: clipping needs the gradients' squared norm");
   }
@@ -192,11 +195,11 @@ void optimizer_step(float* params, const float* grads, float* state, int64_t n, 
   c.step = step;
   if (n > 0) {
     switch (s.kind) {
-      case OptimizerKind::kAdamW: launch<OptimizerKind::kAdamW>(params, grads, state, n, c, stream); break;
-      case OptimizerKind::kAdam: launch<OptimizerKind::kAdam>(params, grads, state, n, c, stream); break;
-      case OptimizerKind::kAdamax: launch<OptimizerKind::kAdamax>(params, grads, state, n, c, stream); break;
-      case OptimizerKind::kSgdMomentum: launch<OptimizerKind::kSgdMomentum>(params, grads, state, n, c, stream); break;
-      case OptimizerKind::kNag: launch<OptimizerKind::kNag>(params, grads, state, n, c, stream); break;
+      case OptimizerKind::kAdamW: launch<OptimizerKind::kAdamW>(params, grads, state, n, state_stride, c, stream); break;
+      case OptimizerKind::kAdam: launch<OptimizerKind::kAdam>(params, grads, state, n, state_stride, c, stream); break;
+      case OptimizerKind::kAdamax: launch<OptimizerKind::kAdamax>(params, grads, state, n, state_stride, c, stream); break;
+      case OptimizerKind::kSgdMomentum: launch<OptimizerKind::kSgdMomentum>(params, grads, state, n, state_stride, c, stream); break;
+      case OptimizerKind::kNag: launch<OptimizerKind::kNag>(params, grads, state, n, state_stride, c, stream); break;
     }
   }
   if (loss_scale != nullptr) {

@@ -22,8 +22,11 @@ void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStrea
 // written); otherwise every gradient is multiplied by 1/S before clipping (the norm unscaled too) and the
 // update, with bias correction at applied_optimizer_step(step, *loss_scale). Then one thread replaces
 // *loss_scale by next_loss_scale(..., config). Call it after the gradients are final (all-reduced).
+// `state_stride` (0: optimizer_state_stride(n)) is the distance between the state buffers: a slice of a larger
+// flat buffer passes its offset pointers and the whole buffer's stride.
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& settings,
                     int64_t step, const double* grad_norm_squared, cudaStream_t stream,
-                    LossScaleState* loss_scale = nullptr, const LossScaleConfig& loss_scale_config = {});
+                    LossScaleState* loss_scale = nullptr, const LossScaleConfig& loss_scale_config = {},
+                    int64_t state_stride = 0);
 
 }  // namespace sb::cuda

@@ -240,7 +240,7 @@ uint8_t* CpuExecutor::u8(TensorId id) { return arena_.data() + plan_.offsets.at(
 void CpuExecutor::write_tensor(TensorId id, const void* host, size_t bytes) { std::memcpy(u8(id), host, bytes); }
 void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) { std::memcpy(host, u8(id), bytes); }
 
-void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
+void CpuExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
   const size_t n = plan_.parameter_bytes / sizeof(float);
   const size_t state_size = static_cast<size_t>(optimizer_state_buffers(settings.kind)) *
                             static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
@@ -248,6 +248,11 @@ void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step
     optimizer_state_.assign(state_size, 0.0f);
     state_kind_ = settings.kind;
   }
+}
+
+void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
+  ensure_optimizer_state(settings);
+  const size_t n = plan_.parameter_bytes / sizeof(float);
   const float* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
   if (settings.max_grad_norm > 0) {
     norm_scratch_.resize(cpu::kGradNormScratchDoubles);
@@ -256,6 +261,18 @@ void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step
   cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()), grads, optimizer_state_.data(),
                       static_cast<int64_t>(n), settings, step,
                       settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr);
+}
+
+void CpuExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
+                                       int64_t count) {
+  const auto n = static_cast<int64_t>(plan_.parameter_bytes / sizeof(float));
+  if (!steps_in_ranges(settings)) throw UsageError("optimizer_step_range: clipping needs every gradient first");
+  if (first < 0 || count < 0 || first + count > n) throw UsageError("optimizer_step_range: range outside the parameters");
+  ensure_optimizer_state(settings);
+  auto* params = reinterpret_cast<float*>(arena_.data());
+  const auto* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
+  cpu::optimizer_step(params + first, grads + first, optimizer_state_.data() + first, count, settings, step, nullptr,
+                      cpu::optimizer_state_stride(n));
 }
 
 void CpuExecutor::mark(size_t index) {

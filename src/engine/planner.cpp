@@ -106,15 +106,30 @@ uint64_t lay_out(const Graph& graph, const std::vector<TensorId>& ids, uint64_t 
 void cut_buckets(const Graph& graph, const PlanOptions& options, MemoryPlan& plan) {
   GradientBucket bucket;
   bool open = false;
+  // Pieces of an oversized gradient: the bucket size rounded down to the alignment (so every piece starts
+  // aligned), at least one alignment unit.
+  const uint64_t piece = std::max(options.alignment, options.bucket_bytes / options.alignment * options.alignment);
   for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
     const TensorId id = plan.gradient_order[i];
     const uint64_t offset = plan.offsets[static_cast<size_t>(id)];
+    const uint64_t bytes = graph.tensor(id).bytes();
+    if (bytes > options.bucket_bytes) {
+      // A gradient larger than a bucket (a tied embedding table, written last) is cut into bucket-sized
+      // pieces, so its all-reduce is pipelined with the update of the pieces already reduced.
+      if (open) plan.buckets.push_back(bucket);
+      open = false;
+      for (uint64_t at = offset; at < offset + bytes; at += piece) {
+        plan.buckets.push_back(
+            GradientBucket{i, i, at, std::min(piece, offset + bytes - at), plan.gradient_ready_node[i]});
+      }
+      continue;
+    }
     if (!open) {
       bucket = GradientBucket{i, i, offset, 0, -1};
       open = true;
     }
     bucket.last = i;
-    bucket.bytes = offset + graph.tensor(id).bytes() - bucket.offset;
+    bucket.bytes = offset + bytes - bucket.offset;
     bucket.ready_after_node = std::max(bucket.ready_after_node, plan.gradient_ready_node[i]);
     if (bucket.bytes >= options.bucket_bytes) {
       plan.buckets.push_back(bucket);

@@ -84,6 +84,7 @@ json config_json(const TrainingReport& r) {
           {"bucket_mb", static_cast<double>(o.bucket_bytes) / (1 << 20)},
           {"overlap", o.overlap},
           {"grad_dtype", o.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32"},
+          {"comm_priority", o.comm_high_priority ? "high" : "normal"},
           {"check", o.check}};
 }
 

@@ -31,10 +31,11 @@ void train_steps(Replica& replica, const TrainOptions& options, GradientReducer*
     executor.set_random_stream(options.seed, static_cast<uint64_t>(step));
     if (reducer != nullptr) {
       reducer->run_nodes_and_reduce();
+      reducer->update(check_optimizer(), step);
     } else {
       executor.run();
+      executor.optimizer_step(check_optimizer(), step);
     }
-    executor.optimizer_step(check_optimizer(), step);
     if (reducer != nullptr) reducer->wait_and_time("the --check all-reduce of step " + std::to_string(step));
   }
 }
@@ -75,7 +76,7 @@ CheckRecord run_dp_check(const TrainOptions& options, const ReplicaOptions& repl
     std::unique_ptr<GradientReducer> reducer;
     if (group.size() > 1) {
       reducer = std::make_unique<GradientReducer>(device, communicator, *replica->executor, options.grad_dtype,
-                                                  options.overlap);
+                                                  options.overlap, options.comm_high_priority);
     }
     train_steps(*replica, options, reducer.get());
     data_parallel = read_parameters(*replica);

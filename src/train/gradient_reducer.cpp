@@ -8,7 +8,7 @@
 namespace sb {
 
 GradientReducer::GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype,
-                                 bool overlap)
+                                 bool overlap, bool high_priority)
     : device_(device), communicator_(communicator), executor_(executor), wire_dtype_(wire_dtype), overlap_(overlap) {
   if (wire_dtype != DType::kFloat32 && wire_dtype != DType::kBFloat16) {
     throw UsageError(std::string("--grad-dtype must be fp32 or bf16, not ") + dtype_name(wire_dtype));
@@ -18,7 +18,18 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   std::stable_sort(buckets_.begin(), buckets_.end(), [](const GradientBucket& a, const GradientBucket& b) {
     return a.ready_after_node < b.ready_after_node;
   });
-  comm_stream_ = device.create_stream();
+  // Bucket ranges double as parameter ranges for update(): the planner lays parameters out exactly as their
+  // gradients, one region apart.
+  const MemoryPlan& plan = executor.plan();
+  for (TensorId gradient : plan.gradient_order) {
+    const TensorId parameter = executor.graph().tensor(gradient).gradient_of;
+    if (plan.offsets.at(static_cast<size_t>(parameter)) + plan.gradient_region_offset !=
+        plan.offsets.at(static_cast<size_t>(gradient))) {
+      throw UsageError("gradient reducer: parameter '" + executor.graph().tensor(parameter).name +
+                       "' is not laid out like its gradient");
+    }
+  }
+  comm_stream_ = high_priority ? device.create_high_priority_stream() : device.create_stream();
   if (wire_dtype == DType::kBFloat16) {
     wire_buffer_ = communicator.allocate_buffer(device, std::max<uint64_t>(executor.plan().gradient_bytes / 2, 2));
   }
@@ -81,7 +92,20 @@ void GradientReducer::run_nodes_and_reduce() {
     for (size_t b = 0; b < buckets_.size(); ++b) issue(b);
   }
   all_done_->record(comm_stream_);
-  all_done_->block(executor_.compute_stream());
+}
+
+void GradientReducer::update(const OptimizerSettings& settings, int64_t step) {
+  if (!overlap_ || !executor_.steps_in_ranges(settings)) {
+    all_done_->block(executor_.compute_stream());
+    executor_.optimizer_step(settings, step);
+    return;
+  }
+  const uint64_t region = executor_.plan().gradient_region_offset;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    finished_[b]->block(executor_.compute_stream());
+    executor_.optimizer_step_range(settings, step, static_cast<int64_t>((buckets_[b].offset - region) / sizeof(float)),
+                                   static_cast<int64_t>(buckets_[b].bytes / sizeof(float)));
+  }
 }
 
 void GradientReducer::reduce_alone() {

@@ -19,14 +19,21 @@ namespace sb {
 
 class GradientReducer {
  public:
-  GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype, bool overlap);
+  // `high_priority`: the communication stream from Device::create_high_priority_stream.
+  GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype, bool overlap,
+                  bool high_priority = true);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
 
   // Runs every node of the step on the executor with the buckets' all-reduces interleaved; returns once all
-  // is enqueued. The executor's next work (the optimizer) starts after the last all-reduce.
+  // is enqueued.
   void run_nodes_and_reduce();
+  // Then the optimizer on the compute stream, after the all-reduces. With overlap, and where the executor can
+  // update in ranges (no clipping, no loss scaling), each bucket's parameters are updated as soon as its own
+  // all-reduce is done, so the last buckets' all-reduces (the embedding gradient is written last) run beside
+  // the other parameters' updates instead of before all of them.
+  void update(const OptimizerSettings& settings, int64_t step);
   // The buckets' all-reduces back to back on the communication stream, with no compute (the comm phase).
   void reduce_alone();
   // Waits (with the communicator's timeout) for the communication stream, then returns each bucket's

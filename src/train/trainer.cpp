@@ -105,7 +105,8 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
       on_phase_done("solo");
     }
     if (data_parallel && (options.comm || options.dp)) {
-      GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap);
+      GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap,
+                              options.comm_high_priority);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) report.bucket_bytes.push_back(reducer.wire_bytes(b));
       if (options.comm) {
         RankPhase mine;
@@ -125,7 +126,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
         weight_losses_by_global_rows(group, *replica, true);
         auto dp_step = [&](int64_t step) {
           reducer.run_nodes_and_reduce();
-          executor.optimizer_step(options.optimizer, step);
+          reducer.update(options.optimizer, step);
         };
         auto wait_for_buckets = [&] { return reducer.wait_and_time("the gradient all-reduces"); };
         report.dp.ranks = gather_phase(group, run_steps(group, *replica, options, "dp", dp_step, wait_for_buckets));

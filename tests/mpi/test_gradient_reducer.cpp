@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "collectives/backends.h"
+#include "scalebench/error.h"
 #include "src/train/gradient_reducer.h"
 #include "src/train/replica.h"
 #include "tests/mpi/mpi_test_world.h"
@@ -109,6 +110,39 @@ TEST(GradientReducer, ScheduleDoesNotChangeTheResult) {
       ASSERT_NEAR(results[0][i], results[2][i], 1e-6 * (1 + std::fabs(results[0][i]))) << "element " << i;
     }
   }
+}
+
+// update() with overlap runs the optimizer bucket by bucket as each all-reduce finishes; the weights must be
+// those of one optimizer step over everything after the last all-reduce, bit for bit.
+TEST(GradientReducer, BucketByBucketUpdateEqualsOneStep) {
+  auto device = make_cpu_device();
+  auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  OptimizerSettings adamw = default_optimizer(OptimizerKind::kAdamW);
+  std::vector<std::vector<float>> weights;
+  for (bool in_ranges : {true, false}) {
+    std::unique_ptr<Replica> replica = tiny_replica(*device, 4096);
+    GradientReducer reducer(*device, *communicator, *replica->executor, DType::kFloat32, true);
+    ASSERT_GT(reducer.bucket_count(), 2u);
+    ASSERT_TRUE(replica->executor->steps_in_ranges(adamw));
+    for (int step = 1; step <= 2; ++step) {
+      replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), static_cast<uint64_t>(step));
+      reducer.run_nodes_and_reduce();
+      if (in_ranges) {
+        reducer.update(adamw, step);
+        reducer.wait_and_time("the test's all-reduces");
+      } else {
+        reducer.wait_and_time("the test's all-reduces");
+        replica->executor->optimizer_step(adamw, step);
+      }
+    }
+    weights.push_back(read_parameters(*replica));
+  }
+  EXPECT_EQ(weights[0], weights[1]);
+  OptimizerSettings clipped = adamw;
+  clipped.max_grad_norm = 1;
+  auto replica = tiny_replica(*device, 4096);
+  EXPECT_FALSE(replica->executor->steps_in_ranges(clipped)) << "clipping needs the global norm first";
+  EXPECT_THROW(replica->executor->optimizer_step_range(clipped, 1, 0, 4), UsageError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, GradientReducerTest,

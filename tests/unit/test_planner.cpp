@@ -172,6 +172,29 @@ TEST(Planner, BucketsCoverGradientsInOrderAndCloseAtTheirSize) {
   EXPECT_EQ(covered, plan.gradient_bytes);
 }
 
+TEST(Planner, AGradientLargerThanABucketIsCutIntoAlignedPieces) {
+  Graph graph;
+  TensorId small_p = add(graph, "small", {256}, TensorRole::kParameter);  // 1 KiB
+  TensorId small_g = add(graph, "g.small", {256}, TensorRole::kGradient, small_p);
+  TensorId table_p = add(graph, "table", {1300}, TensorRole::kParameter);  // 5200 B: 2048 + 2048 + 1104
+  TensorId table_g = add(graph, "g.table", {1300}, TensorRole::kGradient, table_p);
+  graph.add_node(Node{"grad", {}, {small_g}, {}, true});
+  graph.add_node(Node{"grad", {}, {table_g}, {}, true});  // written last, like an embedding table
+  MemoryPlan plan = plan_memory(graph, PlanOptions{2048, 256});
+  ASSERT_EQ(plan.buckets.size(), 4u);
+  EXPECT_EQ(plan.buckets[0].bytes, 1024u);  // the small gradient's bucket, closed before the table's pieces
+  const uint64_t table = plan.offsets[static_cast<size_t>(table_g)];
+  const uint64_t expected_bytes[] = {2048, 2048, 1104};
+  for (size_t b = 1; b < 4; ++b) {
+    EXPECT_EQ(plan.buckets[b].offset, table + 2048 * (b - 1));
+    EXPECT_EQ(plan.buckets[b].offset % 256, 0u);
+    EXPECT_EQ(plan.buckets[b].bytes, expected_bytes[b - 1]);
+    EXPECT_EQ(plan.buckets[b].first, 1u);
+    EXPECT_EQ(plan.buckets[b].last, 1u);
+    EXPECT_EQ(plan.buckets[b].ready_after_node, 1);
+  }
+}
+
 TEST(Planner, RefusesParametersWithoutGradientsAndOrphanGradients) {
   Graph no_gradient;
   add(no_gradient, "w", {4}, TensorRole::kParameter);
