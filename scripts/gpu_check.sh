@@ -8,8 +8,9 @@
 #                                              autocast, same shapes) in the same job; table last
 #          scripts/gpu_check.sh dp [steps]     gpu-labelled tests, then data-parallel scaling of transformer_big and
 #                                              bert_base on every visible GPU: NVLink, NCCL_P2P_DISABLE=1 (fp32
-#                                              and bf16 gradients), sockets; a 1-rank job; --check on the GPUs;
-#                                              PyTorch DDP beside each (scripts/pytorch_reference.py --ddp)
+#                                              and bf16 gradients), sockets; --no-overlap; a 1-rank job; --check
+#          scripts/gpu_check.sh ddp [steps]    PyTorch DDP (scripts/pytorch_reference.py --ddp) over the host path,
+#                                              sockets and NVLink, same models and shapes (no build)
 #          scripts/gpu_check.sh tune [steps]   gpu-labelled tests, then NVLink overlap experiments (comm stream
 #                                              priority, NCCL_MAX_CTAS), --check and fp16 on the GPUs, and
 #                                              PyTorch DDP over NVLink
@@ -21,6 +22,22 @@ mkdir -p "$out"
 max_bytes=${1:-2G}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service: never on
+
+if [ "$max_bytes" = ddp ]; then  # PyTorch only: nothing to build
+  ngpu=$(nvidia-smi -L | wc -l)
+  steps=${2:-30}
+  for environment in "NCCL_P2P_DISABLE=1" "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1" ""; do
+    for workload in transformer_big bert_base; do
+      echo "== PyTorch DDP $workload, $ngpu ranks, ${environment:-nvlink}" >> "$out/ddp.txt"
+      env -u NCCL_P2P_DISABLE -u NCCL_SHM_DISABLE $environment PYTHONUNBUFFERED=1 timeout 200 \
+        mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE python3 scripts/pytorch_reference.py --workload "$workload" \
+        --ddp --precision bf16 --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/ddp.txt"
+    done
+  done
+  tail -30 "$out/ddp.txt"
+  cat "$out/ddp.jsonl"
+  exit 0
+fi
 
 echo "== configure and build"
 { nvidia-smi; nvidia-smi topo -m; cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -39,7 +56,7 @@ if [ "$max_bytes" = dp ]; then
   runs="$out/runs" && mkdir -p "$runs"
   mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)  # one node: ranks inherit the environment
   # name, environment, extra flags: the interconnects of issue 4's bar
-  variants=("nvlink||" "host|NCCL_P2P_DISABLE=1|" "host_bf16|NCCL_P2P_DISABLE=1|--grad-dtype bf16"
+  variants=("nvlink||" "nvlink_no_overlap||--no-overlap" "host|NCCL_P2P_DISABLE=1|" "host_bf16|NCCL_P2P_DISABLE=1|--grad-dtype bf16"
             "sockets|NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1|" "sockets_bf16|NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1|--grad-dtype bf16")
   for workload in transformer_big bert_base; do
     echo "== $workload alone on one GPU (a 1-rank job)" >> "$out/dp.txt"
@@ -57,7 +74,7 @@ if [ "$max_bytes" = dp ]; then
   timeout 150 "${mpi[@]}" build-gpu/scalebench --workload bert_base --batch 16 --phases dp --warmup 1 --steps 2 \
     --check >> "$out/dp.txt" 2>&1; echo "check rc=$?" >> "$out/dp.txt"
   tar czf "$out/runs.tgz" -C "$out" runs && rm -rf "$runs"
-  cat "$out/dp.txt" | grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|gradients|comm)|  (solo|dp) |rc=)"
+  grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|dp step)|  (solo|dp) |rc=)" "$out/dp.txt"
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz"
   echo "tests rc=$tests_rc"
@@ -73,7 +90,7 @@ if [ "$max_bytes" = tune ]; then
   grep -E "tests passed|FAILED|Failed" "$out/ctest.log" | head -20
   runs="$out/runs" && mkdir -p "$runs"
   mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)
-  variants=("high||" "normal||--comm-priority normal" "ctas8|NCCL_MAX_CTAS=8|" "ctas16|NCCL_MAX_CTAS=16|")
+  variants=("normal||" "high||--comm-priority high" "ctas8|NCCL_MAX_CTAS=8|" "ctas16|NCCL_MAX_CTAS=16|")
   for workload in transformer_big bert_base; do
     for variant in "${variants[@]}"; do
       IFS='|' read -r name environment flags <<< "$variant"
@@ -94,26 +111,10 @@ if [ "$max_bytes" = tune ]; then
       --precision bf16 --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/dp.txt"
   done
   tar czf "$out/runs.tgz" -C "$out" runs && rm -rf "$runs"
-  grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|fp16)|  (solo|dp) |rc=|Traceback|Error)" "$out/dp.txt"
+  grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|fp16|dp step)|  (solo|dp) |rc=|Traceback|Error)" "$out/dp.txt"
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz" "$out/ddp.jsonl"
   echo "tests rc=$tests_rc"
-  exit 0
-fi
-
-if [ "$max_bytes" = ddp ]; then
-  steps=${2:-30}
-  ngpu=$(nvidia-smi -L | wc -l)
-  for environment in "" "NCCL_P2P_DISABLE=1" "NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1"; do
-    for workload in transformer_big bert_base; do
-      echo "== PyTorch DDP $workload, $ngpu ranks, ${environment:-nvlink}" >> "$out/ddp.txt"
-      env -u NCCL_P2P_DISABLE -u NCCL_SHM_DISABLE $environment PYTHONUNBUFFERED=1 timeout 200 \
-        mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE python3 scripts/pytorch_reference.py --workload "$workload" --ddp --precision bf16 \
-        --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/ddp.txt"
-    done
-  done
-  tail -30 "$out/ddp.txt"
-  cat "$out/ddp.jsonl"
   exit 0
 fi
 

@@ -40,7 +40,7 @@ struct TrainOptions {
   uint64_t bucket_bytes = 25ull << 20;
   bool overlap = true;                      // false: every bucket reduced after the backward pass
   DType grad_dtype = DType::kFloat32;       // kBFloat16: gradients rounded to bf16 for the all-reduce
-  bool comm_high_priority = true;           // the all-reduces' stream at CUDA's greatest priority
+  bool comm_high_priority = false;          // the all-reduces' stream at CUDA's greatest priority
   bool profile = true;                      // one extra solo step timed node by node on every rank
   bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
   int check_steps = 3;
@@ -50,6 +50,10 @@ struct TrainOptions {
 struct RankPhase {
   std::vector<double> step_ms;                 // timed steps
   std::vector<std::vector<double>> bucket_ms;  // comm and dp: [step][bucket] all-reduce durations
+  // dp, from each step's first node: when the last node finished, and [step][bucket] when the bucket was
+  // ready, when its all-reduce started and ended.
+  std::vector<double> nodes_done_ms;
+  std::vector<std::vector<double>> bucket_ready_ms, bucket_start_ms, bucket_end_ms;
   float loss_first = 0, loss_last = 0;         // solo and dp
 };
 
@@ -127,6 +131,15 @@ struct CommSummary {
   double step_ms_p50 = 0;   // all buckets back to back
   double busbw_gbps = 0;    // from the per-bucket durations' medians
 };
+// The dp phase's median step on rank 0, from its first node (GradientReducer::Timeline).
+struct DpTimeline {
+  double nodes_done_ms = 0;       // the backward pass's last node finished
+  double last_reduce_end_ms = 0;  // the last bucket's all-reduce finished
+  double tail_ms = 0;             // last_reduce_end - nodes_done, ≥ 0: communication left after the backward
+  std::vector<double> ready_ms, start_ms, end_ms;  // per bucket
+};
+DpTimeline summarize_dp_timeline(const TrainingReport& report);
+
 struct ScalingSummary {
   double efficiency = 0;        // X(N) / (N · X(1)), X(1) the median solo GPU
   double exposed_comm_ms = 0;   // dp step - solo step (p50s), not below 0

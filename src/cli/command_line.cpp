@@ -193,7 +193,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "Element type of the gradient all-reduce: fp32 (default) or bf16 (half the bytes)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
   run->add_option("--comm-priority", result.run.comm_priority,
-                  "Priority of the all-reduces' stream: high (default; scheduled ahead of compute kernels) or normal")
+                  "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")
       ->check(CLI::IsMember({"high", "normal"}));
   run->add_flag("--check", result.run.check,
                 "Verify the data-parallel invariant: N ranks x batch b train like 1 rank x batch N*b (exit 4 if not)");

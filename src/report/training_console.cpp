@@ -171,6 +171,12 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
       std::fprintf(out, "# overlap %.0f%% of the comm phase's time hidden; perfect overlap would give E = "
                         "min(1, solo / comm) = %.1f%%\n", s.overlap_pct, 100 * s.efficiency_bound);
     }
+    const DpTimeline timeline = summarize_dp_timeline(report);
+    if (!timeline.end_ms.empty()) {
+      std::fprintf(out, "# dp step on rank 0 (p50, from its first node): backward done at %.2f ms, last all-reduce done "
+                        "at %.2f ms (%.2f ms after the backward), first bucket ready at %.2f ms\n",
+                   timeline.nodes_done_ms, timeline.last_reduce_end_ms, timeline.tail_ms, timeline.ready_ms.front());
+    }
     std::fprintf(out, "# busbw of the all-reduces in training: %.1f GB/s", s.in_training_busbw_gbps);
     if (report.comm.ran) std::fprintf(out, " (comm phase alone: %.1f GB/s)", summarize_comm(report, report.comm).busbw_gbps);
     std::fprintf(out, "; transport %s\n", or_none(report.transport).c_str());

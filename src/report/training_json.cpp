@@ -97,6 +97,12 @@ json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::st
       entry["loss_last"] = rank.loss_last;
     }
     if (!rank.bucket_ms.empty()) entry["bucket_ms"] = rank.bucket_ms;
+    if (!rank.bucket_end_ms.empty()) {
+      entry["nodes_done_ms"] = rank.nodes_done_ms;
+      entry["bucket_ready_ms"] = rank.bucket_ready_ms;
+      entry["bucket_start_ms"] = rank.bucket_start_ms;
+      entry["bucket_end_ms"] = rank.bucket_end_ms;
+    }
     ranks.push_back(entry);
   }
   json out = {{"ranks", ranks}};
@@ -107,6 +113,12 @@ json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::st
     return out;
   }
   const PhaseSummary s = summarize_phase(r, phase, name == "dp");
+  if (name == "dp") {
+    const DpTimeline t = summarize_dp_timeline(r);
+    out["timeline"] = {{"nodes_done_ms", t.nodes_done_ms}, {"last_reduce_end_ms", t.last_reduce_end_ms},
+                       {"tail_ms", t.tail_ms}, {"bucket_ready_ms", t.ready_ms}, {"bucket_start_ms", t.start_ms},
+                       {"bucket_end_ms", t.end_ms}};
+  }
   out.update({{"step_ms_p50", s.step_ms_p50}, {"step_ms_p95", s.step_ms_p95}, {"step_ms_max", s.step_ms_max},
               {"units_per_s_per_gpu", s.units_per_s_per_gpu}, {"units_per_s_total", s.units_per_s_total},
               {"tflops_per_gpu", s.tflops_per_gpu}, {"mfu", r.peak_tflops > 0 ? json(s.mfu) : json(nullptr)},

@@ -39,6 +39,8 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     finished_.push_back(device.create_event());
   }
   all_done_ = device.create_event();
+  step_start_ = device.create_event();
+  nodes_done_ = device.create_event();
 }
 
 GradientReducer::~GradientReducer() {
@@ -76,6 +78,7 @@ void GradientReducer::issue(size_t bucket) {
 
 void GradientReducer::run_nodes_and_reduce() {
   const size_t nodes = executor_.graph().nodes().size();
+  step_start_->record(executor_.compute_stream());
   size_t next = 0;
   if (overlap_) {
     for (size_t b = 0; b < buckets_.size(); ++b) {
@@ -88,6 +91,7 @@ void GradientReducer::run_nodes_and_reduce() {
     }
   }
   executor_.run_nodes(next, nodes);
+  nodes_done_->record(executor_.compute_stream());
   if (!overlap_) {
     for (size_t b = 0; b < buckets_.size(); ++b) issue(b);
   }
@@ -130,6 +134,17 @@ std::vector<double> GradientReducer::wait_and_time(const std::string& what) {
     ms.push_back(finished_[b]->milliseconds_since(*started_[b]));
   }
   return ms;
+}
+
+GradientReducer::Timeline GradientReducer::timeline() const {
+  Timeline t;
+  t.nodes_done_ms = nodes_done_->milliseconds_since(*step_start_);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    t.ready_ms.push_back(ready_[b]->milliseconds_since(*step_start_));
+    t.start_ms.push_back(started_[b]->milliseconds_since(*step_start_));
+    t.end_ms.push_back(finished_[b]->milliseconds_since(*step_start_));
+  }
+  return t;
 }
 
 double GradientReducer::span_ms() const {

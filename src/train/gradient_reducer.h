@@ -21,7 +21,7 @@ class GradientReducer {
  public:
   // `high_priority`: the communication stream from Device::create_high_priority_stream.
   GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype, bool overlap,
-                  bool high_priority = true);
+                  bool high_priority = false);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -42,6 +42,15 @@ class GradientReducer {
   // From the first bucket's start to the last one's end in the last step (after wait_and_time).
   double span_ms() const;
 
+  // Where the last run_nodes_and_reduce step's time went, from its first node's start (after wait_and_time):
+  // when the last node finished, and per bucket when it was ready (its last gradient written), when its
+  // all-reduce started (later when the communication stream was still busy) and when it ended.
+  struct Timeline {
+    double nodes_done_ms = 0;
+    std::vector<double> ready_ms, start_ms, end_ms;
+  };
+  Timeline timeline() const;
+
   size_t bucket_count() const { return buckets_.size(); }
   uint64_t wire_bytes(size_t bucket) const;  // bytes on the wire: halved for bf16
 
@@ -58,7 +67,7 @@ class GradientReducer {
   std::vector<GradientBucket> buckets_;  // by ready node, the order every rank issues them in
   void* wire_buffer_ = nullptr;          // bf16 copy of the gradient region (bf16 wire only)
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;
-  std::unique_ptr<DeviceEvent> all_done_;
+  std::unique_ptr<DeviceEvent> all_done_, step_start_, nodes_done_;
 };
 
 }  // namespace sb

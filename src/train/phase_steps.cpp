@@ -24,14 +24,24 @@ bool same_on_every_rank(ProcessGroup& group, uint64_t value) {
 }
 
 std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) {
-  const nlohmann::json doc = {{"step_ms", mine.step_ms}, {"bucket_ms", mine.bucket_ms},
-                              {"loss_first", mine.loss_first}, {"loss_last", mine.loss_last}};
+  const nlohmann::json doc = {{"step_ms", mine.step_ms},
+                              {"bucket_ms", mine.bucket_ms},
+                              {"nodes_done_ms", mine.nodes_done_ms},
+                              {"bucket_ready_ms", mine.bucket_ready_ms},
+                              {"bucket_start_ms", mine.bucket_start_ms},
+                              {"bucket_end_ms", mine.bucket_end_ms},
+                              {"loss_first", mine.loss_first},
+                              {"loss_last", mine.loss_last}};
   std::vector<RankPhase> all;
   for (const std::string& text : group.allgather_strings(doc.dump())) {
     const nlohmann::json entry = nlohmann::json::parse(text);
     RankPhase phase;
     phase.step_ms = entry["step_ms"].get<std::vector<double>>();
     phase.bucket_ms = entry["bucket_ms"].get<std::vector<std::vector<double>>>();
+    phase.nodes_done_ms = entry["nodes_done_ms"].get<std::vector<double>>();
+    phase.bucket_ready_ms = entry["bucket_ready_ms"].get<std::vector<std::vector<double>>>();
+    phase.bucket_start_ms = entry["bucket_start_ms"].get<std::vector<std::vector<double>>>();
+    phase.bucket_end_ms = entry["bucket_end_ms"].get<std::vector<std::vector<double>>>();
     phase.loss_first = entry["loss_first"].get<float>();
     phase.loss_last = entry["loss_last"].get<float>();
     all.push_back(std::move(phase));
@@ -63,7 +73,7 @@ void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool da
 
 RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
                     const std::function<void(int64_t step)>& enqueue_step,
-                    const std::function<std::vector<double>()>& after_step) {
+                    const std::function<void(RankPhase& phase, bool timed)>& after_step) {
   Executor& executor = *replica.executor;
   RankPhase result;
   int timed = options.steps;
@@ -73,7 +83,7 @@ RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& o
     executor.mark(0);
     enqueue_step(step + 1);
     executor.mark(1);
-    std::vector<double> buckets = after_step ? after_step() : std::vector<double>{};
+    if (after_step) after_step(result, step >= options.warmup_steps);
     const double ms = executor.elapsed_ms(0, 1);
     float loss = 0;
     executor.read_tensor(replica.built.loss, &loss, sizeof loss);
@@ -85,10 +95,7 @@ RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& o
     }
     if (step == 0) result.loss_first = loss;
     result.loss_last = loss;
-    if (step >= options.warmup_steps) {
-      result.step_ms.push_back(ms);
-      if (!buckets.empty()) result.bucket_ms.push_back(std::move(buckets));
-    }
+    if (step >= options.warmup_steps) result.step_ms.push_back(ms);
     if (!counted && (step + 1 == options.warmup_steps || options.warmup_steps == 0)) {
       timed = agreed_step_count(group, options, ms);
       counted = true;

@@ -34,10 +34,11 @@ void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool da
 
 // Runs warm-up then timed training steps. `enqueue_step` enqueues one step's work on the executor (and
 // returns); the step is timed between marks on the compute stream around it; `after_step`, when set,
-// runs once the step is enqueued (waiting for communication) and returns the bucket durations to keep.
+// runs once the step is enqueued (waiting for communication) and records what it measured into the phase
+// when `timed` (not a warm-up step).
 // The loss is read after every step: a non-finite loss on any rank ends every rank (RuntimeFailure).
 RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
                     const std::function<void(int64_t step)>& enqueue_step,
-                    const std::function<std::vector<double>()>& after_step);
+                    const std::function<void(RankPhase& phase, bool timed)>& after_step);
 
 }  // namespace sb

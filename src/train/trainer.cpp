@@ -128,7 +128,16 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
           reducer.run_nodes_and_reduce();
           reducer.update(options.optimizer, step);
         };
-        auto wait_for_buckets = [&] { return reducer.wait_and_time("the gradient all-reduces"); };
+        auto wait_for_buckets = [&](RankPhase& phase, bool timed) {
+          std::vector<double> durations = reducer.wait_and_time("the gradient all-reduces");
+          if (!timed) return;
+          const GradientReducer::Timeline timeline = reducer.timeline();
+          phase.bucket_ms.push_back(std::move(durations));
+          phase.nodes_done_ms.push_back(timeline.nodes_done_ms);
+          phase.bucket_ready_ms.push_back(timeline.ready_ms);
+          phase.bucket_start_ms.push_back(timeline.start_ms);
+          phase.bucket_end_ms.push_back(timeline.end_ms);
+        };
         report.dp.ranks = gather_phase(group, run_steps(group, *replica, options, "dp", dp_step, wait_for_buckets));
         report.dp.ran = true;
         report.weights_checksum_after_dp = parameter_checksum(*replica);

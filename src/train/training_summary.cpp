@@ -97,6 +97,35 @@ CommSummary summarize_comm(const TrainingReport& report, const PhaseRecord& phas
   return summary;
 }
 
+DpTimeline summarize_dp_timeline(const TrainingReport& report) {
+  DpTimeline t;
+  if (!report.dp.ran || report.dp.ranks.empty()) return t;
+  const RankPhase& rank = report.dp.ranks.front();
+  if (rank.bucket_end_ms.empty()) return t;
+  auto median_per_bucket = [](const std::vector<std::vector<double>>& by_step) {
+    std::vector<double> out;
+    for (size_t b = 0; b < by_step.front().size(); ++b) {
+      std::vector<double> values;
+      for (const auto& step : by_step) values.push_back(step.at(b));
+      out.push_back(median(values));
+    }
+    return out;
+  };
+  t.nodes_done_ms = median(rank.nodes_done_ms);
+  t.ready_ms = median_per_bucket(rank.bucket_ready_ms);
+  t.start_ms = median_per_bucket(rank.bucket_start_ms);
+  t.end_ms = median_per_bucket(rank.bucket_end_ms);
+  std::vector<double> last_end, tails;
+  for (size_t s = 0; s < rank.bucket_end_ms.size(); ++s) {
+    const double end = *std::max_element(rank.bucket_end_ms[s].begin(), rank.bucket_end_ms[s].end());
+    last_end.push_back(end);
+    tails.push_back(std::max(0.0, end - rank.nodes_done_ms.at(s)));
+  }
+  t.last_reduce_end_ms = median(last_end);
+  t.tail_ms = median(tails);
+  return t;
+}
+
 ScalingSummary summarize_scaling(const TrainingReport& report) {
   ScalingSummary summary;
   if (!report.dp.ran) return summary;
