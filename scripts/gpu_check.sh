@@ -46,13 +46,17 @@ echo "== configure and build"
 grep "scalebench backends" "$out/build.log"
 [ "$max_bytes" = build ] && exit 0
 
-if [ "$max_bytes" = dp ]; then
-  steps=${2:-30}
-  ngpu=$(nvidia-smi -L | wc -l)
+run_gpu_tests() {  # sets tests_rc
   echo "== gpu tests"
   (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure --timeout 150) > "$out/ctest.log" 2>&1
   tests_rc=$?
   grep -E "tests passed|FAILED|Failed" "$out/ctest.log" | head -20
+}
+
+if [ "$max_bytes" = dp ]; then
+  steps=${2:-30}
+  ngpu=$(nvidia-smi -L | wc -l)
+  run_gpu_tests
   runs="$out/runs" && mkdir -p "$runs"
   mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)  # one node: ranks inherit the environment
   # name, environment, extra flags: the interconnects of issue 4's bar
@@ -84,10 +88,7 @@ fi
 if [ "$max_bytes" = tune ]; then
   steps=${2:-30}
   ngpu=$(nvidia-smi -L | wc -l)
-  echo "== gpu tests"
-  (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure --timeout 150) > "$out/ctest.log" 2>&1
-  tests_rc=$?
-  grep -E "tests passed|FAILED|Failed" "$out/ctest.log" | head -20
+  run_gpu_tests
   runs="$out/runs" && mkdir -p "$runs"
   mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)
   variants=("normal||" "high||--comm-priority high" "ctas8|NCCL_MAX_CTAS=8|" "ctas16|NCCL_MAX_CTAS=16|")

@@ -40,8 +40,8 @@ class Executor {
   virtual void optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
                                     int64_t count) = 0;
   virtual bool steps_in_ranges(const OptimizerSettings& settings) const { return settings.max_grad_norm == 0; }
-  // Zeroes the optimizer's state (moments, momentum), as a freshly built optimizer has it: the trainer
-  // restarts from the initial weights between its phases.
+  // Zeroes the optimizer's state (moments, momentum), as a freshly built optimizer has it, and restarts the
+  // loss scale where there is one: the trainer restarts from the initial weights between its phases.
   virtual void reset_optimizer_state() = 0;
   // The stream the nodes and the optimizer are enqueued on (nullptr on the CPU, where everything is done
   // when the call returns): the data-parallel trainer orders its gradient all-reduces after events on it.

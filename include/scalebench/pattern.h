@@ -7,12 +7,7 @@
 #include <cstdint>
 
 #include "scalebench/dtype.h"
-
-#if defined(__CUDACC__)
-#define SB_HOST_DEVICE __host__ __device__
-#else
-#define SB_HOST_DEVICE
-#endif
+#include "scalebench/host_device.h"
 
 namespace sb {
 

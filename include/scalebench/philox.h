@@ -6,13 +6,7 @@
 
 #include <cstdint>
 
-#if !defined(SB_HOST_DEVICE)
-#if defined(__CUDACC__)
-#define SB_HOST_DEVICE __host__ __device__
-#else
-#define SB_HOST_DEVICE
-#endif
-#endif
+#include "scalebench/host_device.h"
 
 namespace sb {
 

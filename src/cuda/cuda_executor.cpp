@@ -135,8 +135,16 @@ class CudaExecutor final : public Executor {
     return settings.max_grad_norm == 0 && loss_scale_ == nullptr;
   }
 
+  // A fresh optimizer and a fresh GradScaler: the trainer's phases each start from the initial weights, and
+  // data-parallel ranks must start dp with the same loss scale, whatever overflows each saw alone in solo.
   void reset_optimizer_state() override {
     if (optimizer_state_ != nullptr) SB_CUDA_CHECK(cudaMemsetAsync(optimizer_state_, 0, state_bytes_, stream_));
+    if (loss_scale_ != nullptr) {
+      initial_loss_scale_ = initial_loss_scale_state(loss_scale_config_);
+      SB_CUDA_CHECK(cudaMemcpyAsync(loss_scale_, &initial_loss_scale_, sizeof initial_loss_scale_,
+                                    cudaMemcpyHostToDevice, stream_));
+      SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    }
   }
   StreamHandle compute_stream() const override { return stream_; }
   void* arena_data() override { return arena_; }
@@ -244,6 +252,7 @@ class CudaExecutor final : public Executor {
   cuda::GemmMath gemm_math_;
   LossScaleConfig loss_scale_config_;
   LossScaleState* loss_scale_ = nullptr;  // device; null without loss scaling
+  LossScaleState initial_loss_scale_;     // the host copy reset_optimizer_state uploads
   cudaStream_t stream_ = nullptr;
   std::map<TensorId, int64_t> counted_rows_;
   std::vector<cudaEvent_t> marks_;

@@ -47,6 +47,39 @@ void profile_solo_step(Replica& replica, const TrainOptions& options, int64_t st
   report.op_ms = largest_first(by_op);
 }
 
+// The step's buckets all-reduced back to back on the communication stream, no compute.
+RankPhase run_comm_phase(GradientReducer& reducer, const TrainOptions& options) {
+  RankPhase mine;
+  for (int step = 0; step < options.warmup_steps + options.steps; ++step) {
+    reducer.reduce_alone();
+    std::vector<double> buckets = reducer.wait_and_time("the comm phase's all-reduces");
+    if (step < options.warmup_steps) continue;
+    mine.step_ms.push_back(reducer.span_ms());
+    mine.bucket_ms.push_back(std::move(buckets));
+  }
+  return mine;
+}
+
+// Data-parallel steps: nodes with the buckets' all-reduces interleaved, then the update; every timed step
+// keeps its buckets' durations and its timeline.
+RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& reducer, const TrainOptions& options) {
+  auto dp_step = [&](int64_t step) {
+    reducer.run_nodes_and_reduce();
+    reducer.update(options.optimizer, step);
+  };
+  auto wait_for_buckets = [&](RankPhase& phase, bool timed) {
+    std::vector<double> durations = reducer.wait_and_time("the gradient all-reduces");
+    if (!timed) return;
+    const GradientReducer::Timeline timeline = reducer.timeline();
+    phase.bucket_ms.push_back(std::move(durations));
+    phase.nodes_done_ms.push_back(timeline.nodes_done_ms);
+    phase.bucket_ready_ms.push_back(timeline.ready_ms);
+    phase.bucket_start_ms.push_back(timeline.start_ms);
+    phase.bucket_end_ms.push_back(timeline.end_ms);
+  };
+  return run_steps(group, replica, options, "dp", dp_step, wait_for_buckets);
+}
+
 void restart_from_initial_weights(Replica& replica, uint64_t weight_seed) {
   initialise_parameters(replica, weight_seed);
   replica.executor->reset_optimizer_state();
@@ -109,36 +142,14 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
                               options.comm_high_priority);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) report.bucket_bytes.push_back(reducer.wire_bytes(b));
       if (options.comm) {
-        RankPhase mine;
-        for (int step = 0; step < options.warmup_steps + options.steps; ++step) {
-          reducer.reduce_alone();
-          std::vector<double> buckets = reducer.wait_and_time("the comm phase's all-reduces");
-          if (step < options.warmup_steps) continue;
-          mine.step_ms.push_back(reducer.span_ms());
-          mine.bucket_ms.push_back(std::move(buckets));
-        }
-        report.comm.ranks = gather_phase(group, mine);
+        report.comm.ranks = gather_phase(group, run_comm_phase(reducer, options));
         report.comm.ran = true;
         on_phase_done("comm");
       }
       if (options.dp) {
         restart_from_initial_weights(*replica, weight_seed);
         weight_losses_by_global_rows(group, *replica, true);
-        auto dp_step = [&](int64_t step) {
-          reducer.run_nodes_and_reduce();
-          reducer.update(options.optimizer, step);
-        };
-        auto wait_for_buckets = [&](RankPhase& phase, bool timed) {
-          std::vector<double> durations = reducer.wait_and_time("the gradient all-reduces");
-          if (!timed) return;
-          const GradientReducer::Timeline timeline = reducer.timeline();
-          phase.bucket_ms.push_back(std::move(durations));
-          phase.nodes_done_ms.push_back(timeline.nodes_done_ms);
-          phase.bucket_ready_ms.push_back(timeline.ready_ms);
-          phase.bucket_start_ms.push_back(timeline.start_ms);
-          phase.bucket_end_ms.push_back(timeline.end_ms);
-        };
-        report.dp.ranks = gather_phase(group, run_steps(group, *replica, options, "dp", dp_step, wait_for_buckets));
+        report.dp.ranks = gather_phase(group, run_dp_phase(group, *replica, reducer, options));
         report.dp.ran = true;
         report.weights_checksum_after_dp = parameter_checksum(*replica);
         report.weights_identical_after_dp = same_on_every_rank(group, report.weights_checksum_after_dp);
