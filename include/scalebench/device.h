@@ -75,6 +75,10 @@ class Device {
   virtual void synchronize(StreamHandle stream) = 0;
   virtual bool stream_idle(StreamHandle stream) = 0;  // non-blocking query, for polling with a timeout
   virtual std::unique_ptr<DeviceEvent> create_event() = 0;
+  // Named host ranges for profilers (NVTX on CUDA, seen by Nsight Systems beside the kernels they enqueue);
+  // nothing on the CPU. Pushes and pops nest.
+  virtual void push_range(const char* /*name*/) {}
+  virtual void pop_range() {}
 
   // dst[i] = src[i] converted between fp32 and bf16 (either direction; round to nearest even), enqueued
   // on `stream`: gradients compressed to bf16 for the all-reduce and widened back. UsageError for other pairs.

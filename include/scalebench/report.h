@@ -41,6 +41,9 @@ std::string reproducer_command(const TrainingReport& report);
 nlohmann::json training_report_json(const TrainingReport& report);
 // One header row and one data row: the configuration and the derived numbers.
 std::string training_report_csv(const TrainingReport& report);
+// The dp phase's timed steps as a Chrome / Perfetto trace ("traceEvents"): a process per rank, a compute track
+// (forward, backward, optimizer) and a communication track (each bucket's all-reduce), in microseconds.
+nlohmann::json training_trace_json(const TrainingReport& report);
 
 // Writes `text` to `path`, or to stdout when path is "-". Throws RuntimeFailure naming the path.
 void write_text_file(const std::string& path, const std::string& text);

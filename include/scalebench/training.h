@@ -54,6 +54,9 @@ struct RankPhase {
   // ready, when its all-reduce started and ended.
   std::vector<double> nodes_done_ms;
   std::vector<std::vector<double>> bucket_ready_ms, bucket_start_ms, bucket_end_ms;
+  // dp, for the trace: each step's first node from the phase's start on this rank's device, and from the step's
+  // first node the end of the forward pass and of the optimizer.
+  std::vector<double> step_start_ms, forward_done_ms, step_done_ms;
   float loss_first = 0, loss_last = 0;         // solo and dp
 };
 

@@ -107,7 +107,7 @@ std::string canonical_form(const CommandLine& cl) {
             ";recompute=" + std::to_string(r.recompute) + ";optimizer=" + r.optimizer +
             ";clip=" + std::to_string(r.clip_norm) + ";min_time=" + std::to_string(r.min_time_seconds) +
             ";bucket=" + std::to_string(r.bucket_mb) + ";no_overlap=" + std::to_string(r.no_overlap) +
-            ";grad_dtype=" + r.grad_dtype + ";comm_priority=" + r.comm_priority + ";check=" + std::to_string(r.check) +
+            ";grad_dtype=" + r.grad_dtype + ";comm_priority=" + r.comm_priority + ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
             ";check_steps=" + std::to_string(r.check_steps) + ";phases=";
     for (const std::string& phase : r.phases) text += phase + ",";
   }
@@ -195,6 +195,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--comm-priority", result.run.comm_priority,
                   "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")
       ->check(CLI::IsMember({"high", "normal"}));
+  run->add_option("--trace", result.run.trace_path,
+                  "Write the dp phase as a Chrome/Perfetto trace (forward, backward, optimizer, every all-reduce; "
+                  "device timestamps) to FILE");
   run->add_flag("--check", result.run.check,
                 "Verify the data-parallel invariant: N ranks x batch b train like 1 rank x batch N*b (exit 4 if not)");
   run->add_option("--check-steps", result.run.check_steps, "Steps --check trains before comparing (default 3)")

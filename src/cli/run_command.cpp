@@ -81,6 +81,11 @@ void describe_context(const CommandLine& cl, ProcessGroup& group, Session& sessi
 
 int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   agree_or_throw(group, group.rank() == 0 ? unwritable_output(cl.common) : std::nullopt);
+  if (!cl.run.trace_path.empty()) {
+    CommonOptions trace_only;
+    trace_only.json_path = cl.run.trace_path;
+    agree_or_throw(group, group.rank() == 0 ? unwritable_output(trace_only) : std::nullopt);
+  }
   Session session = open_session(group, cl.common);
   TrainingReport report;
   report.options = train_options(cl, *session.device);
@@ -119,6 +124,12 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     std::fflush(console);
     if (!cl.common.json_path.empty()) write_text_file(cl.common.json_path, training_report_json(report).dump(2) + "\n");
     if (!cl.common.csv_path.empty()) write_text_file(cl.common.csv_path, training_report_csv(report));
+    if (!cl.run.trace_path.empty() && report.dp.ran) {
+      write_text_file(cl.run.trace_path, training_trace_json(report).dump() + "\n");
+    } else if (!cl.run.trace_path.empty()) {
+      std::fprintf(console, "# no trace written to %s: the dp phase did not run (it needs two or more ranks)\n",
+                   cl.run.trace_path.c_str());
+    }
   }
   if (exit_code == kExitRuntime) throw RuntimeFailure(report.error);
   if (exit_code == kExitCheckFailed) {

@@ -2,6 +2,7 @@
 // makes it current for this thread, which is what NCCL and cuBLAS bind to.
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include "scalebench/device.h"
 #include "scalebench/error.h"
@@ -131,6 +132,8 @@ class CudaDevice final : public Device {
     return true;
   }
   std::unique_ptr<DeviceEvent> create_event() override { return std::make_unique<CudaEvent>(); }
+  void push_range(const char* name) override { nvtxRangePushA(name); }
+  void pop_range() override { nvtxRangePop(); }
 
   void convert(const void* src, DType from, void* dst, DType to, size_t count, StreamHandle stream) override {
     const auto n = static_cast<int64_t>(count);

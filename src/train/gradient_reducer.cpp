@@ -39,8 +39,12 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     finished_.push_back(device.create_event());
   }
   all_done_ = device.create_event();
+  phase_start_ = device.create_event();
   step_start_ = device.create_event();
+  forward_done_ = device.create_event();
   nodes_done_ = device.create_event();
+  step_done_ = device.create_event();
+  begin_phase();
 }
 
 GradientReducer::~GradientReducer() {
@@ -69,17 +73,26 @@ void GradientReducer::all_reduce(size_t bucket) {
 }
 
 void GradientReducer::issue(size_t bucket) {
+  device_.push_range("all-reduce");
   ready_[bucket]->record(executor_.compute_stream());
   ready_[bucket]->block(comm_stream_);
   started_[bucket]->record(comm_stream_);
   all_reduce(bucket);
   finished_[bucket]->record(comm_stream_);
+  device_.pop_range();
 }
+
+void GradientReducer::begin_phase() { phase_start_->record(executor_.compute_stream()); }
 
 void GradientReducer::run_nodes_and_reduce() {
   const size_t nodes = executor_.graph().nodes().size();
   step_start_->record(executor_.compute_stream());
-  size_t next = 0;
+  device_.push_range("forward");
+  size_t next = executor_.forward_node_count();
+  executor_.run_nodes(0, next);
+  forward_done_->record(executor_.compute_stream());
+  device_.pop_range();
+  device_.push_range("backward");
   if (overlap_) {
     for (size_t b = 0; b < buckets_.size(); ++b) {
       const size_t end = static_cast<size_t>(std::max(buckets_[b].ready_after_node, -1) + 1);
@@ -92,6 +105,7 @@ void GradientReducer::run_nodes_and_reduce() {
   }
   executor_.run_nodes(next, nodes);
   nodes_done_->record(executor_.compute_stream());
+  device_.pop_range();
   if (!overlap_) {
     for (size_t b = 0; b < buckets_.size(); ++b) issue(b);
   }
@@ -99,17 +113,21 @@ void GradientReducer::run_nodes_and_reduce() {
 }
 
 void GradientReducer::update(const OptimizerSettings& settings, int64_t step) {
+  device_.push_range("optimizer");
   if (!overlap_ || !executor_.steps_in_ranges(settings)) {
     all_done_->block(executor_.compute_stream());
     executor_.optimizer_step(settings, step);
-    return;
+  } else {
+    const uint64_t region = executor_.plan().gradient_region_offset;
+    for (size_t b = 0; b < buckets_.size(); ++b) {
+      finished_[b]->block(executor_.compute_stream());
+      executor_.optimizer_step_range(settings, step,
+                                     static_cast<int64_t>((buckets_[b].offset - region) / sizeof(float)),
+                                     static_cast<int64_t>(buckets_[b].bytes / sizeof(float)));
+    }
   }
-  const uint64_t region = executor_.plan().gradient_region_offset;
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    finished_[b]->block(executor_.compute_stream());
-    executor_.optimizer_step_range(settings, step, static_cast<int64_t>((buckets_[b].offset - region) / sizeof(float)),
-                                   static_cast<int64_t>(buckets_[b].bytes / sizeof(float)));
-  }
+  step_done_->record(executor_.compute_stream());
+  device_.pop_range();
 }
 
 void GradientReducer::reduce_alone() {
@@ -138,7 +156,10 @@ std::vector<double> GradientReducer::wait_and_time(const std::string& what) {
 
 GradientReducer::Timeline GradientReducer::timeline() const {
   Timeline t;
+  t.step_start_ms = step_start_->milliseconds_since(*phase_start_);
+  t.forward_done_ms = forward_done_->milliseconds_since(*step_start_);
   t.nodes_done_ms = nodes_done_->milliseconds_since(*step_start_);
+  t.step_done_ms = step_done_->milliseconds_since(*step_start_);
   for (size_t b = 0; b < buckets_.size(); ++b) {
     t.ready_ms.push_back(ready_[b]->milliseconds_since(*step_start_));
     t.start_ms.push_back(started_[b]->milliseconds_since(*step_start_));

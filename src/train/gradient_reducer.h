@@ -46,10 +46,13 @@ class GradientReducer {
   // when the last node finished, and per bucket when it was ready (its last gradient written), when its
   // all-reduce started (later when the communication stream was still busy) and when it ended.
   struct Timeline {
-    double nodes_done_ms = 0;
+    double step_start_ms = 0;  // the step's first node, from begin_phase()
+    double forward_done_ms = 0, nodes_done_ms = 0, step_done_ms = 0;  // from the step's first node
     std::vector<double> ready_ms, start_ms, end_ms;
   };
   Timeline timeline() const;
+  // Marks the origin of the phase's timeline on the compute stream (the steps' step_start_ms count from it).
+  void begin_phase();
 
   size_t bucket_count() const { return buckets_.size(); }
   uint64_t wire_bytes(size_t bucket) const;  // bytes on the wire: halved for bf16
@@ -67,7 +70,7 @@ class GradientReducer {
   std::vector<GradientBucket> buckets_;  // by ready node, the order every rank issues them in
   void* wire_buffer_ = nullptr;          // bf16 copy of the gradient region (bf16 wire only)
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;
-  std::unique_ptr<DeviceEvent> all_done_, step_start_, nodes_done_;
+  std::unique_ptr<DeviceEvent> all_done_, phase_start_, step_start_, forward_done_, nodes_done_, step_done_;
 };
 
 }  // namespace sb

@@ -30,6 +30,9 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
                               {"bucket_ready_ms", mine.bucket_ready_ms},
                               {"bucket_start_ms", mine.bucket_start_ms},
                               {"bucket_end_ms", mine.bucket_end_ms},
+                              {"step_start_ms", mine.step_start_ms},
+                              {"forward_done_ms", mine.forward_done_ms},
+                              {"step_done_ms", mine.step_done_ms},
                               {"loss_first", mine.loss_first},
                               {"loss_last", mine.loss_last}};
   std::vector<RankPhase> all;
@@ -42,6 +45,9 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
     phase.bucket_ready_ms = entry["bucket_ready_ms"].get<std::vector<std::vector<double>>>();
     phase.bucket_start_ms = entry["bucket_start_ms"].get<std::vector<std::vector<double>>>();
     phase.bucket_end_ms = entry["bucket_end_ms"].get<std::vector<std::vector<double>>>();
+    phase.step_start_ms = entry["step_start_ms"].get<std::vector<double>>();
+    phase.forward_done_ms = entry["forward_done_ms"].get<std::vector<double>>();
+    phase.step_done_ms = entry["step_done_ms"].get<std::vector<double>>();
     phase.loss_first = entry["loss_first"].get<float>();
     phase.loss_last = entry["loss_last"].get<float>();
     all.push_back(std::move(phase));

@@ -76,7 +76,11 @@ RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& r
     phase.bucket_ready_ms.push_back(timeline.ready_ms);
     phase.bucket_start_ms.push_back(timeline.start_ms);
     phase.bucket_end_ms.push_back(timeline.end_ms);
+    phase.step_start_ms.push_back(timeline.step_start_ms);
+    phase.forward_done_ms.push_back(timeline.forward_done_ms);
+    phase.step_done_ms.push_back(timeline.step_done_ms);
   };
+  reducer.begin_phase();
   return run_steps(group, replica, options, "dp", dp_step, wait_for_buckets);
 }
 

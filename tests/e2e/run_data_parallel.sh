@@ -40,6 +40,19 @@ else
   failures=$((failures + 1))
 fi
 
+# The dp phase as a Chrome trace: forward, backward and optimizer per step and rank, every all-reduce.
+expect_exit 0 "trace" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload bert_base "${tiny[@]}" --phases dp \
+  --trace "$WORK/trace.json"
+python3 - "$WORK/trace.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: trace"; failures=$((failures + 1)); }
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {e["name"] for e in events if e["ph"] == "X"}
+assert {"forward", "backward", "optimizer"} <= names, names
+assert any(n.startswith("all-reduce") for n in names), names
+assert {e["pid"] for e in events} == {0, 1}
+assert all(e["dur"] >= 0 for e in events if e["ph"] == "X")
+PY
+
 # bf16 on the wire: half the bytes per bucket, and still within the check's tolerance.
 expect_exit 0 "bf16 gradients with --check" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload bert_base "${tiny[@]}" \
   --grad-dtype bf16 --check

@@ -127,6 +127,39 @@ TEST(TrainingReportCsv, OneHeaderOneRowSameWidth) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 2);
 }
 
+TEST(TrainingTrace, PlacesEveryStepAndAllReduceOnItsRanksTracks) {
+  TrainingReport report = two_rank_report();
+  for (RankPhase& rank : report.dp.ranks) {
+    rank.step_start_ms = {0, 20, 40};
+    rank.forward_done_ms = {4, 4, 4};
+    rank.nodes_done_ms = {11, 11, 11};
+    rank.step_done_ms = {12, 12, 12};
+    rank.bucket_ready_ms = {{6, 11}, {6, 11}, {6, 11}};
+    rank.bucket_start_ms = {{6, 11}, {6, 11}, {6, 11}};
+    rank.bucket_end_ms = {{9, 11.5}, {9, 11.5}, {9, 11.5}};
+  }
+  const nlohmann::json trace = training_trace_json(report);
+  int forward = 0, reduces = 0, named = 0;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "M") {
+      ++named;
+      continue;
+    }
+    if (event["name"] == "forward") ++forward;
+    if (event["name"].get<std::string>().rfind("all-reduce", 0) == 0) {
+      ++reduces;
+      EXPECT_EQ(event["tid"], 1);
+    }
+    if (event["name"] == "backward" && event["pid"] == 1 && event["args"]["step"] == 2) {
+      EXPECT_DOUBLE_EQ(event["ts"].get<double>(), 44e3);  // microseconds: step 2 starts at 40 ms, forward 4 ms
+      EXPECT_DOUBLE_EQ(event["dur"].get<double>(), 7e3);
+    }
+  }
+  EXPECT_EQ(forward, 6);   // 2 ranks x 3 steps
+  EXPECT_EQ(reduces, 12);  // 2 buckets each
+  EXPECT_EQ(named, 6);     // a process and two tracks per rank
+}
+
 TEST(Reproducer, QuotesWhatTheShellWouldSplit) {
   EXPECT_EQ(reproducer_command(two_rank_report()),
             "mpirun -np 2 scalebench run --workload bert_base --json 'my results.json'");
