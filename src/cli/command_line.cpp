@@ -90,6 +90,23 @@ void resolve_bandwidth(const RawBandwidthFlags& raw, BandwidthOptions& options) 
   options.run_out_of_place = raw.out_of_place || !raw.in_place;
 }
 
+// `compare` and `report` only read result files, so they take none of the device flags' meaning.
+void add_compare_commands(CLI::App& app, CompareOptions& options) {
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Tables of several result files side by side: throughput, ratios, scaling, peak busbw");
+  compare->add_option("files", options.files, "Result files (scalebench run/bandwidth --json)")->required();
+  compare->add_option("--baseline", options.baseline, "Column the ratios divide by (default: the first)");
+  compare->add_option("--label", options.labels, "FILE=LABEL: the column name of FILE (repeatable)")
+      ->allow_extra_args(false);
+  CLI::Option* markdown = compare->add_flag("--markdown", options.markdown, "GitHub Markdown tables");
+  compare->add_flag("--csv", options.csv, "CSV, one row per workload and label")->excludes(markdown);
+  compare->add_option("--out", options.out_path, "Write to PATH instead of stdout");
+  CLI::App* report = app.add_subcommand("report", "One run result file as tables");
+  report->add_option("file", options.files, "A scalebench run --json file")->required()->expected(1);
+  report->add_flag("--markdown", options.markdown, "GitHub Markdown tables");
+  report->add_option("--out", options.out_path, "Write to PATH instead of stdout");
+}
+
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // The effective configuration, after defaults and aliases are resolved, so `-n 20` and no flag at all
@@ -136,7 +153,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   bool names_a_command = false, asks_for_help = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    names_a_command |= arg == "run" || arg == "bandwidth" || arg == "topo" || arg == "list";
+    names_a_command |= arg == "run" || arg == "bandwidth" || arg == "topo" || arg == "list" || arg == "compare" ||
+                       arg == "report";
     asks_for_help |= arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "--version";
   }
   if (argc > 1 && !names_a_command && !asks_for_help) arguments.insert(arguments.begin() + 1, "run");
@@ -154,6 +172,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   add_bandwidth_command(app, raw, result.bandwidth);
   app.add_subcommand("topo", "GPUs, NVLink/PCIe links, P2P support and the NCCL transport in use");
   app.add_subcommand("list", "Reference workloads: task, unit, batch, parameters, FLOPs, gradient bytes");
+  add_compare_commands(app, result.compare);
   CLI::App* run = app.add_subcommand(
       "run", "Train a workload: alone on every rank (solo), its gradient all-reduces alone (comm), data-parallel (dp)");
   run->add_option("-w,--workload", result.run.workload, "Workload name (scalebench list)")->required();

@@ -42,11 +42,22 @@ struct RunOptions {
   int check_steps = 3;
 };
 
+// `compare FILE...` and `report FILE` (one file): result files read back, tables printed.
+struct CompareOptions {
+  std::vector<std::string> files;
+  std::string baseline;             // a column label; "" the first
+  std::vector<std::string> labels;  // FILE=LABEL, one per --label
+  bool markdown = false;
+  bool csv = false;
+  std::string out_path;  // "" stdout
+};
+
 struct CommandLine {
   std::string command;  // "bandwidth", "topo"; empty when help was printed
   CommonOptions common;
   BandwidthOptions bandwidth;
   RunOptions run;
+  CompareOptions compare;  // compare and report
   std::vector<std::string> argv;
   // Every option's effective value in a fixed order: hashed so that ranks can check they agree.
   std::string canonical;

@@ -1,0 +1,78 @@
+// `scalebench compare FILE... [--baseline LABEL] [--label FILE=LABEL] [--markdown|--csv] [--out PATH]` and
+// `scalebench report RUN.json [--markdown] [--out PATH]`: result files read back into tables (src/report/
+// compare.h). Every rank reads the files, so a bad file stops all of them alike; rank 0 prints.
+#include <cstdio>
+#include <map>
+
+#include "scalebench/error.h"
+#include "scalebench/report.h"
+#include "src/cli/commands.h"
+#include "src/report/compare.h"
+
+namespace sb {
+namespace {
+
+std::vector<ResultFile> load_all(const std::string& command, const std::vector<std::string>& paths) {
+  std::vector<ResultFile> files;
+  try {
+    for (const std::string& path : paths) files.push_back(load_result_file(path));
+  } catch (const UsageError& e) {
+    throw UsageError(command + ": " + e.what());
+  }
+  return files;
+}
+
+std::map<std::string, std::string> parse_labels(const std::vector<std::string>& labels) {
+  std::map<std::string, std::string> overrides;
+  for (const std::string& entry : labels) {
+    const size_t equals = entry.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == entry.size()) {
+      throw UsageError("--label '" + entry + "': expected FILE=LABEL");
+    }
+    overrides[entry.substr(0, equals)] = entry.substr(equals + 1);
+  }
+  return overrides;
+}
+
+void emit(const CompareOptions& options, ProcessGroup& group, const std::string& text) {
+  if (group.rank() != 0) return;
+  if (options.out_path.empty()) {
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  } else {
+    write_text_file(options.out_path, text);
+  }
+}
+
+}  // namespace
+
+int run_compare_command(const CommandLine& command_line, ProcessGroup& group) {
+  const CompareOptions& options = command_line.compare;
+  std::vector<ResultFile> files = load_all("compare", options.files);
+  assign_labels(files, parse_labels(options.labels));
+  const ComparisonModel model = build_comparison(std::move(files), options.baseline);
+  std::string text;
+  if (options.csv) {
+    text = comparison_csv(model);
+  } else if (options.markdown) {
+    text = tables_markdown(comparison_tables(model));
+  } else {
+    text = tables_console(comparison_tables(model));
+  }
+  emit(options, group, text);
+  return kExitOk;
+}
+
+int run_report_command(const CommandLine& command_line, ProcessGroup& group) {
+  const CompareOptions& options = command_line.compare;
+  const std::vector<ResultFile> files = load_all("report", options.files);
+  const ResultFile& file = files.front();
+  if (file.kind != ResultKind::kRun) {
+    throw UsageError("report: " + file.path + ": a bandwidth result; report reads run results (try compare)");
+  }
+  const std::vector<Table> tables = run_report_tables(file);
+  emit(options, group, options.markdown ? tables_markdown(tables) : tables_console(tables));
+  return kExitOk;
+}
+
+}  // namespace sb

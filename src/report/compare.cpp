@@ -1,0 +1,299 @@
+// The comparison model and its tables (src/report/compare.h): labels, one column per label and one row per
+// workload, ratios to a baseline column, and the CSV with every number. Text layout is in compare_print.cpp.
+#include "src/report/compare.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "scalebench/error.h"
+
+namespace sb {
+namespace {
+
+std::string format(const char* spec, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, spec, value);
+  return buffer;
+}
+std::string format_or_dash(const char* spec, std::optional<double> value) {
+  return value ? format(spec, *value) : "-";
+}
+std::string csv_number(std::optional<double> value) { return value ? format("%.9g", *value) : ""; }
+
+// RFC 4180: quote a field holding a comma, a quote or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string file_name(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// What one label's column holds per row: the workload for runs, one bandwidth sweep per label.
+std::string row_key(const ResultFile& file) {
+  return file.kind == ResultKind::kRun ? "run:" + file.run.workload : "bandwidth";
+}
+
+std::optional<double> as_percent(std::optional<double> fraction) {
+  if (!fraction) return std::nullopt;
+  return *fraction * 100;
+}
+
+Table labelled_table(const std::string& title, const std::string& first, const std::vector<std::string>& labels) {
+  Table table;
+  table.title = title;
+  table.header.push_back(first);
+  table.right_aligned.push_back(false);
+  for (const std::string& label : labels) {
+    table.header.push_back(label);
+    table.right_aligned.push_back(true);
+  }
+  return table;
+}
+
+}  // namespace
+
+std::string default_label(const ResultFile& file) {
+  std::string label = file.device_name + " x" + std::to_string(file.nranks);
+  if (!file.transport.empty()) label += " " + file.transport;
+  if (file.kind == ResultKind::kRun) {
+    if (file.run.grad_dtype == "bf16") label += " bf16-wire";
+    if (!file.run.overlap) label += " no-overlap";
+  }
+  return label;
+}
+
+void assign_labels(std::vector<ResultFile>& files, const std::map<std::string, std::string>& overrides) {
+  std::map<std::string, bool> override_used;
+  for (const auto& entry : overrides) override_used[entry.first] = false;
+  for (ResultFile& file : files) {
+    auto found = overrides.find(file.path);
+    if (found == overrides.end()) found = overrides.find(file_name(file.path));
+    if (found != overrides.end()) override_used[found->first] = true;
+    file.label = found != overrides.end() ? found->second : default_label(file);
+  }
+  for (const auto& [path, used] : override_used) {
+    if (!used) throw UsageError("--label " + path + "=" + overrides.at(path) + ": no such FILE among the inputs");
+  }
+  // (label, row) pairs already taken; a collision gets the first free " (k)".
+  std::vector<std::pair<std::string, std::string>> taken;
+  auto is_taken = [&](const std::string& label, const std::string& row) {
+    return std::find(taken.begin(), taken.end(), std::make_pair(label, row)) != taken.end();
+  };
+  for (ResultFile& file : files) {
+    const std::string row = row_key(file);
+    std::string label = file.label;
+    for (int k = 2; is_taken(label, row); ++k) label = file.label + " (" + std::to_string(k) + ")";
+    file.label = label;
+    taken.emplace_back(label, row);
+  }
+}
+
+std::optional<double> headline_throughput(const RunSummary& run) {
+  if (run.dp.ran) return run.dp.units_per_s_total;
+  if (run.solo.ran) return run.solo.units_per_s_total;
+  return std::nullopt;
+}
+
+std::optional<double> ratio_to(std::optional<double> value, std::optional<double> baseline) {
+  if (!value || !baseline || *baseline <= 0) return std::nullopt;
+  return *value / *baseline;
+}
+
+ComparisonModel build_comparison(std::vector<ResultFile> files, const std::string& baseline) {
+  ComparisonModel model;
+  model.files = std::move(files);
+  auto add_unique = [](std::vector<std::string>& list, const std::string& item) {
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+  };
+  for (size_t i = 0; i < model.files.size(); ++i) {
+    const ResultFile& file = model.files[i];
+    if (file.kind == ResultKind::kRun) {
+      add_unique(model.run_labels, file.label);
+      add_unique(model.rows, file.run.workload);
+      model.row_units.emplace(file.run.workload, file.run.unit);
+      model.run_cells[{file.run.workload, file.label}] = i;
+    } else {
+      add_unique(model.bandwidth_labels, file.label);
+      model.bandwidth_files[file.label] = i;
+      for (const auto& [op, gbps] : file.bandwidth.peak_busbw_gbps) {
+        add_unique(model.ops, op);
+        model.peak_busbw[{op, file.label}] = gbps;
+      }
+    }
+  }
+  if (!baseline.empty()) {
+    if (std::find(model.run_labels.begin(), model.run_labels.end(), baseline) == model.run_labels.end()) {
+      std::string known;
+      for (const std::string& label : model.run_labels) known += (known.empty() ? "'" : ", '") + label + "'";
+      throw UsageError("--baseline '" + baseline + "' is not a run label (labels: " +
+                       (known.empty() ? std::string("none") : known) + ")");
+    }
+    model.baseline = baseline;
+  } else if (!model.run_labels.empty()) {
+    model.baseline = model.run_labels.front();
+  }
+  return model;
+}
+
+namespace {
+
+const RunSummary* cell(const ComparisonModel& model, const std::string& workload, const std::string& label) {
+  const auto found = model.run_cells.find({workload, label});
+  return found == model.run_cells.end() ? nullptr : &model.files[found->second].run;
+}
+
+std::optional<double> throughput_cell(const ComparisonModel& model, const std::string& workload,
+                                      const std::string& label) {
+  const RunSummary* run = cell(model, workload, label);
+  return run == nullptr ? std::nullopt : headline_throughput(*run);
+}
+
+std::string row_name(const ComparisonModel& model, const std::string& workload) {
+  return workload + " (" + model.row_units.at(workload) + "/s)";
+}
+
+}  // namespace
+
+std::vector<Table> comparison_tables(const ComparisonModel& model) {
+  std::vector<Table> tables;
+  if (!model.run_labels.empty()) {
+    Table throughput = labelled_table("Throughput, all GPUs (dp units/s; solo where dp did not run)", "workload",
+                                      model.run_labels);
+    Table relative = labelled_table("Throughput relative to " + model.baseline, "workload", model.run_labels);
+    Table efficiency = labelled_table("Scaling efficiency E(N) (%)", "workload", model.run_labels);
+    Table exposed = labelled_table("Exposed communication per step (ms)", "workload", model.run_labels);
+    for (const std::string& workload : model.rows) {
+      const std::optional<double> base = throughput_cell(model, workload, model.baseline);
+      std::vector<std::string> values{row_name(model, workload)}, ratios{values[0]}, effs{workload}, exps{workload};
+      for (const std::string& label : model.run_labels) {
+        const RunSummary* run = cell(model, workload, label);
+        const std::optional<double> value = throughput_cell(model, workload, label);
+        values.push_back(format_or_dash("%.1f", value));
+        ratios.push_back(format_or_dash("%.2f", ratio_to(value, base)));
+        effs.push_back(format_or_dash("%.1f", run ? as_percent(run->scaling_efficiency) : std::nullopt));
+        exps.push_back(format_or_dash("%.2f", run ? run->exposed_comm_ms : std::nullopt));
+      }
+      throughput.rows.push_back(values);
+      relative.rows.push_back(ratios);
+      efficiency.rows.push_back(effs);
+      exposed.rows.push_back(exps);
+    }
+    tables.insert(tables.end(), {throughput, relative, efficiency, exposed});
+  }
+  if (!model.bandwidth_labels.empty()) {
+    Table peaks = labelled_table("Peak bus bandwidth (GB/s)", "collective", model.bandwidth_labels);
+    for (const std::string& op : model.ops) {
+      std::vector<std::string> row{op};
+      for (const std::string& label : model.bandwidth_labels) {
+        const auto found = model.peak_busbw.find({op, label});
+        row.push_back(format_or_dash("%.1f", found == model.peak_busbw.end()
+                                                 ? std::nullopt
+                                                 : std::optional<double>(found->second)));
+      }
+      peaks.rows.push_back(row);
+    }
+    tables.push_back(peaks);
+  }
+  return tables;
+}
+
+std::string comparison_csv(const ComparisonModel& model) {
+  const std::vector<std::string> columns{
+      "label", "file", "kind", "workload", "unit", "nranks", "transport", "precision", "grad_dtype", "overlap",
+      "status", "phase", "units_per_s_total", "ratio_to_baseline", "solo_step_ms_p50", "solo_units_per_s_per_gpu",
+      "dp_step_ms_p50", "dp_units_per_s_total", "scaling_efficiency", "exposed_comm_ms", "overlap_pct",
+      "busbw_gbps", "comm_busbw_gbps", "peak_busbw_gbps"};
+  auto join = [](const std::vector<std::string>& fields) {
+    std::string line;
+    for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
+    return line + "\n";
+  };
+  std::string text = join(columns);
+  for (const std::string& workload : model.rows) {
+    const std::optional<double> base = throughput_cell(model, workload, model.baseline);
+    for (const std::string& label : model.run_labels) {
+      const auto found = model.run_cells.find({workload, label});
+      if (found == model.run_cells.end()) continue;
+      const ResultFile& file = model.files[found->second];
+      const RunSummary& run = file.run;
+      const std::optional<double> value = headline_throughput(run);
+      text += join({file.label, file.path, "run", workload, run.unit, std::to_string(file.nranks), file.transport,
+                    run.precision, run.grad_dtype, run.overlap ? "true" : "false", run.status,
+                    run.dp.ran ? "dp" : "solo", csv_number(value), csv_number(ratio_to(value, base)),
+                    csv_number(run.solo.ran ? std::optional<double>(run.solo.step_ms_p50) : std::nullopt),
+                    csv_number(run.solo.units_per_s_per_gpu),
+                    csv_number(run.dp.ran ? std::optional<double>(run.dp.step_ms_p50) : std::nullopt),
+                    csv_number(run.dp.units_per_s_total), csv_number(run.scaling_efficiency),
+                    csv_number(run.exposed_comm_ms), csv_number(run.overlap_pct), csv_number(run.busbw_gbps),
+                    csv_number(run.comm_busbw_gbps), ""});
+    }
+  }
+  for (const std::string& op : model.ops) {
+    for (const std::string& label : model.bandwidth_labels) {
+      const auto found = model.peak_busbw.find({op, label});
+      if (found == model.peak_busbw.end()) continue;
+      const ResultFile& file = model.files[model.bandwidth_files.at(label)];
+      std::vector<std::string> fields(columns.size());
+      fields[0] = file.label;
+      fields[1] = file.path;
+      fields[2] = "bandwidth";
+      fields[3] = op;
+      fields[5] = std::to_string(file.nranks);
+      fields[6] = file.transport;
+      fields[7] = file.bandwidth.dtype;  // the collectives' element type
+      fields.back() = csv_number(found->second);
+      text += join(fields);
+    }
+  }
+  return text;
+}
+
+std::vector<Table> run_report_tables(const ResultFile& file) {
+  const RunSummary& run = file.run;
+  std::vector<Table> tables;
+  Table phases = labelled_table(run.workload + " (" + run.scale + ", " + run.precision + ", batch " +
+                                    std::to_string(run.batch_per_rank) + "/rank) on " + default_label(file) +
+                                    ", status " + run.status,
+                                "phase", {"step ms p50", "step ms p95", "step ms max", run.unit + "/s per GPU",
+                                          run.unit + "/s total", "TFLOP/s per GPU", "MFU (%)"});
+  auto phase_row = [&](const std::string& name, const PhaseFigures& phase) {
+    if (!phase.ran) return;
+    phases.rows.push_back({name, format("%.3f", phase.step_ms_p50), format_or_dash("%.3f", phase.step_ms_p95),
+                           format_or_dash("%.3f", phase.step_ms_max), format_or_dash("%.1f", phase.units_per_s_per_gpu),
+                           format_or_dash("%.1f", phase.units_per_s_total), format_or_dash("%.1f", phase.tflops_per_gpu),
+                           format_or_dash("%.1f", as_percent(phase.mfu))});
+  };
+  phase_row("solo", run.solo);
+  phase_row("comm", run.comm);
+  phase_row("dp", run.dp);
+  tables.push_back(phases);
+
+  Table derived = labelled_table("Scaling", "quantity", {"value"});
+  double bucket_total = 0;
+  for (double bytes : run.buckets_bytes) bucket_total += bytes;
+  std::optional<double> bucket_mb_max;
+  for (double bytes : run.buckets_bytes) bucket_mb_max = std::max(bucket_mb_max.value_or(0), bytes / 1e6);
+  derived.rows = {
+      {"scaling efficiency E(N) (%)", format_or_dash("%.1f", as_percent(run.scaling_efficiency))},
+      {"efficiency with perfect overlap (%)", format_or_dash("%.1f", as_percent(run.efficiency_bound))},
+      {"exposed communication (ms/step)", format_or_dash("%.3f", run.exposed_comm_ms)},
+      {"overlap (%)", format_or_dash("%.1f", run.overlap_pct)},
+      {"busbw in dp (GB/s)", format_or_dash("%.1f", run.busbw_gbps)},
+      {"busbw in comm phase (GB/s)", format_or_dash("%.1f", run.comm_busbw_gbps)},
+      {"buckets", std::to_string(run.buckets_bytes.size())},
+      {"bucket bytes total (MB)", run.buckets_bytes.empty() ? "-" : format("%.1f", bucket_total / 1e6)},
+      {"largest bucket (MB)", format_or_dash("%.1f", bucket_mb_max)},
+      {"backward done (ms into dp step)", format_or_dash("%.3f", run.nodes_done_ms)},
+      {"last all-reduce end (ms into dp step)", format_or_dash("%.3f", run.last_reduce_end_ms)},
+      {"communication after backward (ms)", format_or_dash("%.3f", run.tail_ms)},
+  };
+  tables.push_back(derived);
+  return tables;
+}
+
+}  // namespace sb

@@ -1,0 +1,106 @@
+// `scalebench compare` and `scalebench report`: result files (docs/RESULTS.md) read back into one model,
+// then tables, then text. Pure functions, no device and no MPI: parse/validate -> ResultFile -> labels ->
+// ComparisonModel -> Table -> console / Markdown / CSV. Errors in a file are UsageError "FILE: what".
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sb {
+
+constexpr int kRunSchemaVersion = 2;
+constexpr int kBandwidthSchemaVersion = 1;
+
+enum class ResultKind { kRun, kBandwidth };
+
+// One training phase as the run file reports it (solo and dp; comm uses step_ms_p50 only).
+struct PhaseFigures {
+  bool ran = false;
+  double step_ms_p50 = 0;
+  std::optional<double> step_ms_p95, step_ms_max;
+  std::optional<double> units_per_s_per_gpu, units_per_s_total, tflops_per_gpu, mfu;
+};
+
+// The fields of a `scalebench run --json` file (schema 2) that compare and report read.
+struct RunSummary {
+  std::string workload, unit, scale, precision, grad_dtype, status;
+  bool overlap = true;
+  int64_t batch_per_rank = 0;
+  PhaseFigures solo, comm, dp;
+  std::optional<double> scaling_efficiency, exposed_comm_ms, overlap_pct, efficiency_bound, busbw_gbps,
+      comm_busbw_gbps;
+  std::vector<double> buckets_bytes;  // on the wire, in issue order
+  // dp timeline (rank 0's medians, ms from the step's first node); absent without a dp phase.
+  std::optional<double> nodes_done_ms, last_reduce_end_ms, tail_ms;
+};
+
+// The fields of a `scalebench bandwidth --json` file (schema 1): peak bus bandwidth per collective.
+struct BandwidthSummary {
+  std::string dtype, backend;
+  std::vector<std::pair<std::string, double>> peak_busbw_gbps;  // by name (JSON objects are read sorted)
+};
+
+struct ResultFile {
+  std::string path;  // as given on the command line; names the file in every error
+  ResultKind kind = ResultKind::kRun;
+  std::string device_name, transport;  // transport "" when the file has none (one rank)
+  int nranks = 0;
+  RunSummary run;
+  BandwidthSummary bandwidth;
+  std::string label;  // set by assign_labels
+};
+
+// Validates schema_version, command and every field used; throws UsageError "PATH: ..." naming the field.
+ResultFile parse_result_file(const std::string& path, const std::string& text);
+// Reads and parses PATH; an unreadable file is a UsageError too.
+ResultFile load_result_file(const std::string& path);
+
+// "<GPU name> x<nranks> <transport>", plus " bf16-wire" (bf16 all-reduce) and " no-overlap" for run files.
+std::string default_label(const ResultFile& file);
+// Labels every file: `overrides` (path -> label, a path may also be given by its file name) or the default.
+// Files with the same label share a column when their rows differ (different workloads); the k-th file whose
+// label and row collide with an earlier one becomes "LABEL (k)". An override naming no file is a UsageError.
+void assign_labels(std::vector<ResultFile>& files, const std::map<std::string, std::string>& overrides);
+
+// The cell of the throughput table: dp units/s total when dp ran, else solo's.
+std::optional<double> headline_throughput(const RunSummary& run);
+// value / baseline; none when either is missing or the baseline is not positive.
+std::optional<double> ratio_to(std::optional<double> value, std::optional<double> baseline);
+
+struct ComparisonModel {
+  std::vector<ResultFile> files;
+  std::vector<std::string> run_labels;  // columns of the training tables, in order of first appearance
+  std::vector<std::string> rows;        // workloads, in order of first appearance
+  std::map<std::string, std::string> row_units;
+  std::map<std::pair<std::string, std::string>, size_t> run_cells;  // (workload, label) -> files index
+  std::string baseline;                                              // one of run_labels; "" without runs
+  std::vector<std::string> bandwidth_labels, ops;
+  std::map<std::pair<std::string, std::string>, double> peak_busbw;  // (op, label) -> GB/s
+  std::map<std::string, size_t> bandwidth_files;                     // label -> files index
+};
+
+// Files must be labelled. `baseline` "" picks the first run column; an unknown one is a UsageError.
+ComparisonModel build_comparison(std::vector<ResultFile> files, const std::string& baseline);
+
+struct Table {
+  std::string title;
+  std::vector<std::string> header;
+  std::vector<bool> right_aligned;  // per column
+  std::vector<std::vector<std::string>> rows;
+};
+
+// Throughput, ratios to the baseline, scaling efficiency, exposed communication, then peak busbw.
+std::vector<Table> comparison_tables(const ComparisonModel& model);
+// One row per workload x label (and per collective x label for bandwidth files); docs/RESULTS.md.
+std::string comparison_csv(const ComparisonModel& model);
+// One run file: the phases, the derived numbers, the buckets and the dp timeline.
+std::vector<Table> run_report_tables(const ResultFile& file);
+
+// Printers: console (`#` title lines, aligned columns) and GitHub Markdown tables.
+std::string tables_console(const std::vector<Table>& tables);
+std::string tables_markdown(const std::vector<Table>& tables);
+
+}  // namespace sb

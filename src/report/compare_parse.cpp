@@ -1,0 +1,193 @@
+// Reads a result file back (docs/RESULTS.md) for `compare` and `report`: checks schema_version and command,
+// then every field that is used, so a foreign or truncated file stops with its name and the missing field
+// instead of a table of blanks. Derived numbers that the writer leaves null (no dp phase) stay optional.
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "scalebench/error.h"
+#include "src/report/compare.h"
+
+namespace sb {
+namespace {
+
+using nlohmann::json;
+
+// Looks fields up by a dotted path ("context.devices[0].name") and names the path in every error.
+class Fields {
+ public:
+  Fields(const std::string& file, const json& doc) : file_(file), doc_(doc) {}
+
+  [[noreturn]] void fail(const std::string& what) const { throw UsageError(file_ + ": " + what); }
+
+  const json* find(const std::string& dotted) const {
+    const json* node = &doc_;
+    std::stringstream stream(dotted);
+    std::string segment;
+    while (std::getline(stream, segment, '.')) {
+      const size_t bracket = segment.find('[');
+      const std::string key = segment.substr(0, bracket);
+      if (!node->is_object() || !node->contains(key)) return nullptr;
+      node = &(*node)[key];
+      if (bracket != std::string::npos) {
+        const size_t index = std::stoul(segment.substr(bracket + 1));
+        if (!node->is_array() || node->size() <= index) return nullptr;
+        node = &(*node)[index];
+      }
+    }
+    return node;
+  }
+  bool has(const std::string& dotted) const { return find(dotted) != nullptr; }
+
+  const json& require(const std::string& dotted) const {
+    const json* node = find(dotted);
+    if (node == nullptr) fail("missing \"" + dotted + "\"");
+    return *node;
+  }
+  std::string string(const std::string& dotted) const {
+    const json& node = require(dotted);
+    if (!node.is_string()) fail("\"" + dotted + "\" is not a string");
+    return node.get<std::string>();
+  }
+  // A string, or "" where the writer put null (e.g. no transport with one rank); the key must exist.
+  std::string string_or_null(const std::string& dotted) const {
+    const json& node = require(dotted);
+    return node.is_null() ? std::string() : string(dotted);
+  }
+  double number(const std::string& dotted) const {
+    const json& node = require(dotted);
+    if (!node.is_number()) fail("\"" + dotted + "\" is not a number");
+    return node.get<double>();
+  }
+  int64_t integer(const std::string& dotted) const {
+    const json& node = require(dotted);
+    if (!node.is_number_integer()) fail("\"" + dotted + "\" is not an integer");
+    return node.get<int64_t>();
+  }
+  bool boolean(const std::string& dotted) const {
+    const json& node = require(dotted);
+    if (!node.is_boolean()) fail("\"" + dotted + "\" is not true or false");
+    return node.get<bool>();
+  }
+  // Absent or null: none (the phase it needs did not run); anything else must be a number.
+  std::optional<double> optional_number(const std::string& dotted) const {
+    const json* node = find(dotted);
+    if (node == nullptr || node->is_null()) return std::nullopt;
+    return number(dotted);
+  }
+
+ private:
+  std::string file_;
+  const json& doc_;
+};
+
+PhaseFigures read_training_phase(const Fields& fields, const std::string& name) {
+  PhaseFigures phase;
+  const std::string prefix = "phases." + name + ".";
+  phase.ran = true;
+  phase.step_ms_p50 = fields.number(prefix + "step_ms_p50");
+  phase.units_per_s_per_gpu = fields.number(prefix + "units_per_s_per_gpu");
+  phase.units_per_s_total = fields.number(prefix + "units_per_s_total");
+  phase.step_ms_p95 = fields.optional_number(prefix + "step_ms_p95");
+  phase.step_ms_max = fields.optional_number(prefix + "step_ms_max");
+  phase.tflops_per_gpu = fields.optional_number(prefix + "tflops_per_gpu");
+  phase.mfu = fields.optional_number(prefix + "mfu");
+  return phase;
+}
+
+void read_run(const Fields& fields, ResultFile& file) {
+  file.device_name = fields.string("context.devices[0].name");
+  file.nranks = static_cast<int>(fields.integer("nranks"));
+  file.transport = fields.string_or_null("context.topology.transport");
+  RunSummary& run = file.run;
+  run.status = fields.string("status");
+  run.workload = fields.string("config.workload");
+  run.unit = fields.string("workload.unit");
+  run.scale = fields.string("config.scale");
+  run.precision = fields.string("config.precision");
+  run.grad_dtype = fields.string("config.grad_dtype");
+  run.overlap = fields.boolean("config.overlap");
+  run.batch_per_rank = fields.integer("config.batch_per_rank");
+  fields.require("phases");
+  if (!fields.has("phases.solo") && !fields.has("phases.dp")) fields.fail("missing \"phases.solo\"");
+  if (fields.has("phases.solo")) run.solo = read_training_phase(fields, "solo");
+  if (fields.has("phases.dp")) run.dp = read_training_phase(fields, "dp");
+  if (fields.has("phases.comm")) {
+    run.comm.ran = true;
+    run.comm.step_ms_p50 = fields.number("phases.comm.step_ms_p50");
+  }
+  run.scaling_efficiency = fields.optional_number("scaling_efficiency");
+  run.exposed_comm_ms = fields.optional_number("exposed_comm_ms");
+  run.overlap_pct = fields.optional_number("overlap_pct");
+  run.efficiency_bound = fields.optional_number("efficiency_bound");
+  run.busbw_gbps = fields.optional_number("busbw_gbps");
+  run.comm_busbw_gbps = fields.optional_number("comm_busbw_gbps");
+  if (const json* buckets = fields.find("buckets_bytes"); buckets != nullptr && !buckets->is_null()) {
+    if (!buckets->is_array()) fields.fail("\"buckets_bytes\" is not an array");
+    for (size_t i = 0; i < buckets->size(); ++i) {
+      run.buckets_bytes.push_back(fields.number("buckets_bytes[" + std::to_string(i) + "]"));
+    }
+  }
+  run.nodes_done_ms = fields.optional_number("phases.dp.timeline.nodes_done_ms");
+  run.last_reduce_end_ms = fields.optional_number("phases.dp.timeline.last_reduce_end_ms");
+  run.tail_ms = fields.optional_number("phases.dp.timeline.tail_ms");
+}
+
+void read_bandwidth(const Fields& fields, ResultFile& file) {
+  file.device_name = fields.string("context.devices[0].name");
+  file.nranks = static_cast<int>(fields.integer("context.nranks"));
+  file.transport = fields.string_or_null("context.transport");
+  file.bandwidth.backend = fields.string("context.backend");
+  file.bandwidth.dtype = fields.string("config.dtype");
+  const json& peaks = fields.require("summary.peak_busbw_gbps");
+  if (!peaks.is_object()) fields.fail("\"summary.peak_busbw_gbps\" is not an object");
+  for (const auto& item : peaks.items()) {
+    file.bandwidth.peak_busbw_gbps.emplace_back(item.key(), fields.number("summary.peak_busbw_gbps." + item.key()));
+  }
+}
+
+}  // namespace
+
+ResultFile parse_result_file(const std::string& path, const std::string& text) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& error) {
+    throw UsageError(path + ": not JSON (syntax error at byte " + std::to_string(error.byte) + ")");
+  }
+  if (!doc.is_object()) throw UsageError(path + ": not a scalebench result (the document is not an object)");
+  const Fields fields(path, doc);
+  const int64_t version = fields.integer("schema_version");
+  const std::string command = fields.string("command");
+  if (command != "run" && command != "bandwidth") {
+    fields.fail("command \"" + command + "\" is not supported (run, bandwidth)");
+  }
+  const int64_t wanted = command == "run" ? kRunSchemaVersion : kBandwidthSchemaVersion;
+  if (version != wanted) {
+    fields.fail("schema_version " + std::to_string(version) + " is not supported (run: " +
+                std::to_string(kRunSchemaVersion) + ", bandwidth: " + std::to_string(kBandwidthSchemaVersion) + ")");
+  }
+  ResultFile file;
+  file.path = path;
+  if (command == "run") {
+    file.kind = ResultKind::kRun;
+    read_run(fields, file);
+  } else {
+    file.kind = ResultKind::kBandwidth;
+    read_bandwidth(fields, file);
+  }
+  return file;
+}
+
+ResultFile load_result_file(const std::string& path) {
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw UsageError(path + ": cannot read (" + std::strerror(errno) + ")");
+  std::stringstream buffer;
+  buffer << stream.rdbuf();
+  return parse_result_file(path, buffer.str());
+}
+
+}  // namespace sb
