@@ -1,8 +1,8 @@
 // The data-parallel invariant (src/train/dp_check.h).
 #include "src/train/dp_check.h"
 
+#include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
 #include "src/train/gradient_reducer.h"
@@ -32,11 +32,11 @@ void train_steps(Replica& replica, const TrainOptions& options, GradientReducer*
     if (reducer != nullptr) {
       reducer->run_nodes_and_reduce();
       reducer->update(check_optimizer(), step);
+      reducer->wait_and_time("the --check all-reduce of step " + std::to_string(step));
     } else {
       executor.run();
       executor.optimizer_step(check_optimizer(), step);
     }
-    if (reducer != nullptr) reducer->wait_and_time("the --check all-reduce of step " + std::to_string(step));
   }
 }
 
