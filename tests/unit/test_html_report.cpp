@@ -1,11 +1,12 @@
 // `compare --html` and `report --html` (src/report/html_report.h, svg_chart.h): the page's structure from small
 // hand-written result files: one <svg> per chart, its title, legend entries and bar count (workloads x labels),
-// labels XML-escaped, no URL anywhere; the bandwidth series parse and its rejection; ticks and byte labels.
+// labels XML-escaped, no URL anywhere; the bandwidth series parse and its rejection; ticks, byte labels, --html.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
+#include "src/cli/command_line.h"
 #include "src/report/compare.h"
 #include "src/report/html_report.h"
 #include "src/report/svg_chart.h"
@@ -177,6 +178,19 @@ TEST(SvgChart, RoundTicksBytesAndEscaping) {
   EXPECT_EQ(format_bytes(4096), "4K");
   EXPECT_EQ(format_bytes(64.0 * 1024 * 1024), "64M");
   EXPECT_EQ(xml_escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
+}
+
+TEST(HtmlCommandLine, CompareAndReportTakeHtmlBesideTheirTextOutput) {
+  std::vector<const char*> args{"scalebench", "compare", "a.json", "b.json", "--markdown", "--html", "o.html"};
+  const CommandLine compare = parse_command_line(static_cast<int>(args.size()), args.data());
+  EXPECT_EQ(compare.compare.files, (std::vector<std::string>{"a.json", "b.json"}));
+  EXPECT_EQ(compare.compare.html_path, "o.html");
+  EXPECT_TRUE(compare.compare.markdown);
+  args = {"scalebench", "report", "a.json", "--html", "r.html"};
+  const CommandLine report = parse_command_line(static_cast<int>(args.size()), args.data());
+  EXPECT_EQ(report.compare.html_path, "r.html");
+  args = {"scalebench", "report", "a.json", "--html"};
+  EXPECT_THROW(parse_command_line(static_cast<int>(args.size()), args.data()), UsageError);
 }
 
 }  // namespace
