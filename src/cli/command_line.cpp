@@ -101,10 +101,12 @@ void add_compare_commands(CLI::App& app, CompareOptions& options) {
   CLI::Option* markdown = compare->add_flag("--markdown", options.markdown, "GitHub Markdown tables");
   compare->add_flag("--csv", options.csv, "CSV, one row per workload and label")->excludes(markdown);
   compare->add_option("--out", options.out_path, "Write to PATH instead of stdout");
+  compare->add_option("--html", options.html_path, "Also write the tables and charts as one HTML page to PATH");
   CLI::App* report = app.add_subcommand("report", "One run result file as tables");
   report->add_option("file", options.files, "A scalebench run --json file")->required()->expected(1);
   report->add_flag("--markdown", options.markdown, "GitHub Markdown tables");
   report->add_option("--out", options.out_path, "Write to PATH instead of stdout");
+  report->add_option("--html", options.html_path, "Also write the tables and charts as one HTML page to PATH");
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }

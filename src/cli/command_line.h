@@ -50,6 +50,7 @@ struct CompareOptions {
   bool markdown = false;
   bool csv = false;
   std::string out_path;  // "" stdout
+  std::string html_path;  // "": none; the tables and charts as one self-contained HTML page
 };
 
 struct CommandLine {

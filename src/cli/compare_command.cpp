@@ -1,6 +1,7 @@
-// `scalebench compare FILE... [--baseline LABEL] [--label FILE=LABEL] [--markdown|--csv] [--out PATH]` and
-// `scalebench report RUN.json [--markdown] [--out PATH]`: result files read back into tables (src/report/
-// compare.h). Every rank reads the files, so a bad file stops all of them alike; rank 0 prints.
+// `scalebench compare FILE... [--baseline LABEL] [--label FILE=LABEL] [--markdown|--csv] [--out PATH]
+// [--html PATH]` and `scalebench report RUN.json [--markdown] [--out PATH] [--html PATH]`: result files read back
+// into tables (src/report/compare.h) and, with --html, a page of charts (html_report.h). Every rank reads the
+// files, so a bad file stops all of them alike; rank 0 prints and writes.
 #include <cstdio>
 #include <map>
 
@@ -8,6 +9,7 @@
 #include "scalebench/report.h"
 #include "src/cli/commands.h"
 #include "src/report/compare.h"
+#include "src/report/html_report.h"
 
 namespace sb {
 namespace {
@@ -60,6 +62,7 @@ int run_compare_command(const CommandLine& command_line, ProcessGroup& group) {
     text = tables_console(comparison_tables(model));
   }
   emit(options, group, text);
+  if (!options.html_path.empty() && group.rank() == 0) write_text_file(options.html_path, comparison_html(model));
   return kExitOk;
 }
 
@@ -72,6 +75,7 @@ int run_report_command(const CommandLine& command_line, ProcessGroup& group) {
   }
   const std::vector<Table> tables = run_report_tables(file);
   emit(options, group, options.markdown ? tables_markdown(tables) : tables_console(tables));
+  if (!options.html_path.empty() && group.rank() == 0) write_text_file(options.html_path, run_report_html(file));
   return kExitOk;
 }
 

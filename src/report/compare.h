@@ -35,12 +35,22 @@ struct RunSummary {
   std::vector<double> buckets_bytes;  // on the wire, in issue order
   // dp timeline (rank 0's medians, ms from the step's first node); absent without a dp phase.
   std::optional<double> nodes_done_ms, last_reduce_end_ms, tail_ms;
+  std::vector<double> bucket_ready_ms, bucket_start_ms, bucket_end_ms;  // per bucket, same origin; may be empty
+  // Median of each rank's step_ms[] (ms), in rank order; empty when the phase did not run.
+  std::vector<double> solo_rank_step_ms, dp_rank_step_ms;
+};
+
+// One record of a bandwidth file's results[]: the bus bandwidth at one message size.
+struct BandwidthPoint {
+  std::string op, placement;  // placement "out_of_place" | "in_place"
+  double size_bytes = 0, busbw_gbps = 0;
 };
 
 // The fields of a `scalebench bandwidth --json` file (schema 1): peak bus bandwidth per collective.
 struct BandwidthSummary {
   std::string dtype, backend;
   std::vector<std::pair<std::string, double>> peak_busbw_gbps;  // by name (JSON objects are read sorted)
+  std::vector<BandwidthPoint> points;                           // results[], in file order
 };
 
 struct ResultFile {

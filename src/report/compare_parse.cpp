@@ -1,6 +1,7 @@
 // Reads a result file back (docs/RESULTS.md) for `compare` and `report`: checks schema_version and command,
 // then every field that is used, so a foreign or truncated file stops with its name and the missing field
 // instead of a table of blanks. Derived numbers that the writer leaves null (no dp phase) stay optional.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -98,6 +99,33 @@ PhaseFigures read_training_phase(const Fields& fields, const std::string& name) 
   return phase;
 }
 
+// An array of numbers at `dotted` (absent or null: empty), each element checked by its own path.
+std::vector<double> number_array(const Fields& fields, const std::string& dotted) {
+  std::vector<double> values;
+  const json* node = fields.find(dotted);
+  if (node == nullptr || node->is_null()) return values;
+  if (!node->is_array()) fields.fail("\"" + dotted + "\" is not an array");
+  for (size_t i = 0; i < node->size(); ++i) values.push_back(fields.number(dotted + "[" + std::to_string(i) + "]"));
+  return values;
+}
+
+// Each rank's median step time of a phase (phases.NAME.ranks[r].step_ms[]); empty when the phase is absent.
+std::vector<double> rank_medians(const Fields& fields, const std::string& name) {
+  std::vector<double> medians;
+  const json* ranks = fields.find("phases." + name + ".ranks");
+  if (ranks == nullptr) return medians;
+  if (!ranks->is_array()) fields.fail("\"phases." + name + ".ranks\" is not an array");
+  for (size_t r = 0; r < ranks->size(); ++r) {
+    const std::string path = "phases." + name + ".ranks[" + std::to_string(r) + "].step_ms";
+    std::vector<double> steps = number_array(fields, path);
+    if (steps.empty()) fields.fail("missing \"" + path + "\"");
+    std::sort(steps.begin(), steps.end());
+    const size_t n = steps.size();
+    medians.push_back(n % 2 == 1 ? steps[n / 2] : 0.5 * (steps[n / 2 - 1] + steps[n / 2]));
+  }
+  return medians;
+}
+
 void read_run(const Fields& fields, ResultFile& file) {
   file.device_name = fields.string("context.devices[0].name");
   file.nranks = static_cast<int>(fields.integer("nranks"));
@@ -134,6 +162,15 @@ void read_run(const Fields& fields, ResultFile& file) {
   run.nodes_done_ms = fields.optional_number("phases.dp.timeline.nodes_done_ms");
   run.last_reduce_end_ms = fields.optional_number("phases.dp.timeline.last_reduce_end_ms");
   run.tail_ms = fields.optional_number("phases.dp.timeline.tail_ms");
+  run.bucket_ready_ms = number_array(fields, "phases.dp.timeline.bucket_ready_ms");
+  run.bucket_start_ms = number_array(fields, "phases.dp.timeline.bucket_start_ms");
+  run.bucket_end_ms = number_array(fields, "phases.dp.timeline.bucket_end_ms");
+  if (run.bucket_start_ms.size() != run.bucket_ready_ms.size() ||
+      run.bucket_end_ms.size() != run.bucket_ready_ms.size()) {
+    fields.fail("\"phases.dp.timeline\" bucket_ready_ms, bucket_start_ms and bucket_end_ms differ in length");
+  }
+  if (run.solo.ran) run.solo_rank_step_ms = rank_medians(fields, "solo");
+  if (run.dp.ran) run.dp_rank_step_ms = rank_medians(fields, "dp");
 }
 
 void read_bandwidth(const Fields& fields, ResultFile& file) {
@@ -146,6 +183,17 @@ void read_bandwidth(const Fields& fields, ResultFile& file) {
   if (!peaks.is_object()) fields.fail("\"summary.peak_busbw_gbps\" is not an object");
   for (const auto& item : peaks.items()) {
     file.bandwidth.peak_busbw_gbps.emplace_back(item.key(), fields.number("summary.peak_busbw_gbps." + item.key()));
+  }
+  const json& results = fields.require("results");
+  if (!results.is_array()) fields.fail("\"results\" is not an array");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string prefix = "results[" + std::to_string(i) + "].";
+    BandwidthPoint point;
+    point.op = fields.string(prefix + "op");
+    point.placement = fields.string(prefix + "placement");
+    point.size_bytes = fields.number(prefix + "size_bytes");
+    point.busbw_gbps = fields.number(prefix + "busbw_gbps");
+    file.bandwidth.points.push_back(point);
   }
 }
 

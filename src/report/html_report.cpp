@@ -1,0 +1,262 @@
+// HTML pages of compare and report (html_report.h). The page is assembled from strings: a fixed head with
+// inline CSS, then one <section> per chart (an SVG from svg_chart.cpp and a sentence on how to read it).
+#include "src/report/html_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "src/report/svg_chart.h"
+
+namespace sb {
+namespace {
+
+const char* kStyle =
+    "body{font-family:sans-serif;margin:24px;color:#222;max-width:1200px}"
+    "h1{font-size:22px}h2{font-size:17px;margin-top:28px}p.note{color:#555;font-size:13px;max-width:720px}"
+    "figure{margin:8px 0}.tables{overflow-x:auto}"
+    "table{border-collapse:collapse;font-size:13px;margin:8px 0 20px}"
+    "th,td{border:1px solid #ccc;padding:3px 8px}th{background:#f2f2f2}td.num{text-align:right}"
+    "caption{text-align:left;font-weight:bold;padding:4px 0}";
+
+std::string page(const std::string& title, const std::string& body) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + xml_escape(title) +
+         "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<h1>" + xml_escape(title) + "</h1>\n" + body +
+         "</body>\n</html>\n";
+}
+
+std::string section(const std::string& heading, const std::string& svg, const std::string& note) {
+  return "<section>\n<h2>" + xml_escape(heading) + "</h2>\n<figure>\n" + svg + "</figure>\n<p class=\"note\">" +
+         xml_escape(note) + "</p>\n</section>\n";
+}
+
+const ResultFile* run_cell(const ComparisonModel& model, const std::string& workload, const std::string& label) {
+  const auto found = model.run_cells.find({workload, label});
+  return found == model.run_cells.end() ? nullptr : &model.files[found->second];
+}
+
+std::string normalized_chart(const ComparisonModel& model) {
+  BarChart chart;
+  chart.title = "Throughput relative to " + model.baseline;
+  chart.value_axis_title = "throughput / baseline (x)";
+  chart.categories = model.rows;
+  chart.reference = 1.0;
+  chart.reference_label = "baseline";
+  for (const std::string& label : model.run_labels) {
+    BarSeries series{label, {}};
+    for (const std::string& workload : model.rows) {
+      const ResultFile* file = run_cell(model, workload, label);
+      const ResultFile* base = run_cell(model, workload, model.baseline);
+      series.values.push_back(file == nullptr || base == nullptr
+                                  ? std::nullopt
+                                  : ratio_to(headline_throughput(file->run), headline_throughput(base->run)));
+    }
+    chart.series.push_back(series);
+  }
+  return svg_bar_chart(chart);
+}
+
+std::string efficiency_chart(const ComparisonModel& model, bool* any) {
+  BarChart chart;
+  chart.title = "Scaling efficiency E(N)";
+  chart.value_axis_title = "E(N) = dp throughput / (N x one GPU's) (%)";
+  chart.categories = model.rows;
+  chart.value_decimals = 1;
+  chart.reference = 100.0;
+  chart.reference_label = "100%";
+  *any = false;
+  for (size_t l = 0; l < model.run_labels.size(); ++l) {
+    const std::string& label = model.run_labels[l];
+    BarSeries series{label, {}, static_cast<int>(l)};  // the colour of this label in the throughput chart
+    bool has = false;
+    for (const std::string& workload : model.rows) {
+      const ResultFile* file = run_cell(model, workload, label);
+      std::optional<double> value;
+      if (file != nullptr && file->run.scaling_efficiency) value = 100.0 * *file->run.scaling_efficiency;
+      has |= value.has_value();
+      series.values.push_back(value);
+    }
+    if (has) chart.series.push_back(series);
+    *any |= has;
+  }
+  return svg_bar_chart(chart);
+}
+
+// E vs GPU count for one workload: a series per GPU, transport and wire/overlap setting; a one-GPU file of the
+// same GPU adds E(1) = 100% to each. Empty when no series has two GPU counts.
+std::string efficiency_lines(const ComparisonModel& model, const std::string& workload) {
+  std::map<std::string, LineSeries> series;
+  std::map<std::string, bool> has_one;  // device -> a one-GPU file of this workload exists
+  for (const ResultFile& file : model.files) {
+    if (file.kind != ResultKind::kRun || file.run.workload != workload) continue;
+    if (file.nranks == 1) {
+      has_one[file.device_name] = true;
+      continue;
+    }
+    if (!file.run.scaling_efficiency) continue;
+    std::string name = file.device_name + " " + file.transport;
+    if (file.run.grad_dtype == "bf16") name += " bf16-wire";
+    if (!file.run.overlap) name += " no-overlap";
+    LineSeries& line = series[name];
+    line.name = name;
+    if (line.colour < 0) {  // the colour of the file's label in the bar charts
+      const auto at = std::find(model.run_labels.begin(), model.run_labels.end(), file.label);
+      line.colour = static_cast<int>(at - model.run_labels.begin());
+    }
+    line.points.emplace_back(file.nranks, 100.0 * *file.run.scaling_efficiency);
+  }
+  LineChart chart;
+  chart.title = workload + ": scaling efficiency vs GPU count";
+  chart.x_title = "GPUs (N)";
+  chart.y_title = "E(N) (%)";
+  chart.x_at_points = true;
+  bool worth = false;
+  for (auto& [name, line] : series) {
+    for (const auto& [device_name, one] : has_one) {
+      if (one && name.rfind(device_name + " ", 0) == 0) line.points.emplace_back(1, 100.0);
+    }
+    std::set<double> counts;
+    for (const auto& point : line.points) counts.insert(point.first);
+    if (counts.size() >= 2) {
+      worth = true;
+      chart.series.push_back(line);
+    }
+  }
+  return worth ? svg_line_chart(chart) : std::string();
+}
+
+std::string bandwidth_chart(const ComparisonModel& model, const std::string& op) {
+  LineChart chart;
+  chart.title = op + ": bus bandwidth vs message size";
+  chart.x_title = "message size (bytes, log2 scale)";
+  chart.y_title = "busbw (GB/s)";
+  chart.log2_x = true;
+  chart.bytes_x = true;
+  for (const std::string& label : model.bandwidth_labels) {
+    const ResultFile& file = model.files[model.bandwidth_files.at(label)];
+    bool out_of_place = false;  // nccl-tests' headline placement when it was measured
+    for (const BandwidthPoint& point : file.bandwidth.points) {
+      out_of_place |= point.op == op && point.placement == "out_of_place";
+    }
+    LineSeries line{label, {}};
+    for (const BandwidthPoint& point : file.bandwidth.points) {
+      if (point.op == op && (point.placement == "out_of_place") == out_of_place) {
+        line.points.emplace_back(point.size_bytes, point.busbw_gbps);
+      }
+    }
+    if (!line.points.empty()) chart.series.push_back(line);
+  }
+  return chart.series.empty() ? std::string() : svg_line_chart(chart);
+}
+
+}  // namespace
+
+std::string tables_html(const std::vector<Table>& tables) {
+  std::string html = "<div class=\"tables\">\n";
+  for (const Table& table : tables) {
+    html += "<table>\n<caption>" + xml_escape(table.title) + "</caption>\n<tr>";
+    for (const std::string& cell : table.header) html += "<th>" + xml_escape(cell) + "</th>";
+    html += "</tr>\n";
+    for (const auto& row : table.rows) {
+      html += "<tr>";
+      for (size_t c = 0; c < row.size(); ++c) {
+        const bool right = c < table.right_aligned.size() && table.right_aligned[c];
+        html += std::string(right ? "<td class=\"num\">" : "<td>") + xml_escape(row[c]) + "</td>";
+      }
+      html += "</tr>\n";
+    }
+    html += "</table>\n";
+  }
+  return html + "</div>\n";
+}
+
+std::string comparison_html(const ComparisonModel& model) {
+  const std::vector<Table> tables = comparison_tables(model);
+  std::string body;
+  size_t shown = 0;  // tables already placed under a chart
+  if (!model.run_labels.empty()) {
+    body += section("Throughput relative to the baseline", normalized_chart(model),
+                    "Each bar is one label's throughput on one workload (dp units/s on all GPUs, solo where dp did "
+                    "not run) divided by the baseline's (" + model.baseline + "); the dashed line is 1.");
+    body += tables_html({tables.front()});
+    shown = 1;
+    bool any = false;
+    const std::string bars = efficiency_chart(model, &any);
+    if (any) {
+      body += section("Scaling efficiency", bars,
+                      "E(N): the dp phase's throughput over N times the solo phase's (every GPU alone); 100% is "
+                      "perfect scaling. One-GPU files have none.");
+    }
+    for (const std::string& workload : model.rows) {
+      const std::string lines = efficiency_lines(model, workload);
+      if (!lines.empty()) {
+        body += section(workload + ": efficiency vs GPU count", lines,
+                        "One line per GPU, transport and gradient setting; a one-GPU file adds E(1) = 100%.");
+      }
+    }
+  }
+  for (const std::string& op : model.ops) {
+    const std::string chart = bandwidth_chart(model, op);
+    if (!chart.empty()) {
+      body += section(op + ": bus bandwidth", chart,
+                      "busbw per message size (out-of-place where measured), one line per bandwidth file.");
+    }
+  }
+  const std::vector<Table> rest(tables.begin() + static_cast<long>(shown), tables.end());
+  body += "<h2>Tables</h2>\n" + tables_html(rest);
+  return page("scalebench compare", body);
+}
+
+std::string run_report_html(const ResultFile& file) {
+  const RunSummary& run = file.run;
+  std::string body = "<p class=\"note\">" + xml_escape(file.path + ": " + default_label(file) + ", " + run.workload +
+                                                       " (" + run.scale + ", " + run.precision + ")") + "</p>\n";
+  const size_t nranks = std::max(run.solo_rank_step_ms.size(), run.dp_rank_step_ms.size());
+  if (nranks > 0) {
+    BarChart chart;
+    chart.title = "Step time per rank: compute and exposed communication";
+    chart.value_axis_title = "step time, median (ms)";
+    chart.stacked = true;
+    BarSeries compute{"compute (solo step)", {}}, exposed{"exposed communication (dp step - solo step)", {}};
+    BarSeries dp_only{"dp step (no solo phase)", {}};
+    for (size_t r = 0; r < nranks; ++r) {
+      chart.categories.push_back("rank " + std::to_string(r));
+      const std::optional<double> solo =
+          r < run.solo_rank_step_ms.size() ? std::optional<double>(run.solo_rank_step_ms[r]) : std::nullopt;
+      const std::optional<double> dp =
+          r < run.dp_rank_step_ms.size() ? std::optional<double>(run.dp_rank_step_ms[r]) : std::nullopt;
+      compute.values.push_back(solo);
+      exposed.values.push_back(solo && dp ? std::optional<double>(std::max(*dp - *solo, 0.0)) : std::nullopt);
+      dp_only.values.push_back(!solo ? dp : std::nullopt);
+    }
+    chart.series.push_back(compute);
+    if (!run.dp_rank_step_ms.empty()) chart.series.push_back(run.solo_rank_step_ms.empty() ? dp_only : exposed);
+    body += section("Step time breakdown", svg_bar_chart(chart),
+                    "Each rank's median step: the solo phase's step (the GPU alone: compute), then what the dp "
+                    "phase adds (communication the backward did not hide). The bar's end is the dp step.");
+  }
+  if (!run.bucket_ready_ms.empty()) {
+    TimelineChart chart;
+    chart.title = "dp step timeline (rank 0, medians)";
+    chart.x_title = "time from the step's first node (ms)";
+    chart.marker = run.nodes_done_ms;
+    chart.marker_label = "backward done";
+    for (size_t b = 0; b < run.bucket_ready_ms.size(); ++b) {
+      chart.rows.push_back({"bucket " + std::to_string(b), run.bucket_ready_ms[b], run.bucket_start_ms[b],
+                            run.bucket_end_ms[b]});
+    }
+    std::string note = "One row per gradient bucket in issue order: the black tick is when its last gradient was "
+                       "written, the bar its all-reduce. Bars right of the dashed line are the exposed tail";
+    if (run.tail_ms) {
+      char tail[32];
+      std::snprintf(tail, sizeof tail, " (%.2f ms here)", *run.tail_ms);
+      note += tail;
+    }
+    body += section("dp timeline", svg_timeline_chart(chart), note + ".");
+  }
+  body += "<h2>Tables</h2>\n" + tables_html(run_report_tables(file));
+  return page("scalebench report: " + run.workload, body);
+}
+
+}  // namespace sb

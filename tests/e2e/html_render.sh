@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# `compare --html` and `report --html` on two tiny CPU runs and a bandwidth sweep: the pages are written, hold their charts and name no
+# URL; when chromium is on PATH each page is rendered headless and the screenshot must not be blank
+# (lib/png_not_blank.py: > 10 colours, > 1% non-white). Without chromium that part prints SKIP.
+source "$(dirname "$0")/lib/common.bash"
+LIB=$(cd "$(dirname "$0")/lib" && pwd)
+expect_exit 0 "bert_base tiny run" -- "$SB" run --device cpu --workload bert_base --scale tiny --batch 2 \
+  --steps 2 --warmup 1 --json "$WORK/a.json"
+expect_exit 0 "transformer_big tiny run" -- "$SB" run --device cpu --workload transformer_big --scale tiny \
+  --batch 2 --steps 2 --warmup 1 --json "$WORK/b.json"
+expect_exit 0 "compare --html" -- "$SB" compare "$WORK/a.json" "$WORK/b.json" --html "$WORK/out.html"
+expect_output "^  bert_base \(sequences/s\) +[0-9]+\.[0-9]" "the console tables still print"
+cp "$WORK/out.html" "$WORK/out"
+expect_lines 1 "^<!DOCTYPE html>$" "an HTML page"
+expect_lines 1 "<title>Throughput relative to " "the normalized throughput chart"
+expect_lines 0 "http|<script" "no URL and no script"
+expect_exit 0 "a one-rank bandwidth sweep" -- "$SB" bandwidth --device cpu --max-bytes 64K --iters 2 \
+  --json "$WORK/bw.json"
+expect_exit 0 "compare runs and a sweep --html" -- "$SB" compare "$WORK/a.json" "$WORK/bw.json" --html "$WORK/bw.html"
+cp "$WORK/bw.html" "$WORK/out"
+expect_lines 1 "<title>all_reduce: bus bandwidth vs message size</title>" "the busbw vs size chart"
+expect_lines 1 ">64K</text>" "sizes labelled with binary prefixes"
+expect_exit 0 "report --html" -- "$SB" report "$WORK/a.json" --html "$WORK/report.html"
+cp "$WORK/report.html" "$WORK/out"
+expect_lines 1 "<title>Step time per rank" "the step-time breakdown chart"
+expect_exit 3 "--html into a missing directory" -- "$SB" compare "$WORK/a.json" --html "$WORK/no/such/dir/x.html"
+expect_output "cannot open .*x\.html.* for writing" "the unwritable page is named"
+
+if command -v chromium > /dev/null; then
+  for page in out report; do
+    expect_exit 0 "chromium renders $page.html" -- chromium --headless --no-sandbox --disable-gpu \
+      --user-data-dir="$WORK/chromium" --screenshot="$WORK/$page.png" --window-size=1280,2000 \
+      "file://$WORK/$page.html"
+    expect_exit 0 "$page.png is not blank" -- python3 "$LIB/png_not_blank.py" "$WORK/$page.png"
+    cat "$WORK/out"
+  done
+else
+  echo "SKIP: chromium is not on PATH; the pages were not rendered"
+fi
+finish

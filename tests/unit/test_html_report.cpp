@@ -1,0 +1,197 @@
+// `compare --html` and `report --html` (src/report/html_report.h, svg_chart.h): the page's structure from small
+// hand-written result files: one <svg> per chart, its title, legend entries and bar count (workloads x labels),
+// labels XML-escaped, no URL anywhere; the bandwidth series parse and its rejection; ticks, byte labels, --html.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "scalebench/error.h"
+#include "src/cli/command_line.h"
+#include "src/report/compare.h"
+#include "src/report/html_report.h"
+#include "src/report/svg_chart.h"
+
+namespace sb {
+namespace {
+
+using nlohmann::json;
+
+// A run file with the fields compare and report read (schema 2): 2 ranks, solo and dp with per-rank steps.
+json run_doc(const std::string& workload, const std::string& unit) {
+  return json::parse(R"({
+    "schema_version": 2, "tool": "scalebench", "command": "run", "status": "ok",
+    "context": {"devices": [{"rank": 0, "name": "NVIDIA H200"}], "topology": {"transport": "P2P/CUMEM"}},
+    "config": {"workload": ")" + workload + R"(", "scale": "full", "precision": "bf16", "grad_dtype": "fp32",
+               "overlap": true, "batch_per_rank": 128},
+    "workload": {"unit": ")" + unit + R"("},
+    "nranks": 2,
+    "buckets_bytes": [25000000, 5000000, 1000000],
+    "phases": {
+      "solo": {"step_ms_p50": 33.0, "units_per_s_per_gpu": 4000.0, "units_per_s_total": 8000.0,
+               "ranks": [{"step_ms": [33.0, 32.0, 34.0]}, {"step_ms": [33.5, 33.5]}]},
+      "dp": {"step_ms_p50": 34.0, "units_per_s_per_gpu": 3800.0, "units_per_s_total": 7600.0,
+             "ranks": [{"step_ms": [35.0, 34.0, 36.0]}, {"step_ms": [34.5]}],
+             "timeline": {"nodes_done_ms": 33.5, "last_reduce_end_ms": 34.25, "tail_ms": 0.75,
+                          "bucket_ready_ms": [20.0, 30.0, 33.4], "bucket_start_ms": [20.1, 30.1, 33.5],
+                          "bucket_end_ms": [25.0, 32.0, 34.25]}}},
+    "scaling_efficiency": 0.95, "exposed_comm_ms": 1.0, "overlap_pct": 50.0, "efficiency_bound": 1.0,
+    "busbw_gbps": 107.5, "comm_busbw_gbps": 222.5
+  })");
+}
+
+json one_gpu_doc(const std::string& workload, const std::string& unit) {
+  json doc = run_doc(workload, unit);
+  doc["nranks"] = 1;
+  doc["context"]["topology"]["transport"] = nullptr;
+  doc["phases"].erase("dp");
+  doc["phases"]["solo"]["ranks"] = json::array({{{"step_ms", {33.0}}}});
+  doc["phases"]["solo"]["units_per_s_total"] = 4000.0;
+  for (const char* key : {"scaling_efficiency", "exposed_comm_ms", "overlap_pct", "efficiency_bound"}) {
+    doc[key] = nullptr;
+  }
+  return doc;
+}
+
+json bandwidth_doc() {
+  json doc = json::parse(R"({
+    "schema_version": 1, "tool": "scalebench", "command": "bandwidth", "status": "ok",
+    "context": {"nranks": 2, "backend": "nccl", "transport": "P2P/CUMEM", "devices": [{"rank": 0, "name": "H200"}]},
+    "config": {"dtype": "fp32"},
+    "results": [],
+    "summary": {"peak_busbw_gbps": {"all_reduce": 300.0}, "wrong_total": null}
+  })");
+  const double sizes[] = {1024, 1048576, 1073741824};
+  const double busbw[] = {1.5, 120.0, 300.0};
+  for (int i = 0; i < 3; ++i) {
+    for (const char* placement : {"out_of_place", "in_place"}) {
+      doc["results"].push_back({{"op", "all_reduce"}, {"placement", placement}, {"size_bytes", sizes[i]},
+                                {"busbw_gbps", busbw[i]}});
+    }
+  }
+  return doc;
+}
+
+ResultFile parse(const std::string& path, const json& doc) { return parse_result_file(path, doc.dump()); }
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++n;
+  return n;
+}
+
+// The charts of a page, each "<svg ...</svg>".
+std::vector<std::string> svgs(const std::string& html) {
+  std::vector<std::string> charts;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) {
+    const size_t end = html.find("</svg>", at);
+    EXPECT_NE(end, std::string::npos) << "an unclosed <svg>";
+    charts.push_back(html.substr(at, end - at));
+  }
+  return charts;
+}
+
+ComparisonModel two_workloads_two_labels() {
+  std::vector<ResultFile> files{parse("one_bert.json", one_gpu_doc("bert_base", "sequences")),
+                                parse("one_tb.json", one_gpu_doc("transformer_big", "tokens")),
+                                parse("nv_bert.json", run_doc("bert_base", "sequences")),
+                                parse("nv_tb.json", run_doc("transformer_big", "tokens"))};
+  assign_labels(files, {{"one_bert.json", "one <&> gpu"}, {"one_tb.json", "one <&> gpu"}});
+  return build_comparison(files, "");
+}
+
+TEST(HtmlCompare, OneSvgPerChartWithTitlesLegendsAndOneBarPerWorkloadAndLabel) {
+  const std::string html = comparison_html(two_workloads_two_labels());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(count(html, "<html"), count(html, "</html>"));
+  EXPECT_EQ(count(html, "<table>"), count(html, "</table>"));
+  const std::vector<std::string> charts = svgs(html);
+  // Normalized throughput, efficiency bars, and efficiency vs GPU count for each workload (x1 and x2 files).
+  ASSERT_EQ(charts.size(), 4u);
+  EXPECT_EQ(count(html, "<svg"), count(html, "</svg>"));
+  EXPECT_NE(charts[0].find("<title>Throughput relative to one &lt;&amp;&gt; gpu</title>"), std::string::npos);
+  EXPECT_EQ(count(charts[0], "class=\"bar\""), 2u * 2u);  // workloads x labels
+  EXPECT_EQ(count(charts[0], "class=\"legend\""), 2u);
+  EXPECT_NE(charts[0].find(">one &lt;&amp;&gt; gpu</text>"), std::string::npos);
+  EXPECT_NE(charts[0].find(">NVIDIA H200 x2 P2P/CUMEM</text>"), std::string::npos);
+  EXPECT_NE(charts[0].find(">1.90</text>"), std::string::npos) << "the value label: 7600 / 4000";
+  EXPECT_NE(charts[0].find(">throughput / baseline (x)</text>"), std::string::npos);
+  EXPECT_NE(charts[0].find(">bert_base</text>"), std::string::npos);
+  EXPECT_EQ(count(charts[1], "class=\"bar\""), 2u) << "only two-GPU files have E(N)";
+  EXPECT_NE(charts[1].find(">95.0</text>"), std::string::npos);
+  EXPECT_NE(charts[2].find("<title>bert_base: scaling efficiency vs GPU count</title>"), std::string::npos);
+  EXPECT_EQ(count(charts[2], "class=\"point\""), 2u);  // E(1) = 100% and E(2) = 95%
+  EXPECT_NE(charts[2].find(">GPUs (N)</text>"), std::string::npos);
+  // The absolute table under the first chart, escaped the same way.
+  EXPECT_NE(html.find("<th>one &lt;&amp;&gt; gpu</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">7600.0</td>"), std::string::npos);
+  EXPECT_EQ(html.find("one <&> gpu"), std::string::npos) << "a raw label";
+  EXPECT_EQ(html.find("http"), std::string::npos) << "the page must need no network";
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+TEST(HtmlCompare, BandwidthFilesGiveBusbwVsSizeOnALog2Axis) {
+  std::vector<ResultFile> files{parse("bw.json", bandwidth_doc())};
+  assign_labels(files, {});
+  const std::string html = comparison_html(build_comparison(files, ""));
+  const std::vector<std::string> charts = svgs(html);
+  ASSERT_EQ(charts.size(), 1u);
+  EXPECT_NE(charts[0].find("<title>all_reduce: bus bandwidth vs message size</title>"), std::string::npos);
+  EXPECT_EQ(count(charts[0], "class=\"point\""), 3u) << "out-of-place only";
+  for (const char* tick : {">1K</text>", ">1M</text>", ">1G</text>", ">busbw (GB/s)</text>"}) {
+    EXPECT_NE(charts[0].find(tick), std::string::npos) << tick;
+  }
+}
+
+TEST(HtmlCompare, BandwidthRecordsAreValidatedByPath) {
+  json doc = bandwidth_doc();
+  doc["results"][1].erase("busbw_gbps");
+  try {
+    parse("bw.json", doc);
+    FAIL() << "accepted a record without busbw_gbps";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "bw.json: missing \"results[1].busbw_gbps\"");
+  }
+  const ResultFile file = parse("bw.json", bandwidth_doc());
+  ASSERT_EQ(file.bandwidth.points.size(), 6u);
+  EXPECT_EQ(file.bandwidth.points[5].size_bytes, 1073741824.0);
+}
+
+TEST(HtmlReport, StackedStepTimePerRankAndTheBucketTimeline) {
+  const ResultFile file = parse("run.json", run_doc("bert_base", "sequences"));
+  EXPECT_EQ(file.run.solo_rank_step_ms, (std::vector<double>{33.0, 33.5}));  // medians
+  EXPECT_EQ(file.run.dp_rank_step_ms, (std::vector<double>{35.0, 34.5}));
+  const std::string html = run_report_html(file);
+  const std::vector<std::string> charts = svgs(html);
+  ASSERT_EQ(charts.size(), 2u);
+  EXPECT_EQ(count(charts[0], "class=\"bar\""), 2u * 2u);  // ranks x (compute, exposed)
+  EXPECT_NE(charts[0].find(">compute (solo step)</text>"), std::string::npos);
+  EXPECT_NE(charts[0].find(">35.00</text>"), std::string::npos) << "rank 0's stack ends at its dp step";
+  EXPECT_EQ(count(charts[1], "class=\"bar\""), 3u);  // one all-reduce per bucket
+  EXPECT_NE(charts[1].find(">backward done 33.50 ms</text>"), std::string::npos);
+  EXPECT_EQ(html.find("http"), std::string::npos);
+}
+
+TEST(SvgChart, RoundTicksBytesAndEscaping) {
+  EXPECT_EQ(nice_ticks(0, 1.93, 5), (std::vector<double>{0, 0.5, 1.0, 1.5, 2.0}));
+  EXPECT_EQ(nice_ticks(0, 370, 5), (std::vector<double>{0, 100, 200, 300, 400}));
+  EXPECT_EQ(format_bytes(512), "512");
+  EXPECT_EQ(format_bytes(4096), "4K");
+  EXPECT_EQ(format_bytes(64.0 * 1024 * 1024), "64M");
+  EXPECT_EQ(xml_escape("a<b & \"c\" 'd'>"), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
+}
+
+TEST(HtmlCommandLine, CompareAndReportTakeHtmlBesideTheirTextOutput) {
+  std::vector<const char*> args{"scalebench", "compare", "a.json", "b.json", "--markdown", "--html", "o.html"};
+  const CommandLine compare = parse_command_line(static_cast<int>(args.size()), args.data());
+  EXPECT_EQ(compare.compare.files, (std::vector<std::string>{"a.json", "b.json"}));
+  EXPECT_EQ(compare.compare.html_path, "o.html");
+  EXPECT_TRUE(compare.compare.markdown);
+  args = {"scalebench", "report", "a.json", "--html", "r.html"};
+  const CommandLine report = parse_command_line(static_cast<int>(args.size()), args.data());
+  EXPECT_EQ(report.compare.html_path, "r.html");
+  args = {"scalebench", "report", "a.json", "--html"};
+  EXPECT_THROW(parse_command_line(static_cast<int>(args.size()), args.data()), UsageError);
+}
+
+}  // namespace
+}  // namespace sb
