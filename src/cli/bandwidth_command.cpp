@@ -48,7 +48,8 @@ void write_outputs(const CommonOptions& common, const BandwidthReport& report) {
 }  // namespace
 
 int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
-  agree_or_throw(group, group.rank() == 0 ? unwritable_output(cl.common) : std::nullopt);
+  agree_or_throw(group,
+                 group.rank() == 0 ? unwritable_output({cl.common.json_path, cl.common.csv_path}) : std::nullopt);
   Session session = open_session(group, cl.common);
   BandwidthOptions options = cl.bandwidth;
   if (options.max_bytes == 0) {

@@ -80,12 +80,9 @@ void describe_context(const CommandLine& cl, ProcessGroup& group, Session& sessi
 }  // namespace
 
 int run_train_command(const CommandLine& cl, ProcessGroup& group) {
-  agree_or_throw(group, group.rank() == 0 ? unwritable_output(cl.common) : std::nullopt);
-  if (!cl.run.trace_path.empty()) {
-    CommonOptions trace_only;
-    trace_only.json_path = cl.run.trace_path;
-    agree_or_throw(group, group.rank() == 0 ? unwritable_output(trace_only) : std::nullopt);
-  }
+  agree_or_throw(group, group.rank() == 0
+                            ? unwritable_output({cl.common.json_path, cl.common.csv_path, cl.run.trace_path})
+                            : std::nullopt);
   Session session = open_session(group, cl.common);
   TrainingReport report;
   report.options = train_options(cl, *session.device);

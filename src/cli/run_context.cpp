@@ -52,8 +52,8 @@ std::string utc_timestamp() {
   return text;
 }
 
-std::optional<std::string> unwritable_output(const CommonOptions& common) {
-  for (const std::string& path : {common.json_path, common.csv_path}) {
+std::optional<std::string> unwritable_output(const std::vector<std::string>& paths) {
+  for (const std::string& path : paths) {
     if (path.empty() || path == "-") continue;
     const bool existed = std::ifstream(path).good();
     std::ofstream probe(path, std::ios::app);

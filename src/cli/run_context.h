@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include <vector>
 
 #include "scalebench/bandwidth.h"
 #include "scalebench/communicator.h"
@@ -20,7 +21,8 @@ std::string gather_transport(ProcessGroup& group, const Communicator& communicat
 
 std::string utc_timestamp();
 
-// A measurement can take minutes: whether a --json/--csv path cannot be written, found out before it starts.
-std::optional<std::string> unwritable_output(const CommonOptions& common);  // "2026-11-30T04:05:06Z"
+// A measurement can take minutes: whether an output path (--json, --csv, --trace; "" and "-" skipped) cannot
+// be written, found out before it starts.
+std::optional<std::string> unwritable_output(const std::vector<std::string>& paths);  // "2026-11-30T04:05:06Z"
 
 }  // namespace sb

@@ -84,6 +84,15 @@ TEST_P(GradientReducerTest, AveragesEveryRanksGradients) {
     if (std::fabs(static_cast<double>(reduced[i]) - expected[i]) > tolerance) ++wrong;
   }
   EXPECT_EQ(wrong, 0) << "of " << expected.size() << " gradient elements";
+  if (schedule.wire == DType::kBFloat16) {  // the average travelled as bf16: every result is a widened bf16
+    int64_t wider = 0;
+    for (float v : reduced) {
+      uint32_t bits = 0;
+      std::memcpy(&bits, &v, sizeof bits);
+      wider += (bits & 0xFFFFu) != 0;
+    }
+    EXPECT_EQ(wider, 0) << "gradients with more than bf16's 8 significant bits after a bf16 all-reduce";
+  }
   int64_t any_wrong = wrong;
   world().allreduce_sum(&any_wrong, 1);
   EXPECT_EQ(any_wrong, 0) << "some rank's average is off";

@@ -19,25 +19,33 @@ namespace sb::test {
 // 0xFF bytes: a NaN in bf16, what CudaArray::poison writes; no finite or infinite value rounds to it.
 constexpr uint16_t kBf16Poison = 0xFFFF;
 
-struct Bf16Tensor {
+// A host tensor of a 16-bit float type: its bit patterns (uploaded to the device) and the fp32 values they
+// hold (fed to the CPU reference). bf16 and fp16 (fp16_data.h) differ only in the conversion pair.
+struct HalfTensor {
   std::vector<uint16_t> bits;  // for the device
   std::vector<float> values;   // the same numbers in fp32, for the CPU reference
 };
+using Bf16Tensor = HalfTensor;
 
-inline std::vector<uint16_t> bf16_bits_of(const std::vector<float>& values) {
+inline std::vector<uint16_t> bits_of(const std::vector<float>& values, uint16_t (*to_bits)(float)) {
   std::vector<uint16_t> bits(values.size());
-  for (size_t i = 0; i < values.size(); ++i) bits[i] = float_to_bf16_bits(values[i]);
+  for (size_t i = 0; i < values.size(); ++i) bits[i] = to_bits(values[i]);
   return bits;
 }
 
-inline std::vector<float> widen(const std::vector<uint16_t>& bits) {
+inline std::vector<float> widen_bits(const std::vector<uint16_t>& bits, float (*from_bits)(uint16_t)) {
   std::vector<float> values(bits.size());
-  for (size_t i = 0; i < bits.size(); ++i) values[i] = bf16_bits_to_float(bits[i]);
+  for (size_t i = 0; i < bits.size(); ++i) values[i] = from_bits(bits[i]);
   return values;
 }
 
-inline Bf16Tensor round_to_bf16(const std::vector<float>& values) {
-  Bf16Tensor tensor;
+inline std::vector<uint16_t> bf16_bits_of(const std::vector<float>& values) {
+  return bits_of(values, float_to_bf16_bits);
+}
+inline std::vector<float> widen(const std::vector<uint16_t>& bits) { return widen_bits(bits, bf16_bits_to_float); }
+
+inline HalfTensor round_to_bf16(const std::vector<float>& values) {
+  HalfTensor tensor;
   tensor.bits = bf16_bits_of(values);
   tensor.values = widen(tensor.bits);
   return tensor;

@@ -9,28 +9,21 @@
 
 #include "scalebench/half_precision.h"
 #include "src/cuda/element.h"
+#include "tests/support/bf16_data.h"
 
 namespace sb::test {
 
-struct Fp16Tensor {
-  std::vector<uint16_t> bits;  // for the device
-  std::vector<float> values;   // the same numbers in fp32, for the CPU reference
-};
+using Fp16Tensor = HalfTensor;
 
 inline std::vector<uint16_t> fp16_bits_of(const std::vector<float>& values) {
-  std::vector<uint16_t> bits(values.size());
-  for (size_t i = 0; i < values.size(); ++i) bits[i] = float_to_fp16_bits(values[i]);
-  return bits;
+  return bits_of(values, float_to_fp16_bits);
 }
-
 inline std::vector<float> widen_fp16(const std::vector<uint16_t>& bits) {
-  std::vector<float> values(bits.size());
-  for (size_t i = 0; i < bits.size(); ++i) values[i] = fp16_bits_to_float(bits[i]);
-  return values;
+  return widen_bits(bits, fp16_bits_to_float);
 }
 
-inline Fp16Tensor round_to_fp16(const std::vector<float>& values) {
-  Fp16Tensor tensor;
+inline HalfTensor round_to_fp16(const std::vector<float>& values) {
+  HalfTensor tensor;
   tensor.bits = fp16_bits_of(values);
   tensor.values = widen_fp16(tensor.bits);
   return tensor;
