@@ -168,7 +168,7 @@ class NcclCommunicator final : public Communicator {
     const ncclResult_t status = ncclMemAlloc(&pointer, bytes == 0 ? 1 : bytes);
     if (status != ncclSuccess) {
       cudaGetLastError();
-      throw RuntimeFailure("out of GPU memory: ncclMemAlloc of " + std::to_string(bytes) + " bytes failed (" +
+      throw OutOfMemory("out of GPU memory: ncclMemAlloc of " + std::to_string(bytes) + " bytes failed (" +
                            nccl_error_text(status) + ")");
     }
     return pointer;

@@ -20,7 +20,7 @@ class BertBase final : public Workload {
  public:
   const WorkloadInfo& info() const override {
     static const WorkloadInfo kInfo{"bert_base", "pre-training MLM+NSP, seq 128", "sequences", 128, 110106428,
-                                    "google-research/bert BERT-Base (HF BertForPreTraining layout)"};
+                                    "google-research/bert BERT-Base (HF BertForPreTraining layout)", "sequences"};
     return kInfo;
   }
 

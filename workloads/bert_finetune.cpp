@@ -23,7 +23,7 @@ class BertFinetune final : public Workload {
   const WorkloadInfo& info() const override {
     static const WorkloadInfo kInfo{"bert_finetune", "SQuAD 1.1 fine-tuning, seq 384", "sequences", 48, 108893186,
                                     "google-research/bert run_squad.py BERT-Base (HF BertForQuestionAnswering "
-                                    "layout, pooler dropped)"};
+                                    "layout, pooler dropped)", "sequences"};
     return kInfo;
   }
 

@@ -57,7 +57,7 @@ class MtDnn final : public Workload {
  public:
   const WorkloadInfo& info() const override {
     static const WorkloadInfo kInfo{"mt_dnn", "GLUE MTL, mnli SAN, seq 128", "sequences", 8, 371933205,
-                                    "namisan/mt-dnn MT-DNN-large (BERT-Large + SAN, 8 GLUE heads)"};
+                                    "namisan/mt-dnn MT-DNN-large (BERT-Large + SAN, 8 GLUE heads)", "sequences"};
     return kInfo;
   }
 

@@ -28,7 +28,7 @@ class TransformerBig final : public Workload {
  public:
   const WorkloadInfo& info() const override {
     static const WorkloadInfo kInfo{"transformer_big", "translation (WMT16 en-de)", "tokens", 500, 209911808,
-                                    "fairseq transformer_wmt_en_de_big"};
+                                    "fairseq transformer_wmt_en_de_big", "sentence pairs"};
     return kInfo;
   }
 

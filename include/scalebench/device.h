@@ -28,6 +28,10 @@ struct DeviceDescription {
   int compute_capability = 0;  // 90 for sm_90; 0 on CPU
 };
 
+struct DeviceMemoryUsage {
+  uint64_t total = 0, free = 0;  // bytes
+};
+
 // A point on a stream's timeline. Elapsed time between two recorded events is device time on CUDA and
 // host steady-clock time on the CPU device.
 class DeviceEvent {
@@ -61,6 +65,12 @@ class Device {
   virtual void* allocate(size_t bytes) = 0;
   virtual void release(void* pointer) = 0;
   virtual bool host_accessible() const = 0;
+  // What the device has free now, everything else on it counted (cudaMemGetInfo): the CUDA context, library
+  // handles, NCCL's buffers, other processes. The CPU device answers its total for both (it is bounded only by
+  // the allocation budget of `maxbatch --memory`).
+  virtual DeviceMemoryUsage memory_usage() {
+    return DeviceMemoryUsage{description().total_memory, description().total_memory};
+  }
   virtual void copy_to_host(void* host, const void* device, size_t bytes, StreamHandle stream) = 0;
   virtual void copy_from_host(void* device, const void* host, size_t bytes, StreamHandle stream) = 0;
   virtual void copy_on_device(void* dst, const void* src, size_t bytes, StreamHandle stream) = 0;

@@ -27,6 +27,13 @@ class RuntimeFailure : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An allocation the device (or the allocation budget) refused: what `maxbatch` expects one batch past the
+// largest that fits, as opposed to any other failure.
+class OutOfMemory : public RuntimeFailure {
+ public:
+  using RuntimeFailure::RuntimeFailure;
+};
+
 // Identity used to prefix every diagnostic line; set once by the bootstrap.
 void set_diagnostic_identity(int rank, const std::string& host);
 std::string diagnostic_prefix();  // "[rank r@host]"

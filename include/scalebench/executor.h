@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "scalebench/allocation_budget.h"
 #include "scalebench/device.h"
 #include "scalebench/graph.h"
 #include "scalebench/loss_scale.h"
@@ -121,6 +122,7 @@ class CpuExecutor final : public Executor {
   double elapsed_ms(size_t from, size_t to) override;
 
  private:
+  AllocationCharge arena_charge_, state_charge_;  // the allocation budget's count of arena_ and optimizer_state_
   std::vector<unsigned char> arena_;
   std::vector<std::chrono::steady_clock::time_point> marks_;
   void ensure_optimizer_state(const OptimizerSettings& settings);

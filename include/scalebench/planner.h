@@ -47,8 +47,19 @@ struct MemoryPlan {
   std::vector<GradientBucket> buckets;
 };
 
+// The arena by category (maxbatch's report). Parameters, gradients, optimizer state and inputs are their
+// tensors' bytes; activations and workspace are those live at the node where the shared region's live bytes
+// peak; padding is the rest (alignment, and the gaps the greedy packing leaves), so the seven add up to
+// total_bytes exactly.
+struct PlanCategories {
+  uint64_t parameters = 0, gradients = 0, optimizer_state = 0, inputs = 0, activations = 0, workspace = 0,
+           padding = 0;
+};
+
 // Throws UsageError when a parameter has no gradient written by any node, or a gradient names no parameter.
 MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options = {});
+
+PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan);
 
 // The largest batch in [1, upper] whose plan fits `capacity_bytes`, assuming bytes grow with the batch;
 // 0 when even batch 1 does not fit.

@@ -5,10 +5,13 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "scalebench/bandwidth.h"
+#include "scalebench/max_batch.h"
+#include "scalebench/suite.h"
 #include "scalebench/training.h"
 
 namespace sb {
@@ -44,6 +47,21 @@ std::string training_report_csv(const TrainingReport& report);
 // The dp phase's timed steps as a Chrome / Perfetto trace ("traceEvents"): a process per rank, a compute track
 // (forward, backward, optimizer) and a communication track (each bucket's all-reduce), in microseconds.
 nlohmann::json training_trace_json(const TrainingReport& report);
+
+// `scalebench maxbatch`: `#` lines for the measured memory and the prediction with its bytes by category, a
+// row per verification attempt, and the answer; a --memory answer is labelled a prediction.
+void print_max_batch(std::FILE* out, const MaxBatchResult& result, const std::string& device_name);
+// "3,456 sentence pairs (96,768 tokens)": a batch in its batch unit, and in the workload's unit when they differ.
+std::string max_batch_in_units(const MaxBatchResult& result, int64_t batch);
+// One workload's result (docs/RESULTS.md); `maxbatch --json` writes {"kind": "maxbatch", "results": [...]}.
+nlohmann::json max_batch_json(const MaxBatchResult& result);
+
+// `scalebench suite`: the guide's two tables as Markdown (max batch per GPU, predicted and verified; training
+// throughput alone and on all ranks at the reference and the max batch), then the rows' failures.
+void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const std::string& device_name,
+                        uint64_t device_bytes, int nranks);
+// One workload's file: its maxbatch result and both training runs (schema 2 run documents, or null).
+nlohmann::json suite_row_json(const SuiteRow& row);
 
 // Writes `text` to `path`, or to stdout when path is "-". Throws RuntimeFailure naming the path.
 void write_text_file(const std::string& path, const std::string& text);

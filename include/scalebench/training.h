@@ -44,6 +44,7 @@ struct TrainOptions {
   bool profile = true;                      // one extra solo step timed node by node on every rank
   bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
   int check_steps = 3;
+  bool check_memory = true;  // false: no capacity check before allocating (suite's runs at a verified max batch)
 };
 
 // One rank's samples of one phase.

@@ -24,6 +24,7 @@ struct WorkloadInfo {
   int64_t default_batch;    // per rank, in the unit's batch granularity (sequences or sentence pairs)
   int64_t full_parameters;  // shared/WORKLOADS.md's count, asserted by a test
   std::string reference;    // the implementation it follows
+  std::string batch_unit;   // what one batch element is when it is not one unit ("sentence pairs"); empty: the unit
 };
 
 struct BuiltWorkload {

@@ -8,6 +8,10 @@
 #include "scalebench/bandwidth.h"
 #include "scalebench/communicator.h"
 
+namespace CLI {
+class App;
+}
+
 namespace sb {
 
 struct CommonOptions {
@@ -53,12 +57,32 @@ struct CompareOptions {
   std::string html_path;  // "": none; the tables and charts as one self-contained HTML page
 };
 
+// `maxbatch` (one workload or all) and `suite` (several, with training runs at two batches).
+struct MemoryOptions {
+  std::vector<std::string> workloads;  // maxbatch --workload NAME|all; suite --workloads a,b (default: all)
+  std::string scale = "full";
+  std::string precision = "auto";
+  std::string optimizer = "adamw";
+  bool recompute = false;
+  double memory_gib = 0;  // > 0: plan for a card with this much memory (a prediction)
+  bool no_verify = false;
+  int verify_steps = 2;
+  double bucket_mb = 25;
+  uint64_t seed = 1;
+  // suite only
+  std::string out_dir = "results/suite";
+  bool force = false;  // replace earlier suite results in out_dir instead of appending
+  int warmup_steps = 3;
+  int steps = 20;
+};
+
 struct CommandLine {
   std::string command;  // "bandwidth", "topo"; empty when help was printed
   CommonOptions common;
   BandwidthOptions bandwidth;
   RunOptions run;
   CompareOptions compare;  // compare and report
+  MemoryOptions memory;    // maxbatch and suite
   std::vector<std::string> argv;
   // Every option's effective value in a fixed order: hashed so that ranks can check they agree.
   std::string canonical;
@@ -67,5 +91,9 @@ struct CommandLine {
 };
 
 CommandLine parse_command_line(int argc, const char* const* argv);
+
+// The maxbatch and suite subcommands (src/cli/memory_command_line.cpp), and their part of the canonical form.
+void add_memory_commands(CLI::App& app, MemoryOptions& options);
+std::string memory_canonical_form(const std::string& command, const MemoryOptions& options);
 
 }  // namespace sb

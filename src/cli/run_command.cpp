@@ -54,29 +54,6 @@ TrainOptions train_options(const CommandLine& cl, const Device& device) {
   return options;
 }
 
-void describe_context(const CommandLine& cl, ProcessGroup& group, Session& session, TrainingReport& report) {
-  const bool cuda = session.device->kind() == DeviceKind::kCuda;
-  report.argv = cl.argv;
-  report.started_at = utc_timestamp();
-  report.nranks = group.size();
-  report.backend = backend_name(session.communicator->backend());
-  report.communicator_version = session.communicator->library_version();
-  report.mpi_version = group.library_version();
-  report.cuda_runtime_version = cuda ? cuda_runtime_version() : "";
-  report.cuda_driver_version = cuda ? cuda_driver_version() : "";
-  report.cublas_version = cuda ? cublas_version() : "";
-  report.environment = recorded_environment(current_environment());
-  report.device_kind = device_kind_name(session.device->kind());
-  for (const RankDevice& rank : gather_rank_devices(group, *session.device)) {
-    report.devices.push_back({rank.host, rank.device.name, rank.device.bus_id, rank.device.index});
-  }
-  const WorkloadInfo& info = find_workload(report.options.workload).info();
-  report.task = info.task;
-  report.unit = info.unit;
-  report.batch = report.options.batch > 0 ? report.options.batch : info.default_batch;
-  report.peak_tflops = peak_tflops(session.device->description().name, report.options.precision);
-}
-
 }  // namespace
 
 int run_train_command(const CommandLine& cl, ProcessGroup& group) {
@@ -86,7 +63,7 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   Session session = open_session(group, cl.common);
   TrainingReport report;
   report.options = train_options(cl, *session.device);
-  describe_context(cl, group, session, report);
+  describe_training_context(cl.argv, group, session, report);
   const bool leader = group.rank() == 0;
   // Machine-readable output on stdout moves the human-readable lines to stderr.
   std::FILE* console = (cl.common.json_path == "-" || cl.common.csv_path == "-") ? stderr : stdout;

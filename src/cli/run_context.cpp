@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/nccl_transport_log.h"
+#include "scalebench/launch.h"
+#include "scalebench/versions.h"
 
 namespace sb {
 
@@ -41,6 +43,30 @@ std::vector<RankDevice> gather_rank_devices(ProcessGroup& group, const Device& d
 
 std::string gather_transport(ProcessGroup& group, const Communicator& communicator) {
   return join_transports(group.allgather_strings(communicator.transport()));
+}
+
+void describe_training_context(const std::vector<std::string>& argv, ProcessGroup& group, Session& session,
+                               TrainingReport& report) {
+  const bool cuda = session.device->kind() == DeviceKind::kCuda;
+  report.argv = argv;
+  report.started_at = utc_timestamp();
+  report.nranks = group.size();
+  report.backend = backend_name(session.communicator->backend());
+  report.communicator_version = session.communicator->library_version();
+  report.mpi_version = group.library_version();
+  report.cuda_runtime_version = cuda ? cuda_runtime_version() : "";
+  report.cuda_driver_version = cuda ? cuda_driver_version() : "";
+  report.cublas_version = cuda ? cublas_version() : "";
+  report.environment = recorded_environment(current_environment());
+  report.device_kind = device_kind_name(session.device->kind());
+  for (const RankDevice& rank : gather_rank_devices(group, *session.device)) {
+    report.devices.push_back({rank.host, rank.device.name, rank.device.bus_id, rank.device.index});
+  }
+  const WorkloadInfo& info = find_workload(report.options.workload).info();
+  report.task = info.task;
+  report.unit = info.unit;
+  report.batch = report.options.batch > 0 ? report.options.batch : info.default_batch;
+  report.peak_tflops = peak_tflops(session.device->description().name, report.options.precision);
 }
 
 std::string utc_timestamp() {

@@ -4,12 +4,13 @@
 #include <optional>
 #include <string>
 #include <vector>
-#include <vector>
 
 #include "scalebench/bandwidth.h"
 #include "scalebench/communicator.h"
 #include "scalebench/process_group.h"
+#include "scalebench/training.h"
 #include "src/cli/command_line.h"
+#include "src/cli/session.h"
 
 namespace sb {
 
@@ -18,6 +19,12 @@ std::vector<RankDevice> gather_rank_devices(ProcessGroup& group, const Device& d
 
 // Collective: the union of the transports every rank's communicator reports.
 std::string gather_transport(ProcessGroup& group, const Communicator& communicator);
+
+// Collective: the context every training report carries (argv, ranks, backend and library versions, recorded
+// environment, every rank's device) and the workload's task, unit, batch and datasheet peak, for the
+// options already in report.options.
+void describe_training_context(const std::vector<std::string>& argv, ProcessGroup& group, Session& session,
+                               TrainingReport& report);
 
 std::string utc_timestamp();
 

@@ -70,7 +70,7 @@ class CpuDevice final : public Device {
     // 64-byte alignment: the same vector-width guarantees the CUDA allocator gives.
     void* pointer = std::aligned_alloc(64, ((bytes + 63) / 64) * 64 + 64);
     if (pointer == nullptr) {
-      throw RuntimeFailure("out of host memory allocating " + std::to_string(bytes) + " bytes");
+      throw OutOfMemory("out of host memory allocating " + std::to_string(bytes) + " bytes");
     }
     return pointer;
   }

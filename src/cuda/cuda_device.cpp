@@ -84,7 +84,7 @@ class CudaDevice final : public Device {
       cudaGetLastError();  // clear the sticky-free error so later calls work
       size_t free_bytes = 0, total_bytes = 0;
       cudaMemGetInfo(&free_bytes, &total_bytes);
-      throw RuntimeFailure("out of GPU memory: " + std::to_string(bytes) + " bytes requested on GPU " +
+      throw OutOfMemory("out of GPU memory: " + std::to_string(bytes) + " bytes requested on GPU " +
                            std::to_string(description_.index) + ", " + std::to_string(free_bytes) +
                            " of " + std::to_string(total_bytes) + " bytes free");
     }
@@ -92,6 +92,11 @@ class CudaDevice final : public Device {
     return pointer;
   }
   void release(void* pointer) override { SB_CUDA_CHECK(cudaFree(pointer)); }
+  DeviceMemoryUsage memory_usage() override {
+    size_t free_bytes = 0, total_bytes = 0;
+    SB_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return DeviceMemoryUsage{total_bytes, free_bytes};
+  }
   bool host_accessible() const override { return false; }
   void copy_to_host(void* host, const void* device, size_t bytes, StreamHandle stream) override {
     auto s = static_cast<cudaStream_t>(stream);

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "scalebench/allocation_budget.h"
 #include "scalebench/error.h"
 #include "scalebench/executor.h"
 #include "src/cuda/activations.h"
@@ -60,10 +61,11 @@ class CudaExecutor final : public Executor {
     for (const Node& node : graph.nodes()) {
       if (kernels().count(node.op) == 0) throw UsageError("the cuda device has no kernel for op '" + node.op + "'");
     }
+    arena_charge_ = AllocationCharge(plan.total_bytes, "the plan's arena");
     const cudaError_t status = cudaMalloc(&arena_, plan.total_bytes == 0 ? 1 : plan.total_bytes);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();
-      throw RuntimeFailure("out of GPU memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
+      throw OutOfMemory("out of GPU memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
     }
     SB_CUDA_CHECK(status);
     SB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -232,10 +234,13 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     cudaFree(optimizer_state_);
     optimizer_state_ = nullptr;
+    state_charge_ = AllocationCharge();
+    state_charge_ = AllocationCharge(state_bytes, "the optimizer's state");
     const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&optimizer_state_), state_bytes + 1);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();
-      throw RuntimeFailure("out of GPU memory for the optimizer's state (" + std::to_string(state_bytes) + " bytes)");
+      state_charge_ = AllocationCharge();
+      throw OutOfMemory("out of GPU memory for the optimizer's state (" + std::to_string(state_bytes) + " bytes)");
     }
     SB_CUDA_CHECK(status);
     SB_CUDA_CHECK(cudaMemsetAsync(optimizer_state_, 0, state_bytes, stream_));
@@ -243,6 +248,7 @@ class CudaExecutor final : public Executor {
     state_kind_ = settings.kind;
   }
 
+  AllocationCharge arena_charge_, state_charge_;  // the budget's count of arena_ and optimizer_state_
   void* arena_ = nullptr;
   void* scratch_ = nullptr;
   float* optimizer_state_ = nullptr;  // optimizer_state_buffers(state_kind_) buffers of the parameters' size

@@ -219,10 +219,11 @@ CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(
   for (const Node& node : graph.nodes()) {
     if (find_kernel(node.op) == nullptr) throw UsageError("the cpu device has no kernel for op '" + node.op + "'");
   }
+  arena_charge_ = AllocationCharge(plan.total_bytes, "the plan's arena");
   try {
     arena_.resize(plan.total_bytes);
   } catch (const std::bad_alloc&) {
-    throw RuntimeFailure("out of host memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
+    throw OutOfMemory("out of host memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
   }
 }
 
@@ -245,6 +246,9 @@ void CpuExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
   const size_t state_size = static_cast<size_t>(optimizer_state_buffers(settings.kind)) *
                             static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
   if (optimizer_state_.size() != state_size || state_kind_ != settings.kind) {
+    state_charge_ = AllocationCharge();
+    optimizer_state_ = {};
+    state_charge_ = AllocationCharge(state_size * sizeof(float), "the optimizer's state");
     optimizer_state_.assign(state_size, 0.0f);
     state_kind_ = settings.kind;
   }

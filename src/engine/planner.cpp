@@ -139,29 +139,49 @@ void cut_buckets(const Graph& graph, const PlanOptions& options, MemoryPlan& pla
   if (open) plan.buckets.push_back(bucket);
 }
 
-struct Placed {
-  uint64_t begin, end;
-  int first, last;
-};
+// The node span a tensor of the shared region occupies: one that no node touches keeps a place for the whole
+// step (the executor may read it, and hiding a mistake in the graph behind a shared offset would be worse), and
+// so does one the host reads after the step.
+std::pair<int, int> shared_lifetime(const Graph& graph, const MemoryPlan& plan, TensorId id) {
+  const size_t i = static_cast<size_t>(id);
+  const int end = static_cast<int>(graph.nodes().size());
+  const int first = plan.first_use[i] < 0 ? 0 : plan.first_use[i];
+  const int last = plan.last_use[i] < 0 || graph.tensor(id).read_after_step ? end : plan.last_use[i];
+  return {first, last};
+}
 
-uint64_t place_by_liveness(const Graph& graph, uint64_t base, uint64_t alignment, MemoryPlan& plan) {
+std::vector<TensorId> shared_region_tensors(const Graph& graph) {
   std::vector<TensorId> shared;
   for (TensorRole role : {TensorRole::kActivation, TensorRole::kWorkspace}) {
     for (TensorId id : graph.tensors_with_role(role)) {
       if (graph.tensor(id).view_of == kNoTensor) shared.push_back(id);  // views: placed with their storage
     }
   }
+  return shared;
+}
+
+uint64_t role_bytes(const Graph& graph, TensorRole role) {
+  uint64_t total = 0;
+  for (TensorId id : graph.tensors_with_role(role)) {
+    if (graph.tensor(id).view_of == kNoTensor) total += graph.tensor(id).bytes();
+  }
+  return total;
+}
+
+struct Placed {
+  uint64_t begin, end;
+  int first, last;
+};
+
+uint64_t place_by_liveness(const Graph& graph, uint64_t base, uint64_t alignment, MemoryPlan& plan) {
+  std::vector<TensorId> shared = shared_region_tensors(graph);
   std::stable_sort(shared.begin(), shared.end(),
                    [&](TensorId a, TensorId b) { return graph.tensor(a).bytes() > graph.tensor(b).bytes(); });
   std::vector<Placed> placed;
   uint64_t peak = 0;
   for (TensorId id : shared) {
     const size_t i = static_cast<size_t>(id);
-    // A tensor no node touches still gets a place of its own (lifetime of the whole step): the executor
-    // may read it, and hiding a mistake in the graph behind a shared offset would be worse.
-    const int first = plan.first_use[i] < 0 ? 0 : plan.first_use[i];
-    const int last = plan.last_use[i] < 0 || graph.tensor(id).read_after_step ? static_cast<int>(graph.nodes().size())
-                                                                               : plan.last_use[i];
+    const auto [first, last] = shared_lifetime(graph, plan, id);
     const uint64_t size = align_up(graph.tensor(id).bytes(), alignment);
     std::vector<const Placed*> conflicts;
     for (const Placed& other : placed) {
@@ -212,6 +232,37 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   place_views(graph, plan);
   cut_buckets(graph, options, plan);
   return plan;
+}
+
+PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
+  PlanCategories categories;
+  categories.parameters = role_bytes(graph, TensorRole::kParameter);
+  categories.gradients = role_bytes(graph, TensorRole::kGradient);
+  categories.optimizer_state = role_bytes(graph, TensorRole::kOptimizerState);
+  categories.inputs = role_bytes(graph, TensorRole::kInput);
+  // Live bytes per node by a sweep: each tensor adds its bytes at its first node and removes them after its last.
+  const size_t nodes = graph.nodes().size() + 1;  // + the host's reads after the step
+  std::vector<int64_t> activation_delta(nodes + 1, 0), workspace_delta(nodes + 1, 0);
+  for (TensorId id : shared_region_tensors(graph)) {
+    const auto [first, last] = shared_lifetime(graph, plan, id);
+    auto& delta = graph.tensor(id).role == TensorRole::kWorkspace ? workspace_delta : activation_delta;
+    const auto bytes = static_cast<int64_t>(graph.tensor(id).bytes());
+    delta[static_cast<size_t>(first)] += bytes;
+    delta[static_cast<size_t>(last) + 1] -= bytes;
+  }
+  int64_t activations = 0, workspace = 0, peak = -1;
+  for (size_t n = 0; n < nodes; ++n) {
+    activations += activation_delta[n];
+    workspace += workspace_delta[n];
+    if (activations + workspace > peak) {
+      peak = activations + workspace;
+      categories.activations = static_cast<uint64_t>(activations);
+      categories.workspace = static_cast<uint64_t>(workspace);
+    }
+  }
+  categories.padding = plan.total_bytes - categories.parameters - categories.gradients - categories.optimizer_state -
+                       categories.inputs - categories.activations - categories.workspace;
+  return categories;
 }
 
 int64_t largest_batch_that_fits(const std::function<uint64_t(int64_t)>& bytes_for_batch, uint64_t capacity_bytes,

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "scalebench/byte_text.h"
 #include "scalebench/report.h"
 #include "scalebench/stats.h"
 
@@ -15,25 +16,13 @@ namespace {
 
 std::string or_none(const std::string& text) { return text.empty() ? "none" : text; }
 
-std::string gib(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
-  return text;
-}
-
-std::string mib(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return text;
-}
-
 // "9 buckets: 8 x 25.0 MiB, 1 x 3.2 MiB" (runs of equal sizes, in issue order).
 std::string describe_buckets(const std::vector<uint64_t>& sizes) {
   std::string text = std::to_string(sizes.size()) + (sizes.size() == 1 ? " bucket:" : " buckets:");
   for (size_t i = 0; i < sizes.size();) {
     size_t j = i;
-    while (j < sizes.size() && mib(sizes[j]) == mib(sizes[i])) ++j;
-    text += (i == 0 ? " " : ", ") + std::to_string(j - i) + " x " + mib(sizes[i]);
+    while (j < sizes.size() && mib_text(sizes[j]) == mib_text(sizes[i])) ++j;
+    text += (i == 0 ? " " : ", ") + std::to_string(j - i) + " x " + mib_text(sizes[i]);
     i = j;
   }
   return text;
@@ -118,7 +107,7 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
   if (phase == "solo") {
     std::fprintf(out, "# %lld parameters, %.1f %s and %.2f TFLOP per step and rank, plan %s\n",
                  static_cast<long long>(report.parameters), report.units_per_step, report.unit.c_str(),
-                 report.train_flops_per_step / 1e12, gib(report.plan_bytes).c_str());
+                 report.train_flops_per_step / 1e12, gib_text(report.plan_bytes).c_str());
     print_solo_ranks(out, report);
     print_breakdown(out, report);
   }

@@ -31,7 +31,9 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   }
   comm_stream_ = high_priority ? device.create_high_priority_stream() : device.create_stream();
   if (wire_dtype == DType::kBFloat16) {
-    wire_buffer_ = communicator.allocate_buffer(device, std::max<uint64_t>(executor.plan().gradient_bytes / 2, 2));
+    const uint64_t bytes = std::max<uint64_t>(executor.plan().gradient_bytes / 2, 2);
+    wire_charge_ = AllocationCharge(bytes, "the bf16 gradient wire buffer");
+    wire_buffer_ = communicator.allocate_buffer(device, bytes);
   }
   for (size_t b = 0; b < buckets_.size(); ++b) {
     ready_.push_back(device.create_event());

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "scalebench/allocation_budget.h"
 #include "scalebench/communicator.h"
 #include "scalebench/device.h"
 #include "scalebench/executor.h"
@@ -68,6 +69,7 @@ class GradientReducer {
   bool overlap_;
   StreamHandle comm_stream_ = nullptr;
   std::vector<GradientBucket> buckets_;  // by ready node, the order every rank issues them in
+  AllocationCharge wire_charge_;         // the allocation budget's count of wire_buffer_
   void* wire_buffer_ = nullptr;          // bf16 copy of the gradient region (bf16 wire only)
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;
   std::unique_ptr<DeviceEvent> all_done_, phase_start_, step_start_, forward_done_, nodes_done_, step_done_;

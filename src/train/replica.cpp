@@ -5,23 +5,13 @@
 #include <cstring>
 #include <random>
 
+#include "scalebench/allocation_budget.h"
 #include "scalebench/autodiff.h"
+#include "scalebench/byte_text.h"
 #include "scalebench/error.h"
+#include "src/cpu/optimizer.h"
 
 namespace sb {
-namespace {
-
-// What the CUDA context, cuBLASLt workspaces and NCCL buffers take outside the plan (measured on H200:
-// ~0.6 GiB for the context and handles); 2 GiB keeps a margin until the memory issue measures it per run.
-constexpr uint64_t kDeviceReserveBytes = 2ull << 30;
-
-}  // namespace
-
-std::string gib_text(uint64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ull << 30));
-  return text;
-}
 
 std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   const Workload& workload = find_workload(options.workload);
@@ -38,18 +28,27 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
 }
 
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options) {
-  return replica.plan.total_bytes +
-         static_cast<uint64_t>(options.optimizer_state_buffers) * replica.plan.parameter_bytes;
+  // As the executors allocate the state: buffers of optimizer_state_stride floats.
+  const auto parameters = static_cast<int64_t>(replica.plan.parameter_bytes / sizeof(float));
+  return replica.plan.total_bytes + static_cast<uint64_t>(options.optimizer_state_buffers) *
+                                        static_cast<uint64_t>(cpu::optimizer_state_stride(parameters)) * sizeof(float);
+}
+
+uint64_t usable_device_bytes(Device& device) {
+  if (allocation_budget() > 0) {
+    return allocation_budget() > allocated_bytes() ? allocation_budget() - allocated_bytes() : 0;
+  }
+  const DeviceMemoryUsage memory = device.memory_usage();
+  if (device.kind() != DeviceKind::kCuda) return memory.free;
+  return memory.free > kOutsidePlanBytes ? memory.free - kOutsidePlanBytes : 0;
 }
 
 std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& device, uint64_t data_seed,
                                        int64_t first_sample, uint64_t weight_seed) {
   std::unique_ptr<Replica> replica = plan_replica(options);
   const uint64_t needed = needed_bytes(*replica, options);
-  const uint64_t total = device.description().total_memory;
-  const bool cuda = device.kind() == DeviceKind::kCuda;
-  const uint64_t usable = cuda && total > kDeviceReserveBytes ? total - kDeviceReserveBytes : total;
-  if (needed > usable) {
+  const uint64_t usable = options.capacity_bytes > 0 ? options.capacity_bytes : usable_device_bytes(device);
+  if (options.check_capacity && needed > usable) {
     const int64_t fits = largest_batch_that_fits(
         [&](int64_t b) {
           ReplicaOptions smaller = options;
@@ -57,11 +56,11 @@ std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& de
           return needed_bytes(*plan_replica(smaller), smaller);
         },
         usable, options.batch);
-    throw RuntimeFailure(options.workload + " at batch " + std::to_string(options.batch) + " needs " +
+    throw OutOfMemory(options.workload + " at batch " + std::to_string(options.batch) + " needs " +
                          gib_text(needed) + ", device has " + gib_text(usable) +
                          " usable; largest batch that fits: " + std::to_string(fits));
   }
-  if (cuda) {
+  if (device.kind() == DeviceKind::kCuda) {
     replica->executor = make_cuda_executor(replica->graph, replica->plan, options.precision == Precision::kTf32);
   } else {
     replica->executor = std::make_unique<CpuExecutor>(replica->graph, replica->plan);

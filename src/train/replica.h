@@ -28,7 +28,20 @@ struct ReplicaOptions {
   bool dropout = true;          // false: no dropout nodes (the --check graphs)
   uint64_t bucket_bytes = 25ull << 20;
   int optimizer_state_buffers = 2;  // for the memory check: 2 Adam family, 1 SGD momentum and NAG
+  // The plan and the optimizer's state must fit in this many bytes, checked before anything is allocated;
+  // 0: usable_device_bytes(device). check_capacity false skips the check (maxbatch's verification lets the
+  // allocation itself answer).
+  uint64_t capacity_bytes = 0;
+  bool check_capacity = true;
 };
+
+// What a replica not yet built may allocate: the allocation budget's remainder when one is set (maxbatch
+// --memory), else on a GPU its free memory less kOutsidePlanBytes, else (the CPU device) the host's memory.
+uint64_t usable_device_bytes(Device& device);
+
+// What a replica allocates on a GPU outside its plan: the GEMM workspace, scratch buffers, lazily loaded
+// kernels, and cudaMalloc's 2 MiB granularity. maxbatch measures it instead (docs/PERFORMANCE.md).
+constexpr uint64_t kOutsidePlanBytes = 512ull << 20;
 
 struct Replica {
   Graph graph;
@@ -43,7 +56,7 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options);
 // Bytes on the device: the plan's arena plus the optimizer's state.
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options);
 
-// Plans, checks the plan against the device (RuntimeFailure "needs X GiB, device has Y GiB usable; largest
+// Plans, checks the plan against the capacity (OutOfMemory "needs X GiB, device has Y GiB usable; largest
 // batch that fits: B" before allocating anything), allocates the executor, writes the synthetic samples
 // first_sample .. first_sample + batch - 1 and the initial weights (weight_seed: the same on every rank).
 std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& device, uint64_t data_seed,
@@ -62,6 +75,5 @@ uint64_t parameter_checksum(Replica& replica);
 // synthetic targets: the data-parallel trainer weights each rank's loss by its share of the global count.
 std::vector<std::pair<TensorId, int64_t>> counted_loss_rows(Replica& replica);
 
-std::string gib_text(uint64_t bytes);  // "11.58 GiB"
 
 }  // namespace sb

@@ -103,6 +103,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
   replica_options.recompute = options.recompute;
   replica_options.bucket_bytes = options.bucket_bytes;
   replica_options.optimizer_state_buffers = optimizer_state_buffers(options.optimizer.kind);
+  replica_options.check_capacity = options.check_memory;
   report.options = options;
   report.batch = replica_options.batch;
   report.unit = workload.info().unit;

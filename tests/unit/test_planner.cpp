@@ -195,6 +195,52 @@ TEST(Planner, AGradientLargerThanABucketIsCutIntoAlignedPieces) {
   }
 }
 
+TEST(Planner, CategoriesAddUpToTheArena) {
+  Graph graph;
+  const TensorId x = add(graph, "x", {8, 16}, TensorRole::kInput);                  // 512 bytes
+  const TensorId w = add(graph, "w", {16, 32}, TensorRole::kParameter);             // 2048
+  const TensorId dw = add(graph, "dw", {16, 32}, TensorRole::kGradient, w);         // 2048
+  const TensorId h = add(graph, "h", {8, 32}, TensorRole::kActivation);             // 1024, nodes 0..3
+  const TensorId workspace = add(graph, "ws", {128}, TensorRole::kWorkspace);       // 512, node 0 only
+  const TensorId y = add(graph, "y", {8, 4}, TensorRole::kActivation);              // 128, nodes 1..2
+  const TensorId dy = add(graph, "dy", {8, 4}, TensorRole::kActivation);            // 128, nodes 2..3
+  graph.add_node(Node{"gemm", {x, w, workspace}, {h}, {}, false});
+  graph.add_node(Node{"gemm", {h}, {y}, {}, false});
+  graph.add_node(Node{"loss_backward", {y}, {dy}, {}, true});
+  graph.add_node(Node{"gemm", {x, dy, h}, {dw}, {}, true});
+  const MemoryPlan plan = plan_memory(graph, PlanOptions{1 << 20, 256});
+  const PlanCategories c = plan_categories(graph, plan);
+  EXPECT_EQ(c.parameters, 2048u);
+  EXPECT_EQ(c.gradients, 2048u);
+  EXPECT_EQ(c.optimizer_state, 0u);
+  EXPECT_EQ(c.inputs, 512u);
+  // Live bytes: node 0 h + ws = 1536, node 1 h + y = 1152, node 2 h + y + dy = 1280, node 3 h + dy = 1152.
+  EXPECT_EQ(c.activations, 1024u);
+  EXPECT_EQ(c.workspace, 512u);
+  EXPECT_EQ(c.parameters + c.gradients + c.optimizer_state + c.inputs + c.activations + c.workspace + c.padding,
+            plan.total_bytes);
+}
+
+TEST(Planner, CategoriesAddUpOnRandomGraphs) {
+  std::mt19937 random(11);
+  for (int trial = 0; trial < 30; ++trial) {
+    Graph graph;
+    std::vector<TensorId> tensors;
+    const int count = 4 + static_cast<int>(random() % 30);
+    for (int i = 0; i < count; ++i) {
+      const TensorRole role = i % 5 == 0 ? TensorRole::kWorkspace : i % 3 == 0 ? TensorRole::kInput : TensorRole::kActivation;
+      tensors.push_back(add(graph, "t" + std::to_string(i), {1 + static_cast<int64_t>(random() % 500)}, role));
+    }
+    for (int n = 0; n < 2 + static_cast<int>(random() % 20); ++n) {
+      graph.add_node(Node{"op", {tensors[random() % tensors.size()]}, {tensors[random() % tensors.size()]}, {}, false});
+    }
+    const MemoryPlan plan = plan_memory(graph, PlanOptions{1 << 20, 128});
+    const PlanCategories c = plan_categories(graph, plan);
+    EXPECT_EQ(c.inputs + c.activations + c.workspace + c.padding, plan.total_bytes) << "trial " << trial;
+    EXPECT_LE(c.activations + c.workspace, plan.activation_peak_bytes) << "trial " << trial;
+  }
+}
+
 TEST(Planner, RefusesParametersWithoutGradientsAndOrphanGradients) {
   Graph no_gradient;
   add(no_gradient, "w", {4}, TensorRole::kParameter);

@@ -1,0 +1,67 @@
+// CLI11 definitions of `maxbatch` and `suite` (src/cli/command_line.h).
+#include <CLI/CLI.hpp>
+
+#include "src/cli/command_line.h"
+
+namespace sb {
+namespace {
+
+// The flags both commands share: what is planned and trained.
+void add_plan_flags(CLI::App* command, MemoryOptions& options) {
+  command->add_option("--scale", options.scale, "full, or tiny (same graph, small dimensions, for the CPU)")
+      ->check(CLI::IsMember({"full", "tiny"}));
+  command->add_option("--precision", options.precision, "auto (bf16 on GPUs, fp32 on the CPU), bf16, fp16, tf32, fp32")
+      ->check(CLI::IsMember({"auto", "bf16", "fp16", "tf32", "fp32"}));
+  command->add_option("--optimizer", options.optimizer,
+                      "adamw (default), adam, adamax, sgd_momentum, nag, or reference (the workload's): its state is "
+                      "part of the memory")
+      ->check(CLI::IsMember({"adamw", "adam", "adamax", "sgd_momentum", "nag", "reference"}));
+  command->add_flag("--recompute", options.recompute, "Recompute GELU outputs in the backward pass (less memory)");
+  command->add_option("--memory", options.memory_gib,
+                      "Answer for a card with this many GiB instead of this device (a prediction, labelled so); "
+                      "required on the cpu device")
+      ->check(CLI::PositiveNumber);
+  command->add_flag("--no-verify", options.no_verify, "Predict only; do not train at the predicted batch and one up");
+  command->add_option("--verify-steps", options.verify_steps, "Training steps per verification attempt (default 2)")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--bucket-mb", options.bucket_mb, "Gradient bucket size in MiB (default 25)")
+      ->check(CLI::Range(0.001, 1e6));
+  command->add_option("--seed", options.seed, "Seed of the synthetic data and weights");
+}
+
+}  // namespace
+
+void add_memory_commands(CLI::App& app, MemoryOptions& options) {
+  CLI::App* maxbatch = app.add_subcommand(
+      "maxbatch", "Largest per-GPU batch before out-of-memory: predicted from the memory plan, verified by training");
+  maxbatch->add_option("-w,--workload", options.workloads, "Workload name (scalebench list), or all")
+      ->required()
+      ->expected(1);
+  add_plan_flags(maxbatch, options);
+
+  CLI::App* suite = app.add_subcommand(
+      "suite", "For every workload: maxbatch, then solo and data-parallel throughput at the reference and the max "
+               "batch; the guide's two tables");
+  suite->add_option("--workloads", options.workloads, "Workloads, comma-separated (default: all)")->delimiter(',');
+  suite->add_option("--out", options.out_dir, "Folder for one JSON per workload and suite.json (default results/suite)");
+  suite->add_flag("--force", options.force, "Replace the earlier results in --out instead of appending");
+  suite->add_option("--warmup", options.warmup_steps, "Untimed steps per phase")->check(CLI::NonNegativeNumber);
+  suite->add_option("--steps", options.steps, "Timed steps per phase")->check(CLI::PositiveNumber);
+  add_plan_flags(suite, options);
+}
+
+std::string memory_canonical_form(const std::string& command, const MemoryOptions& o) {
+  std::string text = ";workloads=";
+  for (const std::string& name : o.workloads) text += name + ",";
+  text += ";scale=" + o.scale + ";precision=" + o.precision + ";optimizer=" + o.optimizer +
+          ";recompute=" + std::to_string(o.recompute) + ";memory=" + std::to_string(o.memory_gib) +
+          ";no_verify=" + std::to_string(o.no_verify) + ";verify_steps=" + std::to_string(o.verify_steps) +
+          ";bucket=" + std::to_string(o.bucket_mb) + ";seed=" + std::to_string(o.seed);
+  if (command == "suite") {
+    text += ";out=" + o.out_dir + ";force=" + std::to_string(o.force) + ";warmup=" + std::to_string(o.warmup_steps) +
+            ";steps=" + std::to_string(o.steps);
+  }
+  return text;
+}
+
+}  // namespace sb
