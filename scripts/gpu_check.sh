@@ -14,6 +14,9 @@
 #          scripts/gpu_check.sh tune [steps]   gpu-labelled tests, then NVLink overlap experiments (comm stream
 #                                              priority, NCCL_MAX_CTAS), --check and fp16 on the GPUs, and
 #                                              PyTorch DDP over NVLink
+#          scripts/gpu_check.sh suite [steps]  gpu-labelled tests, `scalebench suite` on GPU 0 alone (maxbatch,
+#                                              then throughput at the reference and the max batch, every workload),
+#                                              and PyTorch's max batch of transformer_big and bert_base on it
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -81,6 +84,32 @@ if [ "$max_bytes" = dp ]; then
   grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|dp step)|  (solo|dp) |rc=)" "$out/dp.txt"
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz"
+  echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = suite ]; then
+  steps=${2:-10}
+  run_gpu_tests
+  echo "== scalebench suite, one GPU" | tee -a "$out/suite.txt"
+  CUDA_VISIBLE_DEVICES=0 timeout 420 build-gpu/scalebench suite --out "$out/suite" --warmup 2 --steps "$steps" \
+    >> "$out/suite.txt" 2>&1; echo "suite rc=$?" >> "$out/suite.txt"
+  # PyTorch's largest batch, searched from scalebench's verified one (expandable segments: its allocator's best
+  # case against fragmentation); one JSON line per workload.
+  for workload in transformer_big bert_base; do
+    start=$(python3 -c 'import glob,json,sys
+for f in glob.glob(sys.argv[1] + "/" + sys.argv[2] + "-*.json"):
+    print(json.load(open(f))["maxbatch"]["verified"] or 500)' "$out/suite" "$workload" 2>/dev/null | head -1)
+    echo "== PyTorch max batch of $workload from ${start:-the reference}" >> "$out/suite.txt"
+    CUDA_VISIBLE_DEVICES=0 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONUNBUFFERED=1 timeout 240 \
+      python3 scripts/pytorch_reference.py --workload "$workload" --max-batch ${start:+--batch "$start"} \
+      >> "$out/pytorch_max_batch.jsonl" 2>> "$out/suite.txt"
+  done
+  tar czf "$out/suite.tgz" -C "$out" suite && rm -rf "$out/suite"
+  grep -vE "^\[suite" "$out/suite.txt" | grep -E "^(#|\||==|suite rc|- )" | tail -60
+  cat "$out/pytorch_max_batch.jsonl" | python3 -c 'import json,sys
+for line in sys.stdin:
+    d = json.loads(line); print("pytorch", d["workload"], "max batch", d.get("max_batch"), "first failing", d.get("first_failing_batch"), d.get("status"))'
   echo "tests rc=$tests_rc"
   exit 0
 fi

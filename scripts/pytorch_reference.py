@@ -60,6 +60,9 @@ def parse_arguments(argv):
     p.add_argument("--ddp", action="store_true",
                    help="one process per GPU (mpirun or torchrun): time --batch per rank alone, then under "
                         "DistributedDataParallel over NCCL; rank 0 prints the scaling efficiency")
+    p.add_argument("--max-batch", action="store_true",
+                   help="find the largest batch that trains (2 steps each, from --batch: doubling until out of "
+                        "memory, then bisecting), as scalebench maxbatch does; prints every attempt")
     p.add_argument("--bucket-mb", type=float, default=None,
                    help="DDP gradient bucket size in MiB (bucket_cap_mb; default %g)" % DDP_BUCKET_MB)
     a = p.parse_args(argv)
@@ -79,6 +82,8 @@ def parse_arguments(argv):
         p.error("--ddp needs the cuda device (NCCL)")
     if a.ddp and a.count_only:
         p.error("--ddp and --count-only exclude each other")
+    if a.max_batch and (a.ddp or a.count_only or a.device != "cuda"):
+        p.error("--max-batch needs the cuda device, alone (not with --ddp or --count-only)")
     if a.bucket_mb is not None and not (a.bucket_mb > 0 and math.isfinite(a.bucket_mb)):
         p.error("--bucket-mb must be positive")
     a.batch = a.batch or WORKLOADS[a.workload]["batch"]
@@ -518,6 +523,61 @@ def run(a, torch):
     return result
 
 
+def is_out_of_memory(torch, error):
+    # cuBLAS and cuDNN report a failed allocation as a plain RuntimeError.
+    return isinstance(error, torch.cuda.OutOfMemoryError) or "out of memory" in str(error).lower()
+
+
+def run_max_batch(a, torch):
+    """The largest batch whose 2 training steps (forward, backward, fused AdamW) fit: doubling from --batch until
+    one runs out of memory, then bisecting. The model and the optimizer are built once; each attempt's data and
+    activations are freed, and the caching allocator emptied, before the next."""
+    w = describe(a, torch)
+    cuda, device = True, torch.device("cuda")
+    torch.manual_seed(a.seed)
+    model = build_model(torch, a, w, device)
+    optimizer = make_optimizer(torch, a, model.parameters(), cuda)
+    model.train()
+    attempts, trained, failed, batch = [], 0, None, a.batch
+
+    def attempt(b):
+        a.batch = b
+        data = None
+        try:
+            data, _ = synthesize(torch, a, w, a.seed, device)
+            step = make_step(torch, a, model, optimizer, data, device)
+            for _ in range(2):
+                loss = step()
+            torch.cuda.synchronize()
+            return math.isfinite(float(loss)), ""
+        except (torch.cuda.OutOfMemoryError, RuntimeError) as error:
+            if not is_out_of_memory(torch, error):
+                raise
+            return False, str(error).splitlines()[0]
+        finally:
+            del data
+            optimizer.zero_grad(set_to_none=True)
+            gc.collect()
+            torch.cuda.empty_cache()
+
+    while failed is None or failed - trained > 1:
+        ok, error = attempt(batch)
+        attempts.append(dict(batch=batch, trained=ok, error=error))
+        log(f"# batch {batch}: {'trained' if ok else 'out of memory'}")
+        if ok:
+            trained = batch
+            batch = batch * 2 if failed is None else (trained + failed) // 2
+        else:
+            failed = batch
+            batch = (trained + failed) // 2 if trained else max(1, batch // 2)
+            if failed == 1:
+                break
+    return dict(framework="pytorch", torch=torch.__version__, mode="max_batch", workload=a.workload,
+                precision=a.precision, unit=w["info"]["unit"], max_batch=trained, first_failing_batch=failed,
+                attempts=attempts, gpu=torch.cuda.get_device_name(),
+                allocator=os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "default"), status="ok")
+
+
 def nccl_version(torch):
     """torch.cuda.nccl.version() is a (major, minor, patch) tuple in recent torch, NCCL_VERSION_CODE before."""
     v = torch.cuda.nccl.version()
@@ -630,10 +690,9 @@ def main(argv):
         log("pytorch_reference.py: torch is not installed")
         return 3
     try:
-        result = run_ddp(a, torch) if a.ddp else run(a, torch)
+        result = run_ddp(a, torch) if a.ddp else run_max_batch(a, torch) if a.max_batch else run(a, torch)
     except (torch.cuda.OutOfMemoryError, RuntimeError) as error:
-        # cuBLAS and cuDNN report a failed allocation as a plain RuntimeError.
-        if not isinstance(error, torch.cuda.OutOfMemoryError) and "out of memory" not in str(error).lower():
+        if not is_out_of_memory(torch, error):
             raise
         message = str(error).splitlines()[0]
         log(f"pytorch_reference.py: {f'rank {a.rank}: ' if a.ddp else ''}out of device memory: {message}")

@@ -137,6 +137,10 @@ class CpuExecutor final : public Executor {
 // stores fp16 tensors, so `--precision fp16` needs nothing else; the config's factors and growth interval are
 // GradScaler's unless a test shortens them. Throws UsageError when scalebench was built without CUDA or an op has
 // no CUDA kernel, RuntimeFailure when the arena does not fit.
+// What a CUDA executor of `graph` allocates beyond the plan and the optimizer's state: the GEMM workspace and
+// the reserve for its kernels' scratch (0 when built without CUDA).
+uint64_t cuda_outside_plan_bytes(const Graph& graph);
+
 std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms = false,
                                              const LossScaleConfig& loss_scale = {});
 

@@ -60,6 +60,7 @@ struct MaxBatchResult {
   uint64_t predicted_bytes = 0;    // the predicted batch's plan and optimizer state
   PlanCategories categories;       // the predicted batch's arena by category
   uint64_t optimizer_state_bytes = 0;
+  uint64_t executor_bytes = 0;     // the CUDA executor's GEMM workspace and kernel scratch reserve
   bool verified_ran = false;
   int64_t verified = 0;            // the largest batch that trained (0: none did)
   bool next_failed_cleanly = false;  // verified + 1 failed with out-of-memory on every rank that failed

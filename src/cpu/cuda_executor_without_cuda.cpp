@@ -8,4 +8,6 @@ std::unique_ptr<Executor> make_cuda_executor(const Graph&, const MemoryPlan&, bo
   throw UsageError("the cuda device needs scalebench built with the CUDA toolkit");
 }
 
+uint64_t cuda_outside_plan_bytes(const Graph&) { return 0; }
+
 }  // namespace sb

@@ -158,6 +158,10 @@ void bias_backward(const T* dy, float* dbias, int64_t rows, int64_t cols, cudaSt
   SB_CUDA_CHECK(cudaFreeAsync(partial, stream));
 }
 
+uint64_t bias_backward_scratch_bytes(int64_t cols) {
+  return static_cast<uint64_t>(kMaxChunks) * static_cast<uint64_t>(cols) * sizeof(double);
+}
+
 #define SB_BIAS(T)                                                                     \
   template void bias_add_forward<T>(T*, const float*, int64_t, int64_t, cudaStream_t); \
   template void bias_backward<T>(const T*, float*, int64_t, int64_t, cudaStream_t);

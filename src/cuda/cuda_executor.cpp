@@ -6,6 +6,7 @@
 // optimizer_step read and optimizer_step updates, so no step waits for the host.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <type_traits>
@@ -52,6 +53,18 @@ constexpr DType dtype_of_element() {
 int64_t size_attr(const Node& node, const char* name) { return static_cast<int64_t>(node.attributes.at(name)); }
 float float_attr(const Node& node, const char* name) { return static_cast<float>(node.attributes.at(name)); }
 
+// The largest stream-ordered scratch any node of the graph takes (one at a time: the nodes run in order).
+uint64_t kernel_scratch_bytes(const Graph& graph) {
+  uint64_t largest = 0;
+  for (const Node& node : graph.nodes()) {
+    if (node.op == "bias_backward") largest = std::max(largest, cuda::bias_backward_scratch_bytes(size_attr(node, "cols")));
+    if (node.op == "layernorm_backward") {
+      largest = std::max(largest, cuda::layernorm_backward_scratch_bytes(size_attr(node, "cols")));
+    }
+  }
+  return largest;
+}
+
 class CudaExecutor final : public Executor {
  public:
   CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms, const LossScaleConfig& loss_scale)
@@ -73,10 +86,18 @@ class CudaExecutor final : public Executor {
     // clipping norm and the bucket all-reduces: zero, not whatever the allocation held.
     SB_CUDA_CHECK(cudaMemsetAsync(arena_, 0, plan.total_bytes, stream_));
     SB_CUDA_CHECK(cudaMalloc(&scratch_, 64));  // loss sum (float) and counted rows (int64)
+    reserve_outside_plan(graph);
     if (scaled) start_loss_scaling();
   }
   ~CudaExecutor() override {
     cudaStreamSynchronize(stream_);
+    cuda::take_back_gemm_workspace(stream_);
+    cudaFree(gemm_workspace_);
+    if (scratch_pool_ != nullptr) {  // the reserve goes back to the device
+      uint64_t none = 0;
+      cudaMemPoolSetAttribute(scratch_pool_, cudaMemPoolAttrReleaseThreshold, &none);
+      cudaMemPoolTrimTo(scratch_pool_, 0);
+    }
     for (cudaEvent_t event : marks_) cudaEventDestroy(event);
     cudaFree(scratch_);
     cudaFree(norm_scratch_);
@@ -225,6 +246,36 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  // What a step needs beyond the plan, allocated now so that no step can run out of memory halfway (and a batch
+  // too large fails here, cleanly): the GEMM workspace of this executor's stream, and room in the stream-ordered
+  // memory pool for the largest kernel scratch (cudaMallocAsync in bias_backward and layernorm_backward), kept
+  // there by the pool's release threshold.
+  void reserve_outside_plan(const Graph& graph) {
+    const uint64_t scratch = kernel_scratch_bytes(graph);
+    outside_plan_charge_ = AllocationCharge(cuda::gemm_workspace_bytes() + scratch, "the GEMM workspace and kernel scratch");
+    const cudaError_t status = cudaMalloc(&gemm_workspace_, cuda::gemm_workspace_bytes());
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw OutOfMemory("out of GPU memory for the GEMM workspace");
+    }
+    SB_CUDA_CHECK(status);
+    cuda::lend_gemm_workspace(stream_, gemm_workspace_);
+    if (scratch == 0) return;
+    int device = 0;
+    SB_CUDA_CHECK(cudaGetDevice(&device));
+    SB_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&scratch_pool_, device));
+    SB_CUDA_CHECK(cudaMemPoolSetAttribute(scratch_pool_, cudaMemPoolAttrReleaseThreshold, const_cast<uint64_t*>(&scratch)));
+    void* reserve = nullptr;
+    const cudaError_t reserved = cudaMallocAsync(&reserve, scratch, stream_);
+    if (reserved == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw OutOfMemory("out of GPU memory for " + std::to_string(scratch) + " bytes of kernel scratch");
+    }
+    SB_CUDA_CHECK(reserved);
+    SB_CUDA_CHECK(cudaFreeAsync(reserve, stream_));
+    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
   // The optimizer's state buffers, allocated and zeroed on first use or when the optimizer changes.
   void ensure_optimizer_state(const OptimizerSettings& settings) {
     const size_t n = plan_.parameter_bytes / sizeof(float);
@@ -249,6 +300,9 @@ class CudaExecutor final : public Executor {
   }
 
   AllocationCharge arena_charge_, state_charge_;  // the budget's count of arena_ and optimizer_state_
+  AllocationCharge outside_plan_charge_;          // and of gemm_workspace_ and the pool's scratch reserve
+  void* gemm_workspace_ = nullptr;
+  cudaMemPool_t scratch_pool_ = nullptr;
   void* arena_ = nullptr;
   void* scratch_ = nullptr;
   float* optimizer_state_ = nullptr;  // optimizer_state_buffers(state_kind_) buffers of the parameters' size
@@ -581,6 +635,10 @@ const std::map<std::string, Kernel>& kernels() {
 #undef SB_TYPED
 
 }  // namespace
+
+uint64_t cuda_outside_plan_bytes(const Graph& graph) {
+  return cuda::gemm_workspace_bytes() + kernel_scratch_bytes(graph);
+}
 
 std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms,
                                              const LossScaleConfig& loss_scale) {

@@ -86,11 +86,17 @@ cublasLtHandle_t thread_handle(int device) {
 // shared workspace would let one overwrite the other's split-K partials, hence the stream in the key.
 // The first GEMM on a stream must come before any graph capture on it (warmup does this): cudaMalloc is
 // not allowed while a stream is being captured.
+// An executor brings its own (lend_gemm_workspace): it owns the memory, counted in its budget, and frees it
+// with its stream, instead of leaving 32 MiB behind for every stream a process ever used.
+std::mutex workspaces_mutex;
+std::map<std::pair<int, cudaStream_t>, void*>& workspaces() {
+  static auto* map = new std::map<std::pair<int, cudaStream_t>, void*>();  // intentionally leaked
+  return *map;
+}
+
 void* stream_workspace(int device, cudaStream_t stream) {
-  static std::mutex mutex;
-  static auto* workspaces = new std::map<std::pair<int, cudaStream_t>, void*>();  // intentionally leaked
-  std::lock_guard<std::mutex> lock(mutex);
-  void*& workspace = (*workspaces)[{device, stream}];
+  std::lock_guard<std::mutex> lock(workspaces_mutex);
+  void*& workspace = workspaces()[{device, stream}];
   if (workspace == nullptr) SB_CUDA_CHECK(cudaMalloc(&workspace, kWorkspaceBytes));
   return workspace;
 }
@@ -377,5 +383,21 @@ SB_GEMM(fp16, float)
 #undef SB_GEMM
 
 void set_gemm_math(GemmMath math) { gemm_math = math; }
+
+uint64_t gemm_workspace_bytes() { return kWorkspaceBytes; }
+
+void lend_gemm_workspace(cudaStream_t stream, void* workspace) {
+  int device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(workspaces_mutex);
+  workspaces()[{device, stream}] = workspace;
+}
+
+void take_back_gemm_workspace(cudaStream_t stream) {
+  int device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(workspaces_mutex);
+  workspaces().erase({device, stream});
+}
 
 }  // namespace sb::cuda

@@ -18,6 +18,12 @@ namespace sb::cuda {
 enum class GemmMath { kFp32, kTf32 };
 void set_gemm_math(GemmMath math);
 
+// The cuBLASLt workspace of the GEMMs on a stream: 32 MiB, allocated on a stream's first GEMM and kept, unless
+// its owner lends one for the stream's life (the executor does, so that its memory is counted and freed).
+uint64_t gemm_workspace_bytes();
+void lend_gemm_workspace(cudaStream_t stream, void* workspace);
+void take_back_gemm_workspace(cudaStream_t stream);
+
 // C (m, n) = alpha * op(A) (m, k) * op(B) (k, n) + beta * C, row-major, as sb::cpu::gemm. Throws UsageError
 // on a negative size or a leading dimension that is too small (checked on the host, before any launch).
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

@@ -277,6 +277,10 @@ void layernorm_backward(const T* dy, const T* x, const float* gamma, const float
   SB_CUDA_CHECK(cudaFreeAsync(workspace, stream));
 }
 
+uint64_t layernorm_backward_scratch_bytes(int64_t cols) {
+  return 2 * static_cast<uint64_t>(kMaxChunks) * static_cast<uint64_t>(cols) * sizeof(float);
+}
+
 #define SB_LAYERNORM(T)                                                                                          \
   template void layernorm_forward<T>(const T*, const float*, const float*, T*, float*, float*, int64_t, int64_t, \
                                      float, cudaStream_t);                                                       \

@@ -37,6 +37,7 @@ nlohmann::json max_batch_json(const MaxBatchResult& r) {
             {"inputs", c.inputs},
             {"activations", c.activations},
             {"workspace", c.workspace},
+            {"executor_workspace", r.executor_bytes},
             {"padding", c.padding}}},
           {"verified_ran", r.verified_ran},
           {"verified", r.verified},

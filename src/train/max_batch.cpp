@@ -143,7 +143,7 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
     if (found != needed_cache.end()) return found->second;
     ReplicaOptions replica_options = base;
     replica_options.batch = batch;
-    return needed_cache[batch] = needed_bytes(*plan_replica(replica_options), replica_options);
+    return needed_cache[batch] = needed_bytes(*plan_replica(replica_options), replica_options, device.kind());
   };
   {
     const std::unique_ptr<Replica> reference = plan_replica(base);
@@ -201,9 +201,10 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
     ReplicaOptions predicted = base;
     predicted.batch = result.predicted;
     const std::unique_ptr<Replica> replica = plan_replica(predicted);
-    result.predicted_bytes = needed_bytes(*replica, predicted);
+    result.predicted_bytes = needed_bytes(*replica, predicted, device.kind());
     result.categories = plan_categories(replica->graph, replica->plan);
-    result.optimizer_state_bytes = result.predicted_bytes - replica->plan.total_bytes;
+    result.executor_bytes = cuda ? cuda_outside_plan_bytes(replica->graph) : 0;
+    result.optimizer_state_bytes = result.predicted_bytes - replica->plan.total_bytes - result.executor_bytes;
   }
   if (!options.verify) return result;
 

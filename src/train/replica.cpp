@@ -27,11 +27,12 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   return replica;
 }
 
-uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options) {
+uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind) {
   // As the executors allocate the state: buffers of optimizer_state_stride floats.
   const auto parameters = static_cast<int64_t>(replica.plan.parameter_bytes / sizeof(float));
-  return replica.plan.total_bytes + static_cast<uint64_t>(options.optimizer_state_buffers) *
-                                        static_cast<uint64_t>(cpu::optimizer_state_stride(parameters)) * sizeof(float);
+  const uint64_t state = static_cast<uint64_t>(options.optimizer_state_buffers) *
+                         static_cast<uint64_t>(cpu::optimizer_state_stride(parameters)) * sizeof(float);
+  return replica.plan.total_bytes + state + (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);
 }
 
 uint64_t usable_device_bytes(Device& device) {
@@ -46,14 +47,14 @@ uint64_t usable_device_bytes(Device& device) {
 std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& device, uint64_t data_seed,
                                        int64_t first_sample, uint64_t weight_seed) {
   std::unique_ptr<Replica> replica = plan_replica(options);
-  const uint64_t needed = needed_bytes(*replica, options);
+  const uint64_t needed = needed_bytes(*replica, options, device.kind());
   const uint64_t usable = options.capacity_bytes > 0 ? options.capacity_bytes : usable_device_bytes(device);
   if (options.check_capacity && needed > usable) {
     const int64_t fits = largest_batch_that_fits(
         [&](int64_t b) {
           ReplicaOptions smaller = options;
           smaller.batch = b;
-          return needed_bytes(*plan_replica(smaller), smaller);
+          return needed_bytes(*plan_replica(smaller), smaller, device.kind());
         },
         usable, options.batch);
     throw OutOfMemory(options.workload + " at batch " + std::to_string(options.batch) + " needs " +

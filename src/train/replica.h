@@ -39,8 +39,8 @@ struct ReplicaOptions {
 // --memory), else on a GPU its free memory less kOutsidePlanBytes, else (the CPU device) the host's memory.
 uint64_t usable_device_bytes(Device& device);
 
-// What a replica allocates on a GPU outside its plan: the GEMM workspace, scratch buffers, lazily loaded
-// kernels, and cudaMalloc's 2 MiB granularity. maxbatch measures it instead (docs/PERFORMANCE.md).
+// What a replica's first steps take on a GPU beyond needed_bytes: kernels loaded on first use, small buffers,
+// cudaMalloc's 2 MiB granularity. maxbatch measures it instead, after loading everything once.
 constexpr uint64_t kOutsidePlanBytes = 512ull << 20;
 
 struct Replica {
@@ -53,8 +53,9 @@ struct Replica {
 // Builds and plans the graph only (no device memory): what `needed_bytes` and the out-of-memory answer use.
 std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options);
 
-// Bytes on the device: the plan's arena plus the optimizer's state.
-uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options);
+// Bytes a replica allocates on a device of `kind`: the plan's arena, the optimizer's state and, on CUDA, the
+// executor's GEMM workspace and kernel scratch reserve (cuda_outside_plan_bytes).
+uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind);
 
 // Plans, checks the plan against the capacity (OutOfMemory "needs X GiB, device has Y GiB usable; largest
 // batch that fits: B" before allocating anything), allocates the executor, writes the synthetic samples

@@ -125,7 +125,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     report.parameters = replica->graph.parameter_count();
     report.units_per_step = replica->built.units_per_step;
     report.train_flops_per_step = matmul_flops(replica->graph, true);
-    report.plan_bytes = needed_bytes(*replica, replica_options);
+    report.plan_bytes = needed_bytes(*replica, replica_options, device.kind());
     report.weights_identical_at_start = same_on_every_rank(group, parameter_checksum(*replica));
     if (!report.weights_identical_at_start) {
       throw RuntimeFailure("the ranks' initial weights differ (checksums of the parameters disagree)");
