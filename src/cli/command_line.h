@@ -7,6 +7,7 @@
 
 #include "scalebench/bandwidth.h"
 #include "scalebench/communicator.h"
+#include "src/plan/plan_options.h"
 
 namespace sb {
 
@@ -59,6 +60,7 @@ struct CommandLine {
   BandwidthOptions bandwidth;
   RunOptions run;
   CompareOptions compare;  // compare and report
+  PlanCommandOptions plan;
   std::vector<std::string> argv;
   // Every option's effective value in a fixed order: hashed so that ranks can check they agree.
   std::string canonical;
