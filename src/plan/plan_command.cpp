@@ -52,7 +52,8 @@ int run_table(const PlanCommandOptions& o, const Calibration& calibration) {
   std::string text = "# scalebench plan --table — every figure PREDICTED by the model, not measured\n# calibration: " +
                      calibration.provenance + "\n";
   text += plan_tables_text(workloads, gpus, cells, o.request.gpus, o.markdown);
-  text += "# n/a: does not fit at batch 1, or the database has no peak for the precision\n";
+  text += "# *: at the largest batch that fits (the reference batch does not); n/a: does not fit at batch 1, or the "
+          "database has no peak for the precision\n";
   write_output(o.out_path, text);
   return kExitOk;
 }

@@ -84,7 +84,7 @@ std::string plan_tables_text(const std::vector<std::string>& workloads, const st
   rate.title = gpu_count > 1
                    ? "Throughput per GPU, " + std::to_string(gpu_count) +
                          " GPUs data-parallel on the default path (predicted; units/s, E(N) in brackets)"
-                   : "Throughput per GPU (predicted; units/s at the reference batch, or the largest that fits*)";
+                   : "Throughput per GPU (predicted; units/s at the reference batch)";
   batch.header = rate.header = {"workload"};
   for (const std::string& gpu : gpus) {
     batch.header.push_back(gpu);

@@ -48,5 +48,5 @@ expect_exit 2 "bf16 on Turing" -- "$SB" plan -w bert_base --gpu "RTX 2080 Ti" --
 expect_output "has no bf16; use --precision fp16" "says what to use"
 expect_exit 2 "GPUs not a multiple of nodes" -- "$SB" plan -w bert_base --gpu H100 --gpus 6 --nodes 4
 expect_exit 2 "files without --validate" -- "$SB" plan -w bert_base --gpu H100 results.json
-expect_exit 2 "a CPU run file" -- "$SB" plan --validate "$HERE/golden/plan_calibration.json"
+expect_exit 2 "not a run file" -- "$SB" plan --validate "$HERE/golden/plan_calibration.json"
 finish
