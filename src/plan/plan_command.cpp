@@ -85,6 +85,15 @@ int run_validate(const PlanCommandOptions& o, const Calibration& calibration) {
 // the borrowed entries' bus figures and gives them the host-staged path's in-training behaviour.
 int run_calibrate(const PlanCommandOptions& o, Calibration calibration) {
   const HardwareDatabase& db = builtin_hardware_database();
+  if (o.fresh) {
+    if (o.files.empty()) throw UsageError("plan --calibrate --fresh needs run files to fit on");
+    calibration.compute_measurements.clear();
+    calibration.run_measurements.clear();
+    calibration.provenance = "fit of run files:";
+  } else if (!o.files.empty()) {
+    calibration.provenance += "; plus run files:";
+  }
+  for (const std::string& path : o.files) calibration.provenance += " " + path;
   for (const std::string& path : o.files) {
     RunMeasurement run = measurement_from_result(path, db, o.request.fabric);
     calibration.run_measurements.push_back(run);
@@ -155,6 +164,7 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   plan->add_flag("--calibrate", o.calibrate,
                  "Refit the calibration from its measurements plus the files; writes the "
                  "new calibration JSON (--out)");
+  plan->add_flag("--fresh", o.fresh, "With --calibrate: fit on the files alone, dropping the recorded measurements");
   plan->add_option("files", o.files, "scalebench run --json files (--validate, --calibrate)");
   plan->add_option("--calibration", o.calibration_path,
                    "Calibration file (default: data/plan/calibration.json, built in)");
@@ -167,6 +177,7 @@ int run_plan_command(const CommandLine& command_line, ProcessGroup& group) {
   o.request.overlap = !o.no_overlap;
   const int modes = o.table + o.validate + o.calibrate;
   if (modes > 1) throw UsageError("plan: --table, --validate and --calibrate exclude each other");
+  if (o.fresh && !o.calibrate) throw UsageError("plan: --fresh goes with --calibrate");
   if (!o.files.empty() && !o.validate && !o.calibrate) {
     throw UsageError("plan: result files are read by --validate or --calibrate only");
   }

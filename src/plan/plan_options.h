@@ -19,6 +19,7 @@ struct PlanCommandOptions {
   bool table = false;
   bool validate = false;
   bool calibrate = false;
+  bool fresh = false;  // --calibrate on the files alone
   bool markdown = false;
   std::vector<std::string> files;  // --validate / --calibrate: scalebench run --json files
   std::string calibration_path;    // "": the built-in calibration

@@ -76,6 +76,9 @@ RunMeasurement measurement_from_result(const std::string& path, const HardwareDa
   m.dp_step_ms = run.dp.ran ? run.dp.step_ms_p50 : run.solo.step_ms_p50;
   if (run.comm.ran) m.comm_step_ms = run.comm.step_ms_p50;
   m.scaling_efficiency = run.scaling_efficiency;
+  // The fabric fit takes the trainer's default configuration only; bf16 on the wire and --no-overlap runs are
+  // predicted and shown, not fitted (over NVLink a bf16 wire does not behave like half the bytes: PERFORMANCE.md).
+  m.used_in_fit = m.grad_dtype == "fp32" && m.overlap;
   if (m.gpus > 1 && !run.dp.ran) throw UsageError(path + ": no dp phase to compare with");
   const GpuSpec& gpu = db.gpu(m.gpu);
   m.fabric = !fabric_override.empty() ? fabric_override

@@ -13,7 +13,8 @@ namespace sb {
 // A `scalebench run --json` file (schema 2) as a measurement: workload, GPU (its device name looked up in the
 // database), ranks and hosts, the fabric (from NCCL's reported transport: P2P → the GPU's NVLink or PCIe P2P,
 // SHM → host-staged PCIe, NET/Socket on one host → tcp-loopback, NET/IB → ib-ndr; `fabric_override` wins),
-// precision, batch, bucket size, wire type, overlap, and the solo, comm and dp step times (p50).
+// precision, batch, bucket size, wire type, overlap, and the solo, comm and dp step times (p50). Only fp32-wire
+// runs with overlap are marked for the fabric fit.
 RunMeasurement measurement_from_result(const std::string& path, const HardwareDatabase& db,
                                        const std::string& fabric_override);
 
