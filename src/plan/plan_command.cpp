@@ -7,6 +7,7 @@
 #include "scalebench/plan_fit.h"
 #include "scalebench/report.h"
 #include "src/cli/commands.h"
+#include "src/plan/plan_json.h"
 #include "src/plan/plan_options.h"
 #include "src/plan/plan_print.h"
 #include "src/plan/validate.h"
@@ -22,7 +23,14 @@ void write_output(const std::string& path, const std::string& text) {
   }
 }
 
-int run_table(const PlanCommandOptions& o, const Calibration& calibration) {
+// --json FILE writes the predictions beside the text; --json - writes them alone to stdout (as `list` does).
+void write_predictions(const std::string& json_path, const std::string& out_path, const nlohmann::json& document,
+                       const std::string& text) {
+  if (!json_path.empty()) write_text_file(json_path, document.dump(2) + "\n");
+  if (json_path != "-") write_output(out_path, text);
+}
+
+int run_table(const PlanCommandOptions& o, const Calibration& calibration, const std::string& json_path) {
   const HardwareDatabase& db = builtin_hardware_database();
   std::vector<std::string> workloads = o.workloads, gpus = o.gpus;
   if (workloads.empty()) {
@@ -52,9 +60,14 @@ int run_table(const PlanCommandOptions& o, const Calibration& calibration) {
   std::string text = "# scalebench plan --table — every figure PREDICTED by the model, not measured\n# calibration: " +
                      calibration.provenance + "\n";
   text += plan_tables_text(workloads, gpus, cells, o.request.gpus, o.markdown);
-  text += "# *: at the largest batch that fits (the reference batch does not); n/a: does not fit at batch 1, or the "
-          "database has no peak for the precision\n";
-  write_output(o.out_path, text);
+  text +=
+      "# *: at the largest batch that fits (the reference batch does not); n/a: does not fit at batch 1, or the "
+      "database has no peak for the precision\n";
+  nlohmann::json predictions = nlohmann::json::array();
+  for (const PlanTableCell& cell : cells) {
+    if (cell.ok) predictions.push_back(prediction_json(cell.prediction));
+  }
+  write_predictions(json_path, o.out_path, plan_document(predictions, calibration), text);
   return kExitOk;
 }
 
@@ -183,7 +196,7 @@ int run_plan_command(const CommandLine& command_line, ProcessGroup& group) {
   }
   const Calibration calibration = load_calibration(o.calibration_path);
   if (group.rank() != 0) return kExitOk;
-  if (o.table) return run_table(o, calibration);
+  if (o.table) return run_table(o, calibration, command_line.common.json_path);
   if (o.validate) return run_validate(o, calibration);
   if (o.calibrate) return run_calibrate(o, calibration);
   if (o.workloads.size() != 1) throw UsageError("plan: give one --workload (or --table for several)");
@@ -191,7 +204,9 @@ int run_plan_command(const CommandLine& command_line, ProcessGroup& group) {
   o.request.workload = o.workloads.front();
   o.request.gpu = o.gpus.front();
   const PlanPrediction prediction = predict_plan(o.request, builtin_hardware_database(), calibration);
-  write_output(o.out_path, prediction_text(prediction, calibration));
+  write_predictions(command_line.common.json_path, o.out_path,
+                    plan_document(nlohmann::json::array({prediction_json(prediction)}), calibration),
+                    prediction_text(prediction, calibration));
   return kExitOk;
 }
 

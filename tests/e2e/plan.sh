@@ -41,6 +41,17 @@ new, shipped = (json.load(open(p)) for p in sys.argv[1:3])
 assert new == shipped, "refit differs from the shipped calibration"
 PY
 
+"$SB" plan -w bert_base --gpu H100 --gpus 8 --json - 2> /dev/null > "$WORK/plan.json"
+python3 - "$WORK/plan.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: plan --json"; failures=$((failures + 1)); }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["command"] == "plan" and doc["predicted"] is True and doc["schema_version"] == 1
+p = doc["predictions"][0]
+assert p["gpu"] == "H100 SXM" and p["gpus"] == 8 and p["path"]["intra_fabric"] == "nvlink4-nvswitch", p
+assert 0 < p["scaling_efficiency"] <= 1 and p["step_ms"]["dp"] >= p["step_ms"]["solo"], p
+assert p["memory"]["needed_bytes"] < p["memory"]["usable_bytes"]
+PY
+
 expect_exit 2 "unknown GPU" -- "$SB" plan -w bert_base --gpu "Voodoo 2"
 expect_output "unknown GPU 'Voodoo 2' \(known: GTX 1080 Ti" "names the known GPUs"
 expect_lines 1 "." "one line"
