@@ -44,6 +44,7 @@ int run_scalebench(ProcessGroup& group, int argc, char** argv) {
     if (command_line.command == "report") return run_report_command(command_line, group);
     if (command_line.command == "maxbatch") return run_maxbatch_command(command_line, group);
     if (command_line.command == "suite") return run_suite_command(command_line, group);
+    if (command_line.command == "plan") return run_plan_command(command_line, group);
     throw UsageError("no command given (run 'scalebench --help')");
   } catch (const UsageError& e) {
     print_error(group, e.what());

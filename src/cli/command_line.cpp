@@ -157,7 +157,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     names_a_command |= arg == "run" || arg == "bandwidth" || arg == "topo" || arg == "list" || arg == "compare" ||
-                       arg == "report" || arg == "maxbatch" || arg == "suite";
+                       arg == "report" || arg == "maxbatch" || arg == "suite" || arg == "plan";
     asks_for_help |= arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "--version";
   }
   if (argc > 1 && !names_a_command && !asks_for_help) arguments.insert(arguments.begin() + 1, "run");
@@ -177,6 +177,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   app.add_subcommand("list", "Reference workloads: task, unit, batch, parameters, FLOPs, gradient bytes");
   add_compare_commands(app, result.compare);
   add_memory_commands(app, result.memory);
+  add_plan_command(app, result.plan);
   CLI::App* run = app.add_subcommand(
       "run", "Train a workload: alone on every rank (solo), its gradient all-reduces alone (comm), data-parallel (dp)");
   run->add_option("-w,--workload", result.run.workload, "Workload name (scalebench list)")->required();

@@ -7,6 +7,7 @@
 
 #include "scalebench/bandwidth.h"
 #include "scalebench/communicator.h"
+#include "src/plan/plan_options.h"
 
 namespace CLI {
 class App;
@@ -83,6 +84,7 @@ struct CommandLine {
   RunOptions run;
   CompareOptions compare;  // compare and report
   MemoryOptions memory;    // maxbatch and suite
+  PlanCommandOptions plan;
   std::vector<std::string> argv;
   // Every option's effective value in a fixed order: hashed so that ranks can check they agree.
   std::string canonical;

@@ -1,0 +1,75 @@
+// `scalebench plan`: what a workload would do on hardware you do not have. The workload's real graph and memory
+// plan (the trainer's own planner) give the bytes, hence the largest batch per GPU and precision; each node's
+// roofline on the GPU's datasheet peaks, scaled by efficiencies calibrated on measured runs, gives the solo
+// step; each gradient bucket's α-β all-reduce on the fabric, overlapped with the backward pass as the trainer
+// issues it, gives the data-parallel step. Every figure printed is labelled predicted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scalebench/plan_calibration.h"
+#include "scalebench/plan_database.h"
+#include "scalebench/plan_model.h"
+#include "scalebench/precision.h"
+
+namespace sb {
+
+// What a GPU holds outside a replica's allocations (CUDA context, library handles, kernels loaded on first use,
+// NCCL's buffers): `scalebench maxbatch` measured 1.15 GiB on one H200 without NCCL (docs/PERFORMANCE.md,
+// 2026-11-30); 1.25 GiB leaves room for NCCL's buffers. The executor's GEMM workspace and kernel scratch are in
+// needed_bytes.
+constexpr uint64_t kPlanDeviceReserveBytes = 1280ull << 20;
+// AdamW's fused step reads parameter, gradient and two moments and writes parameter and moments: 7 fp32 words per
+// gradient word (the trainer's optimizer kernel, src/cuda/optimizer.cu).
+constexpr double kAdamwBytesPerGradientByte = 7.0;
+
+struct PlanRequest {
+  std::string workload, gpu;
+  int gpus = 1, nodes = 1;
+  std::string fabric;              // "": the default path (between nodes when nodes > 1, else inside the node)
+  std::string intra_fabric;        // "": the GPU's NVLink, PCIe P2P or host-staged path
+  int nics_per_node = 0;           // 0: one network adapter per GPU (rail-optimised nodes)
+  std::string precision = "auto";  // auto: bf16, or fp16 on GPUs without bf16
+  int64_t batch = 0;               // 0: the workload's reference batch, or the largest that fits when it does not
+  double bucket_mb = 25;
+  std::string grad_dtype = "fp32";
+  bool overlap = true;
+};
+
+struct PrecisionFit {
+  Precision precision = Precision::kFp32;
+  int64_t max_batch = 0;  // 0: not even batch 1 fits
+};
+
+struct PlanPrediction {
+  PlanRequest request;
+  const GpuSpec* gpu = nullptr;
+  Precision precision = Precision::kBf16;
+  int64_t batch = 0;
+  bool batch_reduced = false;  // the reference batch did not fit; the largest that fits was used
+  std::string unit;
+  double units_per_step = 0, train_flops_per_step = 0;
+  uint64_t needed_bytes = 0, capacity_bytes = 0;  // plan + optimizer state; usable device memory
+  std::vector<PrecisionFit> fits;                 // largest batch per precision the GPU supports
+  std::string intra_fabric, inter_fabric;         // "" when unused
+  int nics_per_node = 0;
+  CommPath path;
+  size_t buckets = 0;
+  double wire_bytes = 0;  // per step, all buckets
+  TimelineResult timeline;
+  double solo_units_per_s = 0, dp_units_per_s_per_gpu = 0, dp_units_per_s_total = 0, scaling_efficiency = 1;
+  std::vector<std::string> notes;  // assumptions and borrowed calibrations, printed under the figures
+};
+
+Precision resolve_plan_precision(const GpuSpec& gpu, const std::string& text);  // UsageError if unsupported
+
+PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& db, const Calibration& calibration);
+
+// The largest batch of `workload` at `precision` whose plan + optimizer state fits `capacity_bytes` (cached
+// per workload, precision and capacity: --table asks for many).
+int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_t capacity_bytes);
+uint64_t usable_bytes(const GpuSpec& gpu);  // memory_gb GiB minus kPlanDeviceReserveBytes
+
+}  // namespace sb

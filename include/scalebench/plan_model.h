@@ -1,0 +1,87 @@
+// The pure formulas of `scalebench plan`: a roofline per graph node, the α-β cost of a ring or tree
+// all-reduce, and the step's timeline with the gradient buckets all-reduced on one communication stream
+// while the backward pass runs, exactly as the trainer issues them (src/train/gradient_reducer.*). No device,
+// no files: everything here is unit-tested with small hand-checked inputs (tests/plan/).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scalebench/graph.h"
+#include "scalebench/plan_calibration.h"
+#include "scalebench/plan_database.h"
+#include "scalebench/precision.h"
+
+namespace sb {
+
+// ---- compute: one roofline per node
+struct NodeWork {
+  double flops = 0;        // matrix products (2 per multiply-add); 0 for memory-bound ops
+  double bytes = 0;        // every input and output read or written once
+  double peak_tflops = 0;  // the ceiling its products run at on this GPU (0 when flops is 0)
+};
+
+// The dense peak a product with operands of `operand` type runs at under `precision`: bf16 and fp16 operands
+// on the tensor-core peak of that type (fp16 falls back to the FP32 rate on GPUs without tensor cores), fp32
+// operands on TF32 tensor cores with --precision tf32, else the FP32 rate. UsageError when the GPU has no figure.
+double product_peak_tflops(const GpuSpec& gpu, DType operand, Precision precision);
+
+// The work of every node of the graph, in node order.
+std::vector<NodeWork> node_work(const Graph& graph, const GpuSpec& gpu, Precision precision);
+
+// max(flops / (peak · e_gemm), bytes / (bandwidth · e_mem)) + overhead, in ms.
+double roofline_ms(const NodeWork& work, const GpuSpec& gpu, const ComputeCalibration& compute);
+
+// The optimizer's pass over `gradient_bytes` of fp32 gradients: memory-bound, `bytes_per_gradient_byte` bytes
+// moved per gradient byte (AdamW: read p, g, m, v and write p, m, v = 7), plus one kernel's overhead.
+double optimizer_ms(double gradient_bytes, double bytes_per_gradient_byte, const GpuSpec& gpu,
+                    const ComputeCalibration& compute);
+
+// ---- communication: α-β all-reduce
+struct CommPath {
+  int gpus = 1, nodes = 1;
+  double busbw_gbps = 0;                                // the ring's bus bandwidth: min(inside a node, between nodes)
+  std::string intra_hop = "nvlink", inter_hop = "net";  // NCCL latency classes
+  double in_training_rate = 1, dilation = 0;            // of the bottleneck fabric
+};
+
+struct AllReduceCost {
+  double ring_us = 0, tree_us = 0;
+  double us() const { return ring_us < tree_us ? ring_us : tree_us; }  // NCCL's tuner takes the faster
+  const char* algorithm() const { return ring_us <= tree_us ? "ring" : "tree"; }
+};
+
+// Ring: base + [(2(N−1) − 2(M−1)) · hop_intra + 2(M−1) · hop_net] + S · 2(N−1)/N / busbw.
+// Tree: 2 · [(N/M − 1) · hop_tree + log2(M) · hop_tree] + 2 · S / (tree_factor · busbw).
+AllReduceCost all_reduce_cost(const CommPath& path, double bytes, const LatencyModel& latency);
+
+// ---- the step's timeline
+struct TimelineInput {
+  std::vector<double> node_ms;           // every node of the step alone, in order
+  std::vector<int> bucket_ready_node;    // per bucket in issue order: the node after which it may be reduced
+  std::vector<double> bucket_comm_ms;    // per bucket: its all-reduce alone
+  std::vector<double> bucket_update_ms;  // per bucket: the optimizer over its parameters
+  double whole_update_ms = 0;            // the optimizer in one pass (when updates do not go by bucket)
+  bool overlap = true;                   // false: every bucket after the last node (--no-overlap)
+  bool update_by_bucket = true;          // each bucket updated when its all-reduce ends (overlap, no clipping/scaling)
+  double in_training_rate = 1;           // all-reduce progress while a compute kernel runs (fraction of alone)
+  double dilation = 0;                   // compute slowdown while an all-reduce runs
+};
+
+struct TimelineResult {
+  double solo_ms = 0;  // nodes + optimizer, no communication
+  double forward_ms = 0, backward_ms = 0,
+         optimizer_ms = 0;   // parts of solo_ms (forward: nodes before the first backward node)
+  double comm_alone_ms = 0;  // Σ bucket all-reduces back to back (the comm phase)
+  double nodes_done_ms = 0, last_reduce_end_ms = 0, step_ms = 0;  // the data-parallel step
+  std::vector<double> bucket_start_ms, bucket_end_ms;
+};
+
+// Two streams in one event simulation: the compute stream runs the nodes then the updates; the communication
+// stream runs the buckets FIFO, each once its ready node has run. While both are busy, compute runs 1/(1+d)
+// as fast and the all-reduce at in_training_rate of its rate alone. `first_backward_node` splits forward from
+// backward for the breakdown.
+TimelineResult simulate_step(const TimelineInput& input, int first_backward_node);
+
+}  // namespace sb

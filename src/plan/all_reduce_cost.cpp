@@ -1,0 +1,35 @@
+// α-β cost of one all-reduce, ring and tree, after NCCL's own tuning model (include/scalebench/plan_model.h).
+#include <algorithm>
+#include <cmath>
+
+#include "scalebench/error.h"
+#include "scalebench/plan_model.h"
+
+namespace sb {
+namespace {
+
+double hop_us(const LatencyModel& latency, const std::string& hop) {
+  if (hop == "nvlink") return latency.ring_hop_nvlink_us;
+  if (hop == "pci") return latency.ring_hop_pci_us;
+  if (hop == "net") return latency.ring_hop_net_us;
+  throw UsageError("unknown latency class '" + hop + "' (nvlink, pci, net)");
+}
+
+}  // namespace
+
+AllReduceCost all_reduce_cost(const CommPath& path, double bytes, const LatencyModel& latency) {
+  AllReduceCost cost;
+  const int n = path.gpus, m = path.nodes;
+  if (n <= 1) return cost;
+  if (path.busbw_gbps <= 0) throw UsageError("a communication path needs a positive bus bandwidth");
+  const double busbw = path.busbw_gbps * 1e3;  // bytes per µs
+  const int steps = 2 * (n - 1), network_steps = 2 * (m - 1);
+  cost.ring_us = latency.ring_base_us + (steps - network_steps) * hop_us(latency, path.intra_hop) +
+                 network_steps * hop_us(latency, path.inter_hop) + bytes * steps / n / busbw;
+  const double per_node = static_cast<double>(n) / m;
+  cost.tree_us = 2.0 * ((per_node - 1) + std::ceil(std::log2(static_cast<double>(m)))) * latency.tree_hop_us +
+                 2.0 * bytes / (latency.tree_bandwidth_factor * busbw);
+  return cost;
+}
+
+}  // namespace sb

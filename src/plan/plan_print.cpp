@@ -1,0 +1,122 @@
+// Printing predictions (src/plan/plan_print.h). Tables go through the report printers of compare, so plan's
+// console and Markdown look like every other scalebench table.
+#include "src/plan/plan_print.h"
+
+#include <cstdio>
+
+#include "scalebench/byte_text.h"
+#include "src/report/compare.h"
+
+namespace sb {
+namespace {
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+std::string path_text(const PlanPrediction& p) {
+  if (p.request.gpus <= 1) return "one GPU, no communication";
+  std::string text;
+  if (!p.intra_fabric.empty()) text += p.intra_fabric + " inside " + (p.request.nodes > 1 ? "each node" : "the node");
+  if (!p.inter_fabric.empty()) {
+    text += (text.empty() ? "" : ", ") + p.inter_fabric + " x" + std::to_string(p.nics_per_node) +
+            " adapters per node between " + std::to_string(p.request.nodes) + " nodes";
+  }
+  return text + format("; ring bus bandwidth %.1f GB/s", p.path.busbw_gbps);
+}
+
+}  // namespace
+
+std::string prediction_text(const PlanPrediction& p, const Calibration& calibration) {
+  const TimelineResult& t = p.timeline;
+  std::string out;
+  out +=
+      "# scalebench plan — PREDICTED by a model (roofline + alpha-beta all-reduce + the trainer's overlap), not "
+      "measured\n";
+  out += "# calibration: " + calibration.provenance + "\n";
+  out += "# workload " + p.request.workload + " (" + p.unit + "), " + p.gpu->name + " x" +
+         std::to_string(p.request.gpus) +
+         (p.request.nodes > 1 ? " on " + std::to_string(p.request.nodes) + " nodes" : "") + ", " +
+         precision_name(p.precision) + ", batch " + std::to_string(p.batch) + " per GPU" +
+         (p.batch_reduced ? " (the reference batch does not fit)" : "") + "\n";
+  out += "# path: " + path_text(p) + "\n";
+  Table memory;
+  memory.title = "memory per GPU (predicted from the workload's memory plan; " + gib_text(p.capacity_bytes) +
+                 " usable = " + format("%.0f", p.gpu->memory_gb) + " GiB - 2 GiB reserve)";
+  memory.header = {"precision", "largest batch", "needs at batch " + std::to_string(p.batch)};
+  memory.right_aligned = {false, true, true};
+  for (const PrecisionFit& fit : p.fits) {
+    memory.rows.push_back({precision_name(fit.precision), std::to_string(fit.max_batch),
+                           fit.precision == p.precision ? gib_text(p.needed_bytes) : ""});
+  }
+  Table step;
+  step.title = "step time, ms (predicted)";
+  step.header = {"forward", "backward",     "optimizer",     "solo step",           "all-reduces alone",
+                 "dp step", "exposed comm", "backward done", "last all-reduce done"};
+  step.right_aligned.assign(step.header.size(), true);
+  step.rows.push_back({format("%.2f", t.forward_ms), format("%.2f", t.backward_ms), format("%.2f", t.optimizer_ms),
+                       format("%.2f", t.solo_ms), format("%.2f", t.comm_alone_ms), format("%.2f", t.step_ms),
+                       format("%.2f", t.step_ms - t.solo_ms), format("%.2f", t.nodes_done_ms),
+                       format("%.2f", t.last_reduce_end_ms)});
+  Table rate;
+  rate.title = "throughput (predicted)";
+  rate.header = {p.unit + "/s per GPU alone",
+                 p.unit + "/s per GPU data-parallel",
+                 p.unit + "/s total",
+                 "scaling efficiency E(" + std::to_string(p.request.gpus) + ")",
+                 "buckets",
+                 "MB on the wire per step"};
+  rate.right_aligned.assign(rate.header.size(), true);
+  rate.rows.push_back({format("%.0f", p.solo_units_per_s), format("%.0f", p.dp_units_per_s_per_gpu),
+                       format("%.0f", p.dp_units_per_s_total), format("%.1f%%", 100 * p.scaling_efficiency),
+                       std::to_string(p.buckets), format("%.1f", p.wire_bytes / 1e6)});
+  out += tables_console({memory, step, rate});
+  for (const std::string& note : p.notes) out += "# note: " + note + "\n";
+  return out;
+}
+
+std::string plan_tables_text(const std::vector<std::string>& workloads, const std::vector<std::string>& gpus,
+                             const std::vector<PlanTableCell>& cells, int gpu_count, bool markdown) {
+  Table batch, rate;
+  batch.title = "Largest batch per GPU (predicted from the memory plan; precision in brackets)";
+  rate.title = gpu_count > 1
+                   ? "Throughput per GPU, " + std::to_string(gpu_count) +
+                         " GPUs data-parallel on the default path (predicted; units/s, E(N) in brackets)"
+                   : "Throughput per GPU (predicted; units/s at the reference batch)";
+  batch.header = rate.header = {"workload"};
+  for (const std::string& gpu : gpus) {
+    batch.header.push_back(gpu);
+    rate.header.push_back(gpu);
+  }
+  batch.right_aligned.assign(batch.header.size(), true);
+  batch.right_aligned[0] = false;
+  rate.right_aligned = batch.right_aligned;
+  size_t i = 0;
+  for (const std::string& workload : workloads) {
+    std::vector<std::string> batch_row{workload}, rate_row{workload};
+    for (size_t g = 0; g < gpus.size(); ++g, ++i) {
+      const PlanTableCell& c = cells[i];
+      if (!c.ok) {
+        batch_row.push_back(c.error);
+        rate_row.push_back(c.error);
+        continue;
+      }
+      const PlanPrediction& p = c.prediction;
+      int64_t largest = 0;
+      for (const PrecisionFit& fit : p.fits) {
+        if (fit.precision == p.precision) largest = fit.max_batch;
+      }
+      batch_row.push_back(std::to_string(largest) + " (" + precision_name(p.precision) + ")");
+      std::string value = format("%.0f", p.dp_units_per_s_per_gpu) + (p.batch_reduced ? "*" : "");
+      if (gpu_count > 1) value += format(" (%.0f%%)", 100 * p.scaling_efficiency);
+      rate_row.push_back(value);
+    }
+    batch.rows.push_back(batch_row);
+    rate.rows.push_back(rate_row);
+  }
+  return markdown ? tables_markdown({batch, rate}) : tables_console({batch, rate});
+}
+
+}  // namespace sb

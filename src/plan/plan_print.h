@@ -1,0 +1,26 @@
+// Text of `scalebench plan`: one prediction, and the two tables of --table (largest batch per GPU; throughput
+// per GPU), every figure labelled predicted (src/plan/plan_print.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scalebench/plan.h"
+
+namespace sb {
+
+std::string prediction_text(const PlanPrediction& p, const Calibration& calibration);
+
+struct PlanTableCell {
+  std::string workload, gpu;
+  bool ok = false;
+  std::string error;  // why there is no prediction (does not fit, no peak for the precision...)
+  PlanPrediction prediction;
+};
+
+// Table 1: largest batch per GPU (at the precision the throughput uses); table 2: units/s per GPU at the
+// reference batch (or the largest that fits), data-parallel over the default path when gpus > 1.
+std::string plan_tables_text(const std::vector<std::string>& workloads, const std::vector<std::string>& gpus,
+                             const std::vector<PlanTableCell>& cells, int gpu_count, bool markdown);
+
+}  // namespace sb

@@ -1,0 +1,172 @@
+// One prediction of `scalebench plan` (include/scalebench/plan.h): memory from the real plan, the solo step from
+// a roofline per node, the data-parallel step from the bucket timeline on the chosen path.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "scalebench/byte_text.h"
+#include "scalebench/error.h"
+#include "scalebench/plan.h"
+#include "src/plan/paths.h"
+#include "src/train/replica.h"
+
+namespace sb {
+namespace {
+
+ReplicaOptions replica_options(const std::string& workload, Precision precision, int64_t batch, double bucket_mb) {
+  ReplicaOptions options;
+  options.workload = workload;
+  options.batch = batch;
+  options.precision = precision;
+  options.bucket_bytes = static_cast<uint64_t>(bucket_mb * (1 << 20));
+  options.optimizer_state_buffers = 2;  // AdamW, the trainer's default optimizer
+  return options;
+}
+
+// Planning a full graph takes a noticeable fraction of a second; --table and the batch searches repeat them.
+uint64_t planned_bytes(const std::string& workload, Precision precision, int64_t batch) {
+  static std::map<std::tuple<std::string, Precision, int64_t>, uint64_t> cache;
+  const auto key = std::make_tuple(workload, precision, batch);
+  auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  const ReplicaOptions options = replica_options(workload, precision, batch, 25);
+  const uint64_t bytes = needed_bytes(*plan_replica(options), options, DeviceKind::kCuda);
+  cache.emplace(key, bytes);
+  return bytes;
+}
+
+}  // namespace
+
+uint64_t usable_bytes(const GpuSpec& gpu) {
+  const double total = gpu.memory_gb * static_cast<double>(1ull << 30);
+  return total > kPlanDeviceReserveBytes ? static_cast<uint64_t>(total) - kPlanDeviceReserveBytes : 0;
+}
+
+int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_t capacity_bytes) {
+  static std::map<std::tuple<std::string, Precision, uint64_t>, int64_t> cache;
+  const auto key = std::make_tuple(workload, precision, capacity_bytes);
+  if (auto found = cache.find(key); found != cache.end()) return found->second;
+  // Bytes grow about linearly with the batch: two plans give the slope, the search then plans near the answer.
+  const int64_t reference = find_workload(workload).info().default_batch;
+  const double at_ref = static_cast<double>(planned_bytes(workload, precision, reference));
+  const double at_double = static_cast<double>(planned_bytes(workload, precision, 2 * reference));
+  const double per_sample = std::max(1.0, (at_double - at_ref) / reference);
+  const double guess = reference + (static_cast<double>(capacity_bytes) - at_ref) / per_sample;
+  int64_t upper = std::max<int64_t>(2, static_cast<int64_t>(guess * 1.05) + 2);
+  while (planned_bytes(workload, precision, upper) <= capacity_bytes) upper *= 2;
+  const int64_t fits =
+      largest_batch_that_fits([&](int64_t b) { return planned_bytes(workload, precision, b); }, capacity_bytes, upper);
+  cache.emplace(key, fits);
+  return fits;
+}
+
+Precision resolve_plan_precision(const GpuSpec& gpu, const std::string& text) {
+  if (text == "auto") return gpu.bf16_tflops ? Precision::kBf16 : Precision::kFp16;
+  const Precision precision = parse_precision(text);
+  if (precision == Precision::kBf16 && !gpu.bf16_tflops) {
+    throw UsageError(gpu.name + " (" + gpu.architecture + ") has no bf16; use --precision fp16");
+  }
+  if (precision == Precision::kTf32 && !gpu.tf32_tflops) {
+    throw UsageError(gpu.name + " (" + gpu.architecture + ") has no TF32 tensor cores; use --precision fp32");
+  }
+  return precision;
+}
+
+PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& db, const Calibration& calibration) {
+  PlanPrediction out;
+  out.request = request;
+  out.gpu = &db.gpu(request.gpu);
+  const GpuSpec& gpu = *out.gpu;
+  out.precision = resolve_plan_precision(gpu, request.precision);
+  if (request.grad_dtype != "fp32" && request.grad_dtype != "bf16") {
+    throw UsageError("--grad-dtype must be fp32 or bf16");
+  }
+  const Workload& workload = find_workload(request.workload);
+  out.unit = workload.info().unit;
+  out.capacity_bytes = usable_bytes(gpu);
+
+  // Memory: the largest batch per precision this GPU runs (bf16 and fp16 plan alike; tf32 as fp32).
+  std::vector<Precision> precisions{Precision::kFp32};
+  if (gpu.bf16_tflops) precisions.push_back(Precision::kBf16);
+  precisions.push_back(Precision::kFp16);
+  for (Precision p : precisions) out.fits.push_back({p, plan_max_batch(request.workload, p, out.capacity_bytes)});
+  const int64_t largest = plan_max_batch(request.workload, out.precision, out.capacity_bytes);
+  if (largest == 0) {
+    throw UsageError(request.workload + " does not fit on " + gpu.name + " even at batch 1 (" +
+                     gib_text(planned_bytes(request.workload, out.precision, 1)) + " needed, " +
+                     gib_text(out.capacity_bytes) + " usable)");
+  }
+  if (request.batch > 0) {
+    out.batch = request.batch;
+    if (request.batch > largest) {
+      out.notes.push_back("batch " + std::to_string(request.batch) +
+                          " does not fit (largest: " + std::to_string(largest) + "); predicted as if it did");
+    }
+  } else {
+    out.batch = std::min<int64_t>(workload.info().default_batch, largest);
+    out.batch_reduced = out.batch < workload.info().default_batch;
+  }
+
+  const ReplicaOptions options = replica_options(request.workload, out.precision, out.batch, request.bucket_mb);
+  const std::unique_ptr<Replica> replica = plan_replica(options);
+  const Graph& graph = replica->graph;
+  const MemoryPlan& plan = replica->plan;
+  out.needed_bytes = needed_bytes(*replica, options, DeviceKind::kCuda);
+  out.units_per_step = replica->built.units_per_step;
+  out.train_flops_per_step = matmul_flops(graph, true);
+
+  // The solo step: every node's roofline, then the optimizer.
+  TimelineInput input;
+  for (const NodeWork& work : node_work(graph, gpu, out.precision)) {
+    input.node_ms.push_back(roofline_ms(work, gpu, calibration.compute));
+  }
+  int first_backward = static_cast<int>(graph.nodes().size());
+  for (size_t i = 0; i < graph.nodes().size(); ++i) {
+    if (graph.nodes()[i].backward) {
+      first_backward = static_cast<int>(i);
+      break;
+    }
+  }
+  input.whole_update_ms =
+      optimizer_ms(static_cast<double>(plan.gradient_bytes), kAdamwBytesPerGradientByte, gpu, calibration.compute);
+
+  // Communication: the path, then every bucket in issue order (by the node that completes it).
+  const ResolvedPath path = resolve_path(request, gpu, db, calibration);
+  out.path = path.path;
+  out.intra_fabric = path.intra_fabric;
+  out.inter_fabric = path.inter_fabric;
+  out.nics_per_node = path.nics_per_node;
+  out.notes.insert(out.notes.end(), path.notes.begin(), path.notes.end());
+  if (request.gpus > 1) {
+    std::vector<GradientBucket> buckets = plan.buckets;
+    std::stable_sort(buckets.begin(), buckets.end(), [](const GradientBucket& a, const GradientBucket& b) {
+      return a.ready_after_node < b.ready_after_node;
+    });
+    const double wire = request.grad_dtype == "bf16" ? 0.5 : 1.0;
+    for (const GradientBucket& bucket : buckets) {
+      const double bytes = static_cast<double>(bucket.bytes) * wire;
+      input.bucket_ready_node.push_back(bucket.ready_after_node);
+      input.bucket_comm_ms.push_back(1e-3 * all_reduce_cost(out.path, bytes, calibration.latency).us());
+      input.bucket_update_ms.push_back(
+          optimizer_ms(static_cast<double>(bucket.bytes), kAdamwBytesPerGradientByte, gpu, calibration.compute));
+      out.wire_bytes += bytes;
+    }
+    out.buckets = buckets.size();
+  }
+  input.overlap = request.overlap;
+  // fp16's loss scaling needs the global gradient norm before any update: one pass after the last all-reduce.
+  input.update_by_bucket = request.overlap && out.precision != Precision::kFp16;
+  input.in_training_rate = out.path.in_training_rate;
+  input.dilation = out.path.dilation;
+  out.timeline = simulate_step(input, first_backward);
+
+  out.solo_units_per_s = out.units_per_step / (out.timeline.solo_ms * 1e-3);
+  out.dp_units_per_s_per_gpu = out.units_per_step / (out.timeline.step_ms * 1e-3);
+  if (request.gpus <= 1) out.dp_units_per_s_per_gpu = out.solo_units_per_s;
+  out.dp_units_per_s_total = out.dp_units_per_s_per_gpu * request.gpus;
+  out.scaling_efficiency = out.dp_units_per_s_per_gpu / out.solo_units_per_s;
+  return out;
+}
+
+}  // namespace sb

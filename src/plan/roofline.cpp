@@ -1,0 +1,71 @@
+// Per-node work and its roofline time on a GPU of the database (include/scalebench/plan_model.h).
+#include <algorithm>
+#include <set>
+
+#include "scalebench/error.h"
+#include "scalebench/plan_model.h"
+
+namespace sb {
+namespace {
+
+double required(const std::optional<double>& value, const GpuSpec& gpu, const char* what) {
+  if (!value) throw UsageError(gpu.name + " has no sourced " + what + " peak in the GPU database");
+  return *value;
+}
+
+// The floating-point element type a node's products read: its first floating input (GEMM operand A).
+DType operand_type(const Graph& graph, const Node& node) {
+  for (TensorId id : node.inputs) {
+    const DType type = graph.tensor(id).dtype;
+    if (type == DType::kFloat32 || type == DType::kBFloat16 || type == DType::kFloat16) return type;
+  }
+  return DType::kFloat32;
+}
+
+}  // namespace
+
+double product_peak_tflops(const GpuSpec& gpu, DType operand, Precision precision) {
+  if (operand == DType::kBFloat16) return required(gpu.bf16_tflops, gpu, "bf16 tensor");
+  if (operand == DType::kFloat16) {
+    // Without tensor cores (Pascal) cuBLAS multiplies fp16 operands with FP32 math at the FP32 rate.
+    return gpu.fp16_tflops ? *gpu.fp16_tflops : required(gpu.fp32_tflops, gpu, "fp32");
+  }
+  if (precision == Precision::kTf32) return required(gpu.tf32_tflops, gpu, "tf32 tensor");
+  return required(gpu.fp32_tflops, gpu, "fp32");
+}
+
+std::vector<NodeWork> node_work(const Graph& graph, const GpuSpec& gpu, Precision precision) {
+  std::vector<NodeWork> works;
+  works.reserve(graph.nodes().size());
+  for (const Node& node : graph.nodes()) {
+    NodeWork work;
+    const NodeAttributes& a = node.attributes;
+    if (node.op == "gemm") {
+      work.flops = 2.0 * a.at("m") * a.at("n") * a.at("k") * a.at("batch");
+    } else if (a.count("matmul_flops") != 0) {
+      work.flops = a.at("matmul_flops");
+    }
+    if (work.flops > 0) work.peak_tflops = product_peak_tflops(gpu, operand_type(graph, node), precision);
+    // A tensor read twice by one node (x · x) is read once from memory.
+    std::set<TensorId> touched(node.inputs.begin(), node.inputs.end());
+    touched.insert(node.outputs.begin(), node.outputs.end());
+    for (TensorId id : touched) work.bytes += static_cast<double>(graph.tensor(id).bytes());
+    works.push_back(work);
+  }
+  return works;
+}
+
+double roofline_ms(const NodeWork& work, const GpuSpec& gpu, const ComputeCalibration& compute) {
+  const double compute_s = work.flops > 0 ? work.flops / (work.peak_tflops * 1e12 * compute.gemm_efficiency) : 0;
+  const double memory_s = work.bytes / (gpu.memory_bandwidth_gbps * 1e9 * compute.memory_efficiency);
+  return 1e3 * std::max(compute_s, memory_s) + 1e-3 * compute.node_overhead_us;
+}
+
+double optimizer_ms(double gradient_bytes, double bytes_per_gradient_byte, const GpuSpec& gpu,
+                    const ComputeCalibration& compute) {
+  NodeWork work;
+  work.bytes = gradient_bytes * bytes_per_gradient_byte;
+  return roofline_ms(work, gpu, compute);
+}
+
+}  // namespace sb

@@ -1,0 +1,90 @@
+// The data-parallel step as two streams in one event simulation (include/scalebench/plan_model.h). The compute
+// stream runs every node, then the optimizer: bucket by bucket, each waiting for its own all-reduce, or in one
+// pass after the last one. The communication stream runs the buckets in issue order, each once the node that
+// writes its last gradient has run (or after the last node without overlap). This is the trainer's order of
+// events (GradientReducer::run_nodes_and_reduce and ::update), so what the timeline hides or exposes is the
+// schedule's consequence, not a fitted number.
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "scalebench/error.h"
+#include "scalebench/plan_model.h"
+
+namespace sb {
+
+TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
+  const size_t nodes = in.node_ms.size(), buckets = in.bucket_comm_ms.size();
+  if (in.bucket_ready_node.size() != buckets || (in.update_by_bucket && in.bucket_update_ms.size() != buckets)) {
+    throw UsageError("timeline: per-bucket inputs differ in length");
+  }
+  TimelineResult out;
+  const double node_total = std::accumulate(in.node_ms.begin(), in.node_ms.end(), 0.0);
+  const int split = std::clamp(first_backward_node, 0, static_cast<int>(nodes));
+  out.forward_ms = std::accumulate(in.node_ms.begin(), in.node_ms.begin() + split, 0.0);
+  out.backward_ms = node_total - out.forward_ms;
+  out.optimizer_ms = in.whole_update_ms;
+  out.solo_ms = node_total + in.whole_update_ms;
+  out.comm_alone_ms = std::accumulate(in.bucket_comm_ms.begin(), in.bucket_comm_ms.end(), 0.0);
+
+  // Compute tasks: the nodes, then the updates; each update may wait for one bucket's all-reduce.
+  std::vector<double> compute(in.node_ms);
+  std::vector<int> compute_waits(nodes, -1);
+  const bool by_bucket = in.update_by_bucket && buckets > 0;
+  if (by_bucket) {
+    for (size_t b = 0; b < buckets; ++b) {
+      compute.push_back(in.bucket_update_ms[b]);
+      compute_waits.push_back(static_cast<int>(b));
+    }
+  } else {
+    compute.push_back(in.whole_update_ms);
+    compute_waits.push_back(static_cast<int>(buckets) - 1);  // -1 without buckets: no wait
+  }
+  // Communication tasks wait for one compute task (a node) to be done: its index, or -1 for none.
+  std::vector<int> comm_waits(buckets);
+  for (size_t b = 0; b < buckets; ++b) {
+    comm_waits[b] = in.overlap ? in.bucket_ready_node[b] : static_cast<int>(nodes) - 1;
+  }
+  out.bucket_start_ms.assign(buckets, 0);
+  out.bucket_end_ms.assign(buckets, 0);
+
+  const double inf = std::numeric_limits<double>::infinity();
+  size_t ci = 0, mi = 0;  // tasks done on each stream
+  double compute_left = compute.empty() ? 0 : compute[0];
+  double comm_left = buckets > 0 ? in.bucket_comm_ms[0] : 0;
+  bool comm_started = false;
+  double t = 0;
+  while (ci < compute.size() || mi < buckets) {
+    const bool compute_ready =
+        ci < compute.size() && (compute_waits[ci] < 0 || compute_waits[ci] < static_cast<int>(mi));
+    const bool comm_ready = mi < buckets && comm_waits[mi] < static_cast<int>(ci);
+    if (!compute_ready && !comm_ready) throw UsageError("timeline: the streams wait for each other");
+    if (comm_ready && !comm_started) {
+      out.bucket_start_ms[mi] = t;
+      comm_started = true;
+    }
+    const double compute_rate = comm_ready ? 1.0 / (1.0 + in.dilation) : 1.0;
+    const double comm_rate = compute_ready ? in.in_training_rate : 1.0;
+    const double compute_dt = compute_ready ? compute_left / compute_rate : inf;
+    const double comm_dt = comm_ready ? comm_left / comm_rate : inf;
+    const double dt = std::min(compute_dt, comm_dt);
+    t += dt;
+    if (compute_ready) compute_left -= dt * compute_rate;
+    if (comm_ready) comm_left -= dt * comm_rate;
+    if (compute_ready && dt == compute_dt) {
+      if (++ci == nodes) out.nodes_done_ms = t;
+      compute_left = ci < compute.size() ? compute[ci] : 0;
+    }
+    if (comm_ready && dt == comm_dt) {
+      out.bucket_end_ms[mi] = t;
+      out.last_reduce_end_ms = t;
+      comm_started = false;
+      if (++mi < buckets) comm_left = in.bucket_comm_ms[mi];
+    }
+  }
+  if (nodes == 0) out.nodes_done_ms = 0;
+  out.step_ms = t;
+  return out;
+}
+
+}  // namespace sb

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `scalebench plan`: a prediction, the --table golden (two workloads x four GPUs, 2 GPUs data-parallel, against a
+# frozen copy of the calibration so only the model, the database and the workload graphs can change it), --validate
+# on the calibration's own measurements, --calibrate reproducing the shipped calibration, and usage errors.
+# SB_UPDATE_GOLDEN=1 rewrites the golden file (review the diff: every change is a change of prediction).
+source "$(dirname "$0")/lib/common.bash"
+HERE=$(cd "$(dirname "$0")" && pwd)
+GOLDEN=$HERE/golden/plan_table.txt
+CALIBRATION=$HERE/golden/plan_calibration.json
+
+expect_exit 0 "plan 4 x RTX 4090" -- "$SB" plan --workload transformer_big --gpu "RTX 4090" --gpus 4
+expect_output "PREDICTED" "every prediction says so"
+expect_output "pcie4-host" "the 4090 has no P2P: host-staged path"
+expect_output "scaling efficiency E\(4\)" "efficiency at 4 GPUs"
+
+expect_exit 0 "plan 64 x H100 over InfiniBand" -- "$SB" plan -w bert_base --gpu H100 --gpus 64 --nodes 8 --fabric ib-ndr
+expect_output "ib-ndr x8 adapters per node between 8 nodes" "the network path"
+expect_output "calibration borrowed for ib-ndr" "borrowed calibration is said"
+
+"$SB" plan --table -w bert_base,transformer_big --gpu "RTX 2080 Ti,RTX 4090,H100,H200" --gpus 2 \
+  --calibration "$CALIBRATION" > "$WORK/table.txt" 2>&1
+if [ "${SB_UPDATE_GOLDEN:-0}" = 1 ]; then
+  cp "$WORK/table.txt" "$GOLDEN"
+  echo "updated $GOLDEN"
+fi
+if diff -u "$GOLDEN" "$WORK/table.txt" > "$WORK/diff"; then
+  passes=$((passes + 1))
+else
+  echo "FAIL: plan --table differs from $GOLDEN"
+  sed 's/^/    | /' "$WORK/diff" | head -40
+  failures=$((failures + 1))
+fi
+
+expect_exit 0 "validate against the calibration's measurements" -- "$SB" plan --validate
+expect_lines 12 "^  (transformer_big|bert_base) " "one row per recorded run"
+
+expect_exit 0 "calibrate" -- "$SB" plan --calibrate --out "$WORK/refit.json"
+python3 - "$WORK/refit.json" "$HERE/../../src/plan/data/calibration.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: --calibrate does not reproduce src/plan/data/calibration.json"; failures=$((failures + 1)); }
+import json, sys
+new, shipped = (json.load(open(p)) for p in sys.argv[1:3])
+assert new == shipped, "refit differs from the shipped calibration"
+PY
+
+"$SB" plan -w bert_base --gpu H100 --gpus 8 --json - 2> /dev/null > "$WORK/plan.json"
+python3 - "$WORK/plan.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: plan --json"; failures=$((failures + 1)); }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["command"] == "plan" and doc["predicted"] is True and doc["schema_version"] == 1
+p = doc["predictions"][0]
+assert p["gpu"] == "H100 SXM" and p["gpus"] == 8 and p["path"]["intra_fabric"] == "nvlink4-nvswitch", p
+assert 0 < p["scaling_efficiency"] <= 1 and p["step_ms"]["dp"] >= p["step_ms"]["solo"], p
+assert p["memory"]["needed_bytes"] < p["memory"]["usable_bytes"]
+PY
+
+expect_exit 2 "unknown GPU" -- "$SB" plan -w bert_base --gpu "Voodoo 2"
+expect_output "unknown GPU 'Voodoo 2' \(known: GTX 1080 Ti" "names the known GPUs"
+expect_lines 1 "." "one line"
+expect_exit 2 "bf16 on Turing" -- "$SB" plan -w bert_base --gpu "RTX 2080 Ti" --precision bf16
+expect_output "has no bf16; use --precision fp16" "says what to use"
+expect_exit 2 "GPUs not a multiple of nodes" -- "$SB" plan -w bert_base --gpu H100 --gpus 6 --nodes 4
+expect_exit 2 "files without --validate" -- "$SB" plan -w bert_base --gpu H100 results.json
+expect_exit 2 "not a run file" -- "$SB" plan --validate "$HERE/golden/plan_calibration.json"
+finish

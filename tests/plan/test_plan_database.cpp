@@ -1,0 +1,74 @@
+// Schema checks of plan's compiled-in GPU database, fabric table and calibration (src/plan/data/*.json).
+#include <gtest/gtest.h>
+
+#include "scalebench/error.h"
+#include "scalebench/plan_calibration.h"
+#include "scalebench/plan_database.h"
+
+namespace sb {
+namespace {
+
+TEST(PlanDatabase, EveryGpuTheIssueNamesIsThereWithSourcesAndPeaks) {
+  const HardwareDatabase& db = builtin_hardware_database();
+  for (const char* name : {"RTX 2060", "RTX 2070", "RTX 2080", "RTX 2080 Ti", "GTX 1080 Ti", "Titan RTX",
+                           "Quadro RTX 6000", "Quadro RTX 8000", "V100", "A100 SXM 40GB", "A100 SXM 80GB", "RTX 3090",
+                           "RTX 4090", "RTX 5090", "L40S", "H100 SXM", "H100 PCIe", "H200", "B200"}) {
+    const GpuSpec& gpu = db.gpu(name);
+    EXPECT_FALSE(gpu.sources.empty()) << name;
+    EXPECT_GT(gpu.memory_gb, 0) << name;
+    EXPECT_GT(gpu.memory_bandwidth_gbps, 0) << name;
+    ASSERT_TRUE(gpu.fp32_tflops.has_value()) << name;
+    if (gpu.bf16_tflops) EXPECT_GE(*gpu.bf16_tflops, *gpu.fp32_tflops) << name;
+    if (gpu.tf32_tflops && gpu.fp16_tflops) EXPECT_GE(*gpu.fp16_tflops, *gpu.tf32_tflops) << name;
+    if (!gpu.nvlink_fabric.empty()) EXPECT_FALSE(db.fabric(gpu.nvlink_fabric).inter_node) << name;
+  }
+  EXPECT_EQ(db.gpu("h200").name, "H200 SXM");
+  EXPECT_EQ(db.gpu("NVIDIA H200").name, "H200 SXM");  // the device name scalebench run records
+}
+
+TEST(PlanDatabase, TheFabricTableCoversTheIssuesPaths) {
+  const HardwareDatabase& db = builtin_hardware_database();
+  for (const char* name : {"nvlink2", "nvlink3-nvswitch", "nvlink4-nvswitch", "nvlink5-nvswitch", "pcie3-p2p",
+                           "pcie4-p2p", "pcie5-p2p", "pcie3-host", "pcie4-host", "pcie5-host", "ib-hdr", "ib-ndr",
+                           "eth-10g", "eth-25g", "eth-100g", "eth-200g", "eth-400g"}) {
+    const FabricSpec& fabric = db.fabric(name);
+    EXPECT_FALSE(fabric.sources.empty()) << name;
+    EXPECT_TRUE(fabric.gbps.has_value()) << name;
+  }
+}
+
+TEST(PlanDatabase, EveryFabricHasACalibrationEntry) {
+  const Calibration calibration = load_calibration("");
+  for (const FabricSpec& fabric : builtin_hardware_database().fabrics) {
+    const FabricCalibration& entry = calibration.fabric(fabric);
+    EXPECT_FALSE(entry.source.empty()) << fabric.name;
+    if (!fabric.gbps) EXPECT_TRUE(entry.busbw_gbps.has_value()) << fabric.name;
+  }
+  EXPECT_FALSE(calibration.compute_measurements.empty());
+  EXPECT_FALSE(calibration.run_measurements.empty());
+}
+
+TEST(PlanDatabase, SchemaErrorsNameTheFileAndTheField) {
+  const std::string fabrics = builtin_fabrics_json();
+  const std::string no_source = R"({"schema_version": 1, "gpus": [{"name": "X", "aliases": [], "architecture": "A",
+      "memory_gb": 8, "memory_bandwidth_gbps": 100, "fp32_tflops": 1, "tf32_tflops": null, "fp16_tflops": null,
+      "bf16_tflops": null, "nvlink": null, "pcie_gen": 4, "pcie_p2p": null, "derived": [], "notes": "",
+      "sources": []}]})";
+  try {
+    parse_hardware_database(no_source, fabrics, "g.json", "f.json");
+    FAIL() << "a row without sources was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("g.json: \"gpus[0].sources\" is empty"), std::string::npos) << e.what();
+  }
+  std::string bad_memory = no_source;
+  bad_memory.replace(bad_memory.find("\"memory_gb\": 8"), 14, "\"memory_gb\": \"8\"");
+  EXPECT_THROW(parse_hardware_database(bad_memory, fabrics), UsageError);
+  std::string bad_fabric = no_source;
+  bad_fabric.replace(bad_fabric.find("\"nvlink\": null"), 14, R"("nvlink": {"fabric": "warp", "max_gpus": 2})");
+  EXPECT_THROW(parse_hardware_database(bad_fabric, fabrics), UsageError);
+  EXPECT_THROW(builtin_hardware_database().gpu("Voodoo 2"), UsageError);
+  EXPECT_THROW(parse_calibration("{}", "c.json"), UsageError);
+}
+
+}  // namespace
+}  // namespace sb

@@ -1,0 +1,104 @@
+// Whole predictions of scalebench plan on the compiled-in database and calibration: memory from the trainer's
+// own plan, the path chosen per GPU, one GPU without communication, and the calibration file being exactly the
+// fit of the measurements it records.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "scalebench/error.h"
+#include "scalebench/plan.h"
+#include "scalebench/plan_fit.h"
+#include "src/train/replica.h"
+
+namespace sb {
+namespace {
+
+const HardwareDatabase& db() { return builtin_hardware_database(); }
+const Calibration& calibration() {
+  static const Calibration c = load_calibration("");
+  return c;
+}
+
+PlanRequest request(const char* workload, const char* gpu, int gpus = 1, int nodes = 1) {
+  PlanRequest r;
+  r.workload = workload;
+  r.gpu = gpu;
+  r.gpus = gpus;
+  r.nodes = nodes;
+  return r;
+}
+
+TEST(PlanPredict, MemoryIsTheTrainersPlanAndTheLargestBatchFits) {
+  const PlanPrediction p = predict_plan(request("bert_base", "H200"), db(), calibration());
+  ReplicaOptions options;
+  options.workload = "bert_base";
+  options.batch = 128;
+  options.precision = Precision::kBf16;
+  EXPECT_EQ(p.needed_bytes, needed_bytes(*plan_replica(options), options, DeviceKind::kCuda));  // 7.85 GiB, as measured on the H200
+  EXPECT_EQ(p.batch, 128);
+  EXPECT_FALSE(p.batch_reduced);
+  for (const PrecisionFit& fit : p.fits) {
+    options.precision = fit.precision;
+    options.batch = fit.max_batch;
+    EXPECT_LE(needed_bytes(*plan_replica(options), options, DeviceKind::kCuda), p.capacity_bytes);
+    options.batch = fit.max_batch + 1;
+    EXPECT_GT(needed_bytes(*plan_replica(options), options, DeviceKind::kCuda), p.capacity_bytes);
+  }
+}
+
+TEST(PlanPredict, OneGpuHasNoCommunicationAndFullEfficiency) {
+  const PlanPrediction p = predict_plan(request("bert_base", "A100"), db(), calibration());
+  EXPECT_EQ(p.buckets, 0u);
+  EXPECT_DOUBLE_EQ(p.timeline.step_ms, p.timeline.solo_ms);
+  EXPECT_DOUBLE_EQ(p.scaling_efficiency, 1.0);
+  EXPECT_NEAR(p.solo_units_per_s, 128 / (p.timeline.solo_ms * 1e-3), 1e-9);
+}
+
+TEST(PlanPredict, PathsFollowTheGpu) {
+  const PlanPrediction nvlink = predict_plan(request("bert_base", "H100", 8), db(), calibration());
+  EXPECT_EQ(nvlink.intra_fabric, "nvlink4-nvswitch");
+  const PlanPrediction host = predict_plan(request("bert_base", "RTX 4090", 4), db(), calibration());
+  EXPECT_EQ(host.intra_fabric, "pcie4-host");
+  EXPECT_FALSE(host.notes.empty());
+  const PlanPrediction bridge_too_small = predict_plan(request("bert_base", "H100 PCIe", 4), db(), calibration());
+  EXPECT_EQ(bridge_too_small.intra_fabric, "pcie5-p2p");
+  PlanRequest multi = request("bert_base", "H100", 64, 8);
+  multi.fabric = "eth-100g";
+  multi.nics_per_node = 1;
+  const PlanPrediction slow_network = predict_plan(multi, db(), calibration());
+  EXPECT_EQ(slow_network.inter_fabric, "eth-100g");
+  EXPECT_NEAR(slow_network.path.busbw_gbps, 12.5 * *calibration().fabrics.at("ethernet").bus_efficiency, 1e-9);
+  EXPECT_LT(slow_network.scaling_efficiency, nvlink.scaling_efficiency);
+  EXPECT_GT(slow_network.dp_units_per_s_total, nvlink.dp_units_per_s_total);  // 64 GPUs, even at lower efficiency
+}
+
+TEST(PlanPredict, RefusesWhatTheHardwareCannotDo) {
+  PlanRequest bf16 = request("bert_base", "RTX 2080 Ti");
+  bf16.precision = "bf16";
+  EXPECT_THROW(predict_plan(bf16, db(), calibration()), UsageError);
+  EXPECT_EQ(predict_plan(request("bert_base", "RTX 2080 Ti"), db(), calibration()).precision, Precision::kFp16);
+  EXPECT_THROW(predict_plan(request("mt_dnn", "RTX 2060"), db(), calibration()), UsageError);  // not even batch 1
+  EXPECT_THROW(predict_plan(request("bert_base", "H100", 6, 4), db(), calibration()), UsageError);
+  PlanRequest wrong_scope = request("bert_base", "H100", 16, 2);
+  wrong_scope.fabric = "nvlink4-nvswitch";
+  EXPECT_THROW(predict_plan(wrong_scope, db(), calibration()), UsageError);
+}
+
+// The stored fitted values are what --calibrate computes from the stored measurements: nobody edited a number
+// by hand without its measurement.
+TEST(PlanCalibration, StoredValuesAreTheFitOfStoredMeasurements) {
+  const Calibration& c = calibration();
+  const ComputeCalibration compute = fit_compute(c.compute_measurements, db(), c.compute.memory_efficiency);
+  EXPECT_NEAR(compute.gemm_efficiency, c.compute.gemm_efficiency, 1e-9);
+  EXPECT_NEAR(compute.node_overhead_us, c.compute.node_overhead_us, 1e-9);
+  for (const auto& [key, fitted] : fit_fabrics(c.run_measurements, db(), c)) {
+    const FabricCalibration& stored = c.fabrics.at(key);
+    if (fitted.bus_efficiency) EXPECT_NEAR(*fitted.bus_efficiency, *stored.bus_efficiency, 1e-9) << key;
+    if (fitted.busbw_gbps) EXPECT_NEAR(*fitted.busbw_gbps, *stored.busbw_gbps, 1e-9) << key;
+    EXPECT_NEAR(fitted.in_training_rate, stored.in_training_rate, 1e-12) << key;
+    EXPECT_NEAR(fitted.dilation, stored.dilation, 1e-12) << key;
+  }
+}
+
+}  // namespace
+}  // namespace sb

@@ -1,0 +1,109 @@
+// The step timeline of scalebench plan: every case small enough to check by hand (include/scalebench/plan_model.h).
+#include <gtest/gtest.h>
+
+#include "scalebench/plan_model.h"
+
+namespace sb {
+namespace {
+
+// Nodes of 1 and 2 ms; one bucket ready after node 0 whose all-reduce takes `comm` ms alone; 0.5 ms update.
+TimelineInput one_bucket(double comm) {
+  TimelineInput in;
+  in.node_ms = {1, 2};
+  in.bucket_ready_node = {0};
+  in.bucket_comm_ms = {comm};
+  in.bucket_update_ms = {0.5};
+  in.whole_update_ms = 0.5;
+  return in;
+}
+
+TEST(PlanTimeline, WithoutBucketsTheStepIsTheSoloStep) {
+  TimelineInput in;
+  in.node_ms = {1, 2, 3};
+  in.whole_update_ms = 0.25;
+  const TimelineResult r = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(r.solo_ms, 6.25);
+  EXPECT_DOUBLE_EQ(r.step_ms, 6.25);
+  EXPECT_DOUBLE_EQ(r.forward_ms, 1);
+  EXPECT_DOUBLE_EQ(r.backward_ms, 5);
+  EXPECT_DOUBLE_EQ(r.nodes_done_ms, 6);
+}
+
+TEST(PlanTimeline, AHiddenAllReduceCostsNothing) {
+  const TimelineResult r = simulate_step(one_bucket(1), 1);
+  EXPECT_DOUBLE_EQ(r.bucket_start_ms[0], 1);
+  EXPECT_DOUBLE_EQ(r.bucket_end_ms[0], 2);
+  EXPECT_DOUBLE_EQ(r.nodes_done_ms, 3);
+  EXPECT_DOUBLE_EQ(r.step_ms, 3.5);
+  EXPECT_DOUBLE_EQ(r.step_ms, r.solo_ms);
+}
+
+TEST(PlanTimeline, TheUpdateWaitsForItsBucket) {
+  // comm 1 → 4 while the nodes end at 3: the update starts at 4.
+  const TimelineResult r = simulate_step(one_bucket(3), 1);
+  EXPECT_DOUBLE_EQ(r.nodes_done_ms, 3);
+  EXPECT_DOUBLE_EQ(r.last_reduce_end_ms, 4);
+  EXPECT_DOUBLE_EQ(r.step_ms, 4.5);
+  EXPECT_DOUBLE_EQ(r.comm_alone_ms, 3);
+}
+
+TEST(PlanTimeline, DilationSlowsComputeWhileTheAllReduceRuns) {
+  TimelineInput in = one_bucket(1);
+  in.dilation = 1;  // half speed while comm runs
+  // [1, 2]: comm alone-time 1 done; node 1 gets 0.5 ms of its 2; then 1.5 ms at full speed → nodes done 3.5.
+  const TimelineResult r = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(r.bucket_end_ms[0], 2);
+  EXPECT_DOUBLE_EQ(r.nodes_done_ms, 3.5);
+  EXPECT_DOUBLE_EQ(r.step_ms, 4);
+}
+
+TEST(PlanTimeline, TheAllReduceRunsSlowerBesideComputeAndAtFullRateAfter) {
+  TimelineInput in = one_bucket(2);
+  in.in_training_rate = 0.5;
+  // [1, 3]: half rate beside node 1 → 1 ms of 2 done; after the nodes, full rate → ends at 4; update → 4.5.
+  const TimelineResult r = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(r.nodes_done_ms, 3);
+  EXPECT_DOUBLE_EQ(r.bucket_end_ms[0], 4);
+  EXPECT_DOUBLE_EQ(r.step_ms, 4.5);
+}
+
+TEST(PlanTimeline, BucketsGoFirstInFirstOutOnOneStream) {
+  TimelineInput in;
+  in.node_ms = {1, 5};
+  in.bucket_ready_node = {0, 0};
+  in.bucket_comm_ms = {1, 2};
+  in.bucket_update_ms = {0.5, 0.5};
+  const TimelineResult r = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(r.bucket_start_ms[1], 2);
+  EXPECT_DOUBLE_EQ(r.bucket_end_ms[1], 4);
+  EXPECT_DOUBLE_EQ(r.step_ms, 7);  // nodes end at 6, both updates after
+}
+
+TEST(PlanTimeline, WithoutOverlapEveryBucketWaitsForTheLastNode) {
+  TimelineInput in = one_bucket(1);
+  in.overlap = false;
+  in.update_by_bucket = false;
+  const TimelineResult r = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(r.bucket_start_ms[0], 3);
+  EXPECT_DOUBLE_EQ(r.bucket_end_ms[0], 4);
+  EXPECT_DOUBLE_EQ(r.step_ms, 4.5);
+}
+
+TEST(PlanTimeline, OneUpdatePassWaitsForTheLastBucket) {
+  TimelineInput in;
+  in.node_ms = {1, 1, 1};
+  in.bucket_ready_node = {0, 2};
+  in.bucket_comm_ms = {0.5, 1};
+  in.bucket_update_ms = {0.1, 0.1};
+  in.whole_update_ms = 0.3;
+  in.update_by_bucket = false;
+  const TimelineResult r = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(r.bucket_end_ms[1], 4);
+  EXPECT_DOUBLE_EQ(r.step_ms, 4.3);
+  // Updated by bucket, the first bucket's update runs while the second is reduced: 3 + 0.1, then 4 + 0.1.
+  in.update_by_bucket = true;
+  EXPECT_DOUBLE_EQ(simulate_step(in, 1).step_ms, 4.1);
+}
+
+}  // namespace
+}  // namespace sb
