@@ -249,7 +249,7 @@ class CudaExecutor final : public Executor {
   // What a step needs beyond the plan, allocated now so that no step can run out of memory halfway (and a batch
   // too large fails here, cleanly): the GEMM workspace of this executor's stream, and room in the stream-ordered
   // memory pool for the largest kernel scratch (cudaMallocAsync in bias_backward and layernorm_backward), kept
-  // there by the pool's release threshold.
+  // there by the pool's release threshold until the executor goes.
   void reserve_outside_plan(const Graph& graph) {
     const uint64_t scratch = kernel_scratch_bytes(graph);
     outside_plan_charge_ = AllocationCharge(cuda::gemm_workspace_bytes() + scratch, "the GEMM workspace and kernel scratch");
@@ -264,7 +264,10 @@ class CudaExecutor final : public Executor {
     int device = 0;
     SB_CUDA_CHECK(cudaGetDevice(&device));
     SB_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&scratch_pool_, device));
-    SB_CUDA_CHECK(cudaMemPoolSetAttribute(scratch_pool_, cudaMemPoolAttrReleaseThreshold, const_cast<uint64_t*>(&scratch)));
+    // Hold on to everything while this executor lives: with a threshold of just `scratch`, the pool's rounding
+    // up made it hand the reserve back at the next synchronisation (a mid-step cudaMallocAsync failed on H200).
+    uint64_t hold_all = UINT64_MAX;
+    SB_CUDA_CHECK(cudaMemPoolSetAttribute(scratch_pool_, cudaMemPoolAttrReleaseThreshold, &hold_all));
     void* reserve = nullptr;
     const cudaError_t reserved = cudaMallocAsync(&reserve, scratch, stream_);
     if (reserved == cudaErrorMemoryAllocation) {
