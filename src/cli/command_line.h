@@ -14,7 +14,9 @@ struct CommonOptions {
   std::string device = "auto";  // auto | cpu | cuda
   Backend backend = Backend::kAuto;
   bool allow_gpu_sharing = false;
-  double timeout_seconds = 300;
+  double timeout_seconds = 300;  // a collective or host agreement; one training step may take twice it
+  std::string emulate = "none";  // none | host | socket (include/scalebench/emulation.h)
+  bool force = false;            // overwrite existing output files
   std::string json_path;  // "" none, "-" stdout
   std::string csv_path;
 };

@@ -52,10 +52,11 @@ std::string utc_timestamp() {
   return text;
 }
 
-std::optional<std::string> unwritable_output(const std::vector<std::string>& paths) {
+std::optional<std::string> unwritable_output(const std::vector<std::string>& paths, bool force) {
   for (const std::string& path : paths) {
     if (path.empty() || path == "-") continue;
     const bool existed = std::ifstream(path).good();
+    if (existed && !force) return "output file '" + path + "' exists; pass --force to overwrite it";
     std::ofstream probe(path, std::ios::app);
     if (!probe) return "cannot write '" + path + "': " + std::strerror(errno);
     probe.close();

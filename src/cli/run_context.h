@@ -4,7 +4,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-#include <vector>
 
 #include "scalebench/bandwidth.h"
 #include "scalebench/communicator.h"
@@ -19,10 +18,11 @@ std::vector<RankDevice> gather_rank_devices(ProcessGroup& group, const Device& d
 // Collective: the union of the transports every rank's communicator reports.
 std::string gather_transport(ProcessGroup& group, const Communicator& communicator);
 
-std::string utc_timestamp();
+std::string utc_timestamp();  // "2026-11-30T04:05:06Z"
 
 // A measurement can take minutes: whether an output path (--json, --csv, --trace; "" and "-" skipped) cannot
-// be written, found out before it starts.
-std::optional<std::string> unwritable_output(const std::vector<std::string>& paths);  // "2026-11-30T04:05:06Z"
+// be written, or already exists without --force (a rerun must not silently replace a result), found out
+// before it starts.
+std::optional<std::string> unwritable_output(const std::vector<std::string>& paths, bool force);
 
 }  // namespace sb
