@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib/common.bash"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
 
 # Four timed steps after one warm-up; step 3 of a phase is a timed step, so solo and comm finish first.
-tiny=(-w transformer_big --device cpu --scale tiny --batch 2 --warmup 1 --steps 4 --timeout 2)
+tiny=(-w transformer_big --device cpu --scale tiny --batch 2 --warmup 1 --steps 4 --timeout 3)
 
 # run_fault NAME FAULT EXPECTED_EXIT NRANKS [extra mpiexec flags]: one job with $WORK/NAME.json; checks the
 # exit code, that it ended within 30 s and that none of its processes (found by the unique JSON path in
@@ -46,7 +46,7 @@ PY
 
 # A rank that stalls: the others give up after --timeout, hold the roll call and name it; exit 3.
 run_fault sleep2 "sleep:rank=1:phase=dp:step=3" 3 2
-expect_output "\[rank 0@.*\[dp phase, step 3\].*did not finish within 2 s.*suspect: rank 1 " "sleep -n 2: rank 0 names phase, step and rank 1"
+expect_output "\[rank 0@.*\[dp phase, step 3\].*did not finish within 3 s.*suspect: rank 1 " "sleep -n 2: rank 0 names phase, step and rank 1"
 partial_json sleep2 "solo,comm" 0 "dp phase, step 3.*suspect: rank 1 "
 run_fault sleep4 "sleep:rank=2:phase=dp:step=3" 3 4
 expect_lines 3 "^scalebench: error: \[rank [013]@.*\[dp phase, step 3\].*suspect: rank 2 " "sleep -n 4: every healthy rank names rank 2"
