@@ -17,7 +17,7 @@ export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out 
 bash scripts/gpu_check.sh build || exit 1
 sb=build-gpu/scalebench
 ngpu=$(nvidia-smi -L | wc -l)
-mpi=(mpirun -np 2 --bind-to none -x NCCL_NVLS_ENABLE -x SCALEBENCH_FAULT)
+mpi=(mpirun -np 2 --bind-to none -x NCCL_NVLS_ENABLE)  # local ranks inherit SCALEBENCH_FAULT
 tb=(--workload transformer_big --warmup 3 --steps 6)
 summary="$out/faults_summary.txt"
 : > "$summary"
