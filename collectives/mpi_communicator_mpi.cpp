@@ -258,9 +258,8 @@ class MpiCommunicator final : public Communicator {
   }
 
   void complete(MPI_Request* request, const char* operation, size_t count, DType type) {
-    detail::wait_for_request(request,
-                             std::string(operation) + " of " + std::to_string(count) + " " + dtype_name(type) + " (MPI)",
-                             timeout_, group_);
+    const std::string what = std::string(operation) + " of " + std::to_string(count) + " " + dtype_name(type);
+    detail::wait_for_request(request, what + " (MPI)", timeout_, group_);
   }
 
   MPI_Datatype mpi_type(DType type) const {

@@ -239,8 +239,9 @@ class NcclCommunicator final : public Communicator {
       throw_communication_fault(timeout_message(what + " (NCCL)", timeout_, silent));
     }
     if (stop_signal() != 0 && seconds_since_stop_signal() > stop_grace_seconds(timeout_)) {
-      fail("[" + progress_text() + "] stopped by " + signal_name(stop_signal()) + ": " + what + " (NCCL) did not finish within " +
-               std::to_string(static_cast<int>(stop_grace_seconds(timeout_))) + " s of it",
+      fail("[" + progress_text() + "] stopped by " + signal_name(stop_signal()) + ": " + what +
+               " (NCCL) did not finish within " + std::to_string(static_cast<int>(stop_grace_seconds(timeout_))) +
+               " s of it",
            1.0);
     }
   }

@@ -63,7 +63,8 @@ FaultGuard::Render snapshot(const CommonOptions& common, const BandwidthReport& 
 
 int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
   agree_or_throw(group,
-                 group.rank() == 0 ? unwritable_output({cl.common.json_path, cl.common.csv_path}, cl.common.force) : std::nullopt);
+                 group.rank() == 0 ? unwritable_output({cl.common.json_path, cl.common.csv_path}, cl.common.force)
+                                   : std::nullopt);
   Session session = open_session(group, cl.common);
   BandwidthOptions options = cl.bandwidth;
   if (options.max_bytes == 0) {

@@ -83,7 +83,9 @@ void describe_context(const CommandLine& cl, ProcessGroup& group, Session& sessi
 // The result files of the run as it stands: JSON, CSV, and the trace once the dp phase ran.
 std::vector<OutputFile> training_outputs(const CommandLine& cl, const TrainingReport& report) {
   std::vector<OutputFile> outputs;
-  if (!cl.common.json_path.empty()) outputs.push_back({cl.common.json_path, training_report_json(report).dump(2) + "\n"});
+  if (!cl.common.json_path.empty()) {
+    outputs.push_back({cl.common.json_path, training_report_json(report).dump(2) + "\n"});
+  }
   if (!cl.common.csv_path.empty()) outputs.push_back({cl.common.csv_path, training_report_csv(report)});
   if (!cl.run.trace_path.empty() && report.dp.ran) {
     outputs.push_back({cl.run.trace_path, training_trace_json(report).dump() + "\n"});
@@ -104,9 +106,8 @@ FaultGuard::Render snapshot(const CommandLine& cl, const TrainingReport& report)
 }  // namespace
 
 int run_train_command(const CommandLine& cl, ProcessGroup& group) {
-  agree_or_throw(group, group.rank() == 0
-                            ? unwritable_output({cl.common.json_path, cl.common.csv_path, cl.run.trace_path}, cl.common.force)
-                            : std::nullopt);
+  const std::vector<std::string> paths{cl.common.json_path, cl.common.csv_path, cl.run.trace_path};
+  agree_or_throw(group, group.rank() == 0 ? unwritable_output(paths, cl.common.force) : std::nullopt);
   Session session = open_session(group, cl.common);
   TrainingReport report;
   report.options = train_options(cl, *session.device);
