@@ -11,6 +11,9 @@
 
 namespace sb {
 
+// Whether this build has the NCCL backend (a usage error names a missing build before any device check).
+bool nccl_built_in();
+
 // Collectives through NCCL on the CUDA device; ranks agree on the unique id through `group`.
 std::unique_ptr<Communicator> make_nccl_communicator(ProcessGroup& group, Device& device,
                                                      const CommunicatorOptions& options);

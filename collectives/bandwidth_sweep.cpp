@@ -8,6 +8,7 @@
 #include "collectives/collective_placement.h"
 #include "scalebench/bandwidth.h"
 #include "scalebench/error.h"
+#include "scalebench/fault.h"
 
 namespace sb {
 namespace {
@@ -208,6 +209,7 @@ void run_bandwidth_sweep(const BandwidthOptions& options, ProcessGroup& group, D
       result.op = op;
       result.size_bytes = size;
       result.count = size / dtype_size(options.dtype);
+      set_progress(std::string(collective_name(op)) + " of " + std::to_string(size) + " bytes");
       PlacementRequest request{op,     options.dtype, options.reduce, group.rank(), nranks, options.root,
                                result.count, amplitude};
       if (options.run_out_of_place) {
@@ -218,6 +220,11 @@ void run_bandwidth_sweep(const BandwidthOptions& options, ProcessGroup& group, D
       }
       report.results.push_back(result);
       if (callbacks.on_size_done) callbacks.on_size_done(result);
+      // A stop signal on any rank ends the sweep here on every rank, the sizes measured so far kept.
+      if (const int64_t signal = group.max_across_ranks(stop_signal()); signal != 0) {
+        throw RuntimeFailure("stopped by " + signal_name(static_cast<int>(signal)) + " after " + collective_name(op) +
+                             " of " + std::to_string(size) + " bytes (the sizes measured so far kept)");
+      }
     }
     if (callbacks.on_op_done) callbacks.on_op_done(op);
   }

@@ -1,7 +1,9 @@
 // The mpi backend: collectives through MPI on a duplicate of MPI_COMM_WORLD, so that benchmark traffic
 // never matches the process group's control-plane messages. MPI reads host memory here: buffers of a
 // host-accessible device are used as they are, others are staged through host copies. bf16 and fp16 have
-// no MPI type, so they travel as 2-byte elements reduced by user-defined operations.
+// no MPI type, so they travel as 2-byte elements reduced by user-defined operations. Every collective is
+// MPI's non-blocking form polled against --timeout (src/bootstrap/mpi_wait.h): a rank that never joins
+// ends the job with a message naming it instead of a hang.
 #include <mpi.h>
 
 #include <climits>
@@ -12,8 +14,10 @@
 
 #include "collectives/backends.h"
 #include "scalebench/error.h"
+#include "scalebench/fault.h"
 #include "scalebench/half_precision.h"
 #include "src/bootstrap/mpi_check.h"
+#include "src/bootstrap/mpi_wait.h"
 
 namespace sb {
 namespace {
@@ -60,7 +64,8 @@ void divide_in_place(void* data, size_t count, DType type, int divisor) {
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator(ProcessGroup& group, Device& device) : device_(device) {
+  MpiCommunicator(ProcessGroup& group, Device& device, double timeout_seconds)
+      : group_(group), device_(device), timeout_(timeout_seconds) {
     SB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
     SB_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     SB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
@@ -77,6 +82,7 @@ class MpiCommunicator final : public Communicator {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;  // MPI_Finalize already released everything; freeing now would be an error
+    if (communication_abandoned()) return;  // collectives with a dead peer may still be pending
     SB_MPI_CHECK(MPI_Op_free(&fp16_sum_));
     SB_MPI_CHECK(MPI_Op_free(&bf16_sum_));
     SB_MPI_CHECK(MPI_Type_free(&half_type_));
@@ -105,8 +111,10 @@ class MpiCommunicator final : public Communicator {
     const bool in_place = send == recv;
     const void* host_send = in_place ? MPI_IN_PLACE : host_input(send, bytes, send_staging_, stream);
     void* host_recv = in_place ? host_input_output(recv, bytes, stream) : host_output(recv, bytes);
-    SB_MPI_CHECK(
-        MPI_Allreduce(host_send, host_recv, static_cast<int>(count), mpi_type(type), mpi_sum(type), comm_));
+    MPI_Request request;
+    SB_MPI_CHECK(MPI_Iallreduce(host_send, host_recv, static_cast<int>(count), mpi_type(type), mpi_sum(type), comm_,
+                                &request));
+    complete(&request, "all_reduce", count, type);
     if (op == ReduceOp::kAvg) divide_in_place(host_recv, count, type, size_);
     finish(recv, host_recv, bytes, stream);
   }
@@ -126,13 +134,17 @@ class MpiCommunicator final : public Communicator {
       // where NCCL's leaves it at this rank's block: reduce in the whole buffer, then move the front block.
       // The buffer is the caller's writable recv buffer seen through `send`, hence the const_cast.
       result = host_input_output(const_cast<void*>(send), total_bytes, stream);
-      SB_MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, result, static_cast<int>(recv_count),
-                                            mpi_type(type), mpi_sum(type), comm_));
+      MPI_Request request;
+      SB_MPI_CHECK(MPI_Ireduce_scatter_block(MPI_IN_PLACE, result, static_cast<int>(recv_count), mpi_type(type),
+                                             mpi_sum(type), comm_, &request));
+      complete(&request, "reduce_scatter", recv_count, type);
     } else {
       const void* host_send = host_input(send, total_bytes, send_staging_, stream);
       result = host_output(recv, block_bytes);
-      SB_MPI_CHECK(MPI_Reduce_scatter_block(host_send, result, static_cast<int>(recv_count), mpi_type(type),
-                                            mpi_sum(type), comm_));
+      MPI_Request request;
+      SB_MPI_CHECK(MPI_Ireduce_scatter_block(host_send, result, static_cast<int>(recv_count), mpi_type(type),
+                                             mpi_sum(type), comm_, &request));
+      complete(&request, "reduce_scatter", recv_count, type);
     }
     if (op == ReduceOp::kAvg) divide_in_place(result, recv_count, type, size_);
     finish(recv, result, block_bytes, stream);
@@ -153,11 +165,15 @@ class MpiCommunicator final : public Communicator {
         device_.synchronize(stream);
       }
       // The send arguments are ignored with MPI_IN_PLACE; they repeat the receive ones for strict checkers.
-      SB_MPI_CHECK(
-          MPI_Allgather(MPI_IN_PLACE, count, mpi_type(type), host_recv, count, mpi_type(type), comm_));
+      MPI_Request request;
+      SB_MPI_CHECK(MPI_Iallgather(MPI_IN_PLACE, count, mpi_type(type), host_recv, count, mpi_type(type), comm_,
+                                  &request));
+      complete(&request, "all_gather", send_count, type);
     } else {
       const void* host_send = host_input(send, block_bytes, send_staging_, stream);
-      SB_MPI_CHECK(MPI_Allgather(host_send, count, mpi_type(type), host_recv, count, mpi_type(type), comm_));
+      MPI_Request request;
+      SB_MPI_CHECK(MPI_Iallgather(host_send, count, mpi_type(type), host_recv, count, mpi_type(type), comm_, &request));
+      complete(&request, "all_gather", send_count, type);
     }
     finish(recv, host_recv, total_bytes, stream);
   }
@@ -183,7 +199,9 @@ class MpiCommunicator final : public Communicator {
         std::memmove(recv, send, bytes);
       }
     }
-    SB_MPI_CHECK(MPI_Bcast(host_recv, static_cast<int>(count), mpi_type(type), root, comm_));
+    MPI_Request request;
+    SB_MPI_CHECK(MPI_Ibcast(host_recv, static_cast<int>(count), mpi_type(type), root, comm_, &request));
+    complete(&request, "broadcast", count, type);
     finish(recv, host_recv, bytes, stream);
   }
 
@@ -197,23 +215,29 @@ class MpiCommunicator final : public Communicator {
     void* host_recv = nullptr;
     if (send == recv) {  // MPI-3 in-place all-to-all
       host_recv = host_input_output(recv, total_bytes, stream);
-      SB_MPI_CHECK(
-          MPI_Alltoall(MPI_IN_PLACE, count, mpi_type(type), host_recv, count, mpi_type(type), comm_));
+      MPI_Request request;
+      SB_MPI_CHECK(MPI_Ialltoall(MPI_IN_PLACE, count, mpi_type(type), host_recv, count, mpi_type(type), comm_,
+                                 &request));
+      complete(&request, "all_to_all", count_per_peer, type);
     } else {
       const void* host_send = host_input(send, total_bytes, send_staging_, stream);
       host_recv = host_output(recv, total_bytes);
-      SB_MPI_CHECK(MPI_Alltoall(host_send, count, mpi_type(type), host_recv, count, mpi_type(type), comm_));
+      MPI_Request request;
+      SB_MPI_CHECK(MPI_Ialltoall(host_send, count, mpi_type(type), host_recv, count, mpi_type(type), comm_, &request));
+      complete(&request, "all_to_all", count_per_peer, type);
     }
     finish(recv, host_recv, total_bytes, stream);
   }
 
   void barrier(StreamHandle stream) override {
     device_.synchronize(stream);
-    SB_MPI_CHECK(MPI_Barrier(comm_));
+    MPI_Request request;
+    SB_MPI_CHECK(MPI_Ibarrier(comm_, &request));
+    detail::wait_for_request(&request, "barrier (MPI)", timeout_, group_);
   }
 
-  // MPI calls have completed when they return (a hang happens inside them, not here), and what is left on
-  // the stream is local device work, so waiting needs no timeout.
+  // Collectives have completed when they return (their deadline is inside them, in complete()), and what
+  // is left on the stream is local device work, so waiting needs no timeout.
   void wait(StreamHandle stream, const std::string&) override { device_.synchronize(stream); }
 
   bool supports_graph_capture() const override { return false; }
@@ -231,6 +255,11 @@ class MpiCommunicator final : public Communicator {
   // Averages of integers are refused by every backend, so a configuration fails the same way everywhere.
   static void check_reduction(DType type, ReduceOp op) {
     if (op == ReduceOp::kAvg && type == DType::kInt32) throw UsageError("avg is not defined for int32");
+  }
+
+  void complete(MPI_Request* request, const char* operation, size_t count, DType type) {
+    const std::string what = std::string(operation) + " of " + std::to_string(count) + " " + dtype_name(type);
+    detail::wait_for_request(request, what + " (MPI)", timeout_, group_);
   }
 
   MPI_Datatype mpi_type(DType type) const {
@@ -281,7 +310,9 @@ class MpiCommunicator final : public Communicator {
     device_.synchronize(stream);
   }
 
+  ProcessGroup& group_;  // for the roll call after a timeout
   Device& device_;
+  double timeout_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
@@ -294,10 +325,9 @@ class MpiCommunicator final : public Communicator {
 
 }  // namespace
 
-// `options.timeout_seconds` has nothing to bound here: blocking MPI calls cannot be abandoned part-way.
 std::unique_ptr<Communicator> make_mpi_communicator(ProcessGroup& group, Device& device,
-                                                    const CommunicatorOptions&) {
-  return std::make_unique<MpiCommunicator>(group, device);
+                                                    const CommunicatorOptions& options) {
+  return std::make_unique<MpiCommunicator>(group, device, options.timeout_seconds);
 }
 
 }  // namespace sb

@@ -1,6 +1,8 @@
 // The NCCL backend: one communicator per process, its unique id broadcast over the control plane, created
 // non-blocking so that a hung peer can be aborted after the timeout instead of hanging the job
-// (NCCL docs: communicators.rst, "Fault tolerance"). Waiting polls the stream and NCCL's async error.
+// (NCCL docs: communicators.rst, "Fault tolerance"). Waiting polls the stream and NCCL's async error; past
+// the deadline the ranks hold a roll call over MPI (the main thread is free while it polls) so the message
+// names the rank that did not arrive, then the communicator is aborted (include/scalebench/fault.h).
 #include <nccl.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include "collectives/backends.h"
 #include "collectives/nccl_transport_log.h"
 #include "scalebench/error.h"
+#include "scalebench/fault.h"
 #include "src/cuda/cuda_check.h"
 
 namespace sb {
@@ -150,15 +153,10 @@ class NcclCommunicator final : public Communicator {
       ncclResult_t async = ncclSuccess;
       ncclCommGetAsyncError(comm_, &async);
       if (async != ncclSuccess && async != ncclInProgress) {
-        abort_communicator();
-        throw RuntimeFailure("NCCL error while " + what + ": " + nccl_error_text(async) + " (" +
-                             ncclGetLastError(comm_) + ")");
+        const std::string detail = std::string(nccl_error_text(async)) + " (" + ncclGetLastError(comm_) + ")";
+        fail("[" + progress_text() + "] NCCL error while " + what + ": " + detail, roll_call_seconds(timeout_));
       }
-      if (elapsed_seconds(start) > timeout_) {
-        abort_communicator();
-        throw RuntimeFailure("timed out after " + std::to_string(static_cast<int>(timeout_)) +
-                             " s while " + what + " (a peer rank may have died or stalled)");
-      }
+      check_deadline(start, what);
       std::this_thread::yield();
     }
   }
@@ -227,13 +225,32 @@ class NcclCommunicator final : public Communicator {
     while (true) {
       ncclCommGetAsyncError(comm_, &state);
       if (state != ncclInProgress) break;
-      if (elapsed_seconds(start) > timeout_) {
-        abort_communicator();
-        throw RuntimeFailure("timed out after " + std::to_string(static_cast<int>(timeout_)) + " s " + what);
-      }
+      check_deadline(start, what);
       std::this_thread::yield();
     }
     check(state, what.c_str());
+  }
+
+  // Past --timeout, or a stop signal's grace period: roll call, abort, CommunicationFault.
+  void check_deadline(std::chrono::steady_clock::time_point start, const std::string& what) {
+    if (elapsed_seconds(start) > timeout_) {
+      const std::vector<int> silent = group_.roll_call(roll_call_seconds(timeout_));
+      abort_communicator();
+      throw_communication_fault(timeout_message(what + " (NCCL)", timeout_, silent));
+    }
+    if (stop_signal() != 0 && seconds_since_stop_signal() > stop_grace_seconds(timeout_)) {
+      fail("[" + progress_text() + "] stopped by " + signal_name(stop_signal()) + ": " + what +
+               " (NCCL) did not finish within " + std::to_string(static_cast<int>(stop_grace_seconds(timeout_))) +
+               " s of it",
+           1.0);
+    }
+  }
+
+  // A broken peer seen by NCCL itself: name the silent ranks when there are any, abort, throw.
+  [[noreturn]] void fail(const std::string& message, double roll_call_window) {
+    const std::vector<int> silent = group_.roll_call(roll_call_window);
+    abort_communicator();
+    throw_communication_fault(message + (silent.empty() ? std::string() : "; suspect: " + rank_list(silent)));
   }
 
   void settle_quietly(ncclComm_t comm) {
@@ -263,6 +280,8 @@ class NcclCommunicator final : public Communicator {
 };
 
 }  // namespace
+
+bool nccl_built_in() { return true; }
 
 std::unique_ptr<Communicator> make_nccl_communicator(ProcessGroup& group, Device& device,
                                                      const CommunicatorOptions& options) {

@@ -4,6 +4,8 @@
 
 namespace sb {
 
+bool nccl_built_in() { return false; }
+
 std::unique_ptr<Communicator> make_nccl_communicator(ProcessGroup&, Device&, const CommunicatorOptions&) {
   throw UsageError("the nccl backend needs scalebench built with NCCL (set NCCL_HOME, or -DSB_REQUIRE_NCCL=ON)");
 }

@@ -68,12 +68,12 @@ if [ "$max_bytes" = dp ]; then
   for workload in transformer_big bert_base; do
     echo "== $workload alone on one GPU (a 1-rank job)" >> "$out/dp.txt"
     CUDA_VISIBLE_DEVICES=0 timeout 120 build-gpu/scalebench --workload "$workload" --phases solo --warmup 5 \
-      --steps "$steps" --json "$runs/one_${workload}.json" >> "$out/dp.txt" 2>&1
+      --steps "$steps" --force --json "$runs/one_${workload}.json" >> "$out/dp.txt" 2>&1
     for variant in "${variants[@]}"; do
       IFS='|' read -r name environment flags <<< "$variant"
       echo "== $workload, $ngpu ranks, $name: $environment $flags" >> "$out/dp.txt"
       env -u NCCL_P2P_DISABLE -u NCCL_SHM_DISABLE $environment timeout 150 "${mpi[@]}" build-gpu/scalebench \
-        --workload "$workload" --warmup 5 --steps "$steps" $flags --json "$runs/${name}_${workload}.json" \
+        --workload "$workload" --warmup 5 --steps "$steps" $flags --force --json "$runs/${name}_${workload}.json" \
         >> "$out/dp.txt" 2>&1 || echo "rc=$?" >> "$out/dp.txt"
     done
   done
@@ -126,7 +126,7 @@ if [ "$max_bytes" = tune ]; then
       IFS='|' read -r name environment flags <<< "$variant"
       echo "== $workload, $ngpu ranks, nvlink $name: $environment $flags" >> "$out/dp.txt"
       env $environment timeout 150 "${mpi[@]}" build-gpu/scalebench --workload "$workload" --warmup 5 \
-        --steps "$steps" $flags --json "$runs/${name}_${workload}.json" >> "$out/dp.txt" 2>&1 || echo "rc=$?" >> "$out/dp.txt"
+        --steps "$steps" $flags --force --json "$runs/${name}_${workload}.json" >> "$out/dp.txt" 2>&1 || echo "rc=$?" >> "$out/dp.txt"
     done
   done
   echo "== --check on the GPUs: $ngpu ranks x batch 16 against 1 rank x batch $((16 * ngpu))" >> "$out/dp.txt"
@@ -134,7 +134,7 @@ if [ "$max_bytes" = tune ]; then
     --check >> "$out/dp.txt" 2>&1; echo "check rc=$?" >> "$out/dp.txt"
   echo "== fp16, 2 ranks" >> "$out/dp.txt"
   timeout 150 "${mpi[@]}" build-gpu/scalebench --workload transformer_big --precision fp16 --warmup 5 --steps "$steps" \
-    --json "$runs/fp16_transformer_big.json" >> "$out/dp.txt" 2>&1; echo "fp16 rc=$?" >> "$out/dp.txt"
+    --force --json "$runs/fp16_transformer_big.json" >> "$out/dp.txt" 2>&1; echo "fp16 rc=$?" >> "$out/dp.txt"
   for workload in transformer_big bert_base; do
     echo "== PyTorch DDP $workload, $ngpu ranks, nvlink" >> "$out/dp.txt"
     PYTHONUNBUFFERED=1 timeout 200 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
@@ -158,7 +158,7 @@ if [ "$max_bytes" = train ]; then
   for workload in transformer_big bert_base bert_finetune mt_dnn; do
     echo "== $workload: scalebench, then PyTorch eager at the same shape" >> "$out/train.txt"
     CUDA_VISIBLE_DEVICES=0 timeout 240 build-gpu/scalebench run --workload "$workload" --precision bf16 \
-      --warmup 5 --steps "$steps" --json "$out/run_$workload.json" >> "$out/train.txt" 2>&1
+      --warmup 5 --steps "$steps" --force --json "$out/run_$workload.json" >> "$out/train.txt" 2>&1
     case "$workload" in transformer_big|bert_base)  # the models scripts/pytorch_reference.py has
       CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout 240 python3 scripts/pytorch_reference.py --workload "$workload" \
         --precision bf16 --warmup 10 --steps "$steps" >> "$out/torch.jsonl" 2>> "$out/train.txt" ;;
@@ -184,16 +184,16 @@ sb=build-gpu/scalebench
 mpi=(timeout 150 mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)  # one node: ranks inherit the environment
 
 echo "== topo"
-"${mpi[@]}" $sb topo --json "$out/topo.json" > "$out/topo.txt" 2>&1
+"${mpi[@]}" $sb topo --force --json "$out/topo.json" > "$out/topo.txt" 2>&1
 sed -n '1,40p' "$out/topo.txt"
 
 echo "== bandwidth over the default transport (NVLink where present)"
 "${mpi[@]}" $sb bandwidth --op all --min-bytes 1M --max-bytes "$max_bytes" --check \
-  --json "$out/bandwidth_nvlink.json" > "$out/bandwidth_nvlink.txt" 2>&1
+  --force --json "$out/bandwidth_nvlink.json" > "$out/bandwidth_nvlink.txt" 2>&1
 nvlink_rc=$?
 # nccl-tests' timing method (one event pair around the timed loop), for comparison with its published runs.
 "${mpi[@]}" $sb bandwidth --op all --min-bytes 1M --max-bytes "$max_bytes" --aggregate-timing \
-  --json "$out/bandwidth_nvlink_aggregate.json" > /dev/null 2>&1
+  --force --json "$out/bandwidth_nvlink_aggregate.json" > /dev/null 2>&1
 {
   echo "== graph replay, small sizes"
   "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 8 --max-bytes 1M --graph --check

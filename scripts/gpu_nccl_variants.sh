@@ -16,7 +16,7 @@ run() {  # run NAME [env...] -- [mpirun flags...]: one sweep, JSON kept for the 
   local name=$1
   shift
   timeout 120 env "$@" mpirun -np "$ngpu" --bind-to "${BIND:-none}" -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH \
-    $sb "${sweep[@]}" --iters "${ITERS:-20}" --json "$out/v_$name.json" > /dev/null 2>> "$out/variants_errors.txt"
+    $sb "${sweep[@]}" --iters "${ITERS:-20}" --force --json "$out/v_$name.json" > /dev/null 2>> "$out/variants_errors.txt"
   echo "$name rc=$?"
 }
 

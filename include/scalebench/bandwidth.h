@@ -82,6 +82,7 @@ struct BandwidthReport {
   std::string backend;             // "nccl", "mpi", "local"
   std::string library_version;     // of the communicator's library
   std::string transport;           // as the library reported it
+  std::string emulate = "none";    // --emulate: none, host, socket (the path forced on NCCL)
   std::string mpi_version;
   std::string cuda_runtime_version;  // empty on the CPU device
   std::string cuda_driver_version;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,9 +35,18 @@ struct LaunchCheck {
 // independent one-rank jobs); rank or local-rank disagreements are warnings.
 LaunchCheck cross_check_launch(const LauncherView& launcher, const LaunchFacts& mpi);
 
-// GPU = local_rank % visible_gpus. More ranks on a node than visible GPUs is a usage error unless sharing
-// is allowed (NCCL does not support two ranks of one communicator on one GPU). Throws UsageError.
-int select_gpu(int local_rank, int local_size, int visible_gpus, bool allow_gpu_sharing);
+// GPU = local_rank % visible_gpus; no visible GPU is a usage error. Whether ranks end up sharing a GPU is
+// decided by bus id (shared_gpu_error), not by counting: under `srun --gpus-per-task=1` every rank sees one
+// GPU, a different one each.
+int select_gpu(int local_rank, int visible_gpus);
+
+// The PCI bus id of visible CUDA device `ordinal` ("0000:19:00.0"), without opening it; "" without CUDA.
+std::string gpu_bus_id(int ordinal);
+
+// Every rank's "host bus_id" (bus_id "" for a rank without a GPU), in rank order: a usage error naming the
+// first two ranks of one host on one GPU, unless sharing is allowed (NCCL does not support two ranks of
+// one communicator on one GPU).
+std::optional<std::string> shared_gpu_error(const std::vector<std::string>& host_and_bus, bool allow_gpu_sharing);
 
 // Environment variables worth recording with every result (NCCL_*, CUDA_VISIBLE_DEVICES, SLURM job ids…).
 std::vector<std::pair<std::string, std::string>> recorded_environment(const Environment& env);

@@ -34,6 +34,16 @@ class ProcessGroup {
   virtual void allreduce_max(int64_t* values, size_t count) = 0;
   virtual void allreduce_sum(int64_t* values, size_t count) = 0;
   virtual void barrier() = 0;
+  // After a collective timed out on this rank: which other ranks do not answer within `window_seconds`.
+  // Every rank that timed out calls it (each sends to all and listens to all, point-to-point on a
+  // communicator of its own), so the healthy ranks hear each other and a stalled or dead rank stays silent.
+  // Called once per process (later calls return the first answer); afterwards the job must end. A group
+  // without point-to-point messages (one process, test fakes) has nobody to hear: none silent.
+  virtual std::vector<int> roll_call(double /*window_seconds*/) { return {}; }
+  // Host collectives give up after this many seconds (--timeout): a roll call names the silent ranks and
+  // CommunicationFault is thrown (include/scalebench/fault.h).
+  void set_timeout(double seconds) { timeout_seconds_ = seconds; }
+  double timeout() const { return timeout_seconds_; }
   // Ends every rank of the job with `exit_code` (MPI_Abort when MPI is up).
   [[noreturn]] virtual void abort(int exit_code) = 0;
   // Orderly shutdown; called once at the end of main.
@@ -42,6 +52,9 @@ class ProcessGroup {
   // Convenience built on the primitives above.
   std::vector<std::string> allgather_strings(const std::string& mine);
   int64_t max_across_ranks(int64_t value);
+
+ private:
+  double timeout_seconds_ = 300;  // CommonOptions' default, until the command line is agreed on
 };
 
 // Starts MPI when built with it (a single process without mpirun becomes a one-rank job) and returns the

@@ -82,6 +82,7 @@ struct TrainingReport {
   std::vector<std::string> argv;
   std::string started_at;
   int nranks = 1;
+  std::string emulate = "none";  // --emulate: none, host, socket (the path forced on NCCL)
   std::string backend, communicator_version, transport, mpi_version, cuda_runtime_version, cuda_driver_version,
       cublas_version;
   std::vector<std::pair<std::string, std::string>> environment;

@@ -89,20 +89,33 @@ LaunchCheck cross_check_launch(const LauncherView& launcher, const LaunchFacts& 
   return check;
 }
 
-int select_gpu(int local_rank, int local_size, int visible_gpus, bool allow_gpu_sharing) {
+int select_gpu(int local_rank, int visible_gpus) {
   if (visible_gpus <= 0) throw UsageError("no CUDA device is visible to this rank");
-  if (local_size > visible_gpus && !allow_gpu_sharing) {
-    throw UsageError(std::to_string(local_size) + " ranks on this node but " +
-                     std::to_string(visible_gpus) +
-                     " visible GPUs; start one rank per GPU or pass --allow-gpu-sharing");
-  }
   return local_rank % visible_gpus;
+}
+
+std::optional<std::string> shared_gpu_error(const std::vector<std::string>& host_and_bus, bool allow_gpu_sharing) {
+  if (allow_gpu_sharing) return std::nullopt;
+  std::map<std::string, size_t> first_rank;  // "host bus" -> the first rank on it
+  for (size_t rank = 0; rank < host_and_bus.size(); ++rank) {
+    const std::string& key = host_and_bus[rank];
+    const size_t space = key.find(' ');
+    if (space == std::string::npos || space + 1 == key.size()) continue;  // no GPU
+    auto [it, inserted] = first_rank.emplace(key, rank);
+    if (inserted) continue;
+    return "ranks " + std::to_string(it->second) + " and " + std::to_string(rank) + " on " + key.substr(0, space) +
+           " would share GPU " + key.substr(space + 1) +
+           ": more ranks on this node than GPUs; start one rank per GPU (srun --gpus-per-task=1, or mpirun -np "
+           "<GPUs per node> per node) or pass --allow-gpu-sharing";
+  }
+  return std::nullopt;
 }
 
 std::vector<std::pair<std::string, std::string>> recorded_environment(const Environment& env) {
   static const char* kPrefixes[] = {"NCCL_", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "UCX_",
                                     "OMPI_COMM_WORLD_SIZE", "SLURM_JOB_ID", "SLURM_NNODES",
-                                    "SLURM_STEP_NUM_TASKS", "SLURM_JOB_PARTITION"};
+                                    "SLURM_STEP_NUM_TASKS", "SLURM_JOB_PARTITION",
+                                    "SCALEBENCH_FAULT"};  // an injected fault marks the result as a test
   std::vector<std::pair<std::string, std::string>> recorded;
   for (const auto& [key, value] : env) {
     for (const char* prefix : kPrefixes) {

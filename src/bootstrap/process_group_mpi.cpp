@@ -1,16 +1,21 @@
 // The MPI control plane: MPI_Init, local rank from MPI_Comm_split_type(SHARED) (the portable way, what
-// NCCL's own MPI example does), node numbering, and MPI_Abort as the fatal path.
+// NCCL's own MPI example does), node numbering, and MPI_Abort as the fatal path. Host collectives are
+// non-blocking calls polled with the --timeout deadline (src/bootstrap/mpi_wait.h), so a peer that never
+// arrives ends the job with a message instead of a hang.
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 
 #include "scalebench/error.h"
+#include "scalebench/fault.h"
 #include "scalebench/process_group.h"
 #include "src/bootstrap/host_name.h"
-
 #include "src/bootstrap/mpi_check.h"
+#include "src/bootstrap/mpi_wait.h"
 
 namespace sb {
 namespace detail {
@@ -41,6 +46,10 @@ class MpiProcessGroup final : public ProcessGroup {
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
     node_count_ = static_cast<int>(leaders.size());
     node_index_ = static_cast<int>(std::lower_bound(leaders.begin(), leaders.end(), leader) - leaders.begin());
+    // The roll call's messages travel apart from every other message, so they can never match a
+    // collective's that is still pending when the roll call is held.
+    SB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &roll_call_comm_));
+    SB_MPI_CHECK(MPI_Comm_set_errhandler(roll_call_comm_, MPI_ERRORS_RETURN));
   }
 
   int rank() const override { return rank_; }
@@ -62,25 +71,68 @@ class MpiProcessGroup final : public ProcessGroup {
   }
 
   void allgather(const void* send, void* recv, size_t bytes) override {
-    SB_MPI_CHECK(MPI_Allgather(send, static_cast<int>(bytes), MPI_BYTE, recv, static_cast<int>(bytes),
-                               MPI_BYTE, MPI_COMM_WORLD));
+    MPI_Request request;
+    SB_MPI_CHECK(MPI_Iallgather(send, static_cast<int>(bytes), MPI_BYTE, recv, static_cast<int>(bytes), MPI_BYTE,
+                                MPI_COMM_WORLD, &request));
+    detail::wait_for_request(&request, "a host all-gather between ranks", timeout(), *this);
   }
   void broadcast(void* buffer, size_t bytes, int root) override {
-    SB_MPI_CHECK(MPI_Bcast(buffer, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD));
+    MPI_Request request;
+    SB_MPI_CHECK(MPI_Ibcast(buffer, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD, &request));
+    detail::wait_for_request(&request, "a host broadcast from rank " + std::to_string(root), timeout(), *this);
   }
   void allreduce_max(double* values, size_t count) override {
-    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_DOUBLE, MPI_MAX,
-                               MPI_COMM_WORLD));
+    allreduce(values, count, MPI_DOUBLE, MPI_MAX);
   }
   void allreduce_max(int64_t* values, size_t count) override {
-    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_INT64_T, MPI_MAX,
-                               MPI_COMM_WORLD));
+    allreduce(values, count, MPI_INT64_T, MPI_MAX);
   }
   void allreduce_sum(int64_t* values, size_t count) override {
-    SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, static_cast<int>(count), MPI_INT64_T, MPI_SUM,
-                               MPI_COMM_WORLD));
+    allreduce(values, count, MPI_INT64_T, MPI_SUM);
   }
-  void barrier() override { SB_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
+  void barrier() override {
+    MPI_Request request;
+    SB_MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &request));
+    detail::wait_for_request(&request, "a host barrier", timeout(), *this);
+  }
+
+  std::vector<int> roll_call(double window_seconds) override {
+    if (roll_call_held_) return silent_;
+    roll_call_held_ = true;
+    // Requests to silent ranks never complete; their buffers are left to the process's end on purpose.
+    auto* answers = new std::vector<int>(static_cast<size_t>(size_), -1);
+    auto* receives = new std::vector<MPI_Request>(static_cast<size_t>(size_), MPI_REQUEST_NULL);
+    auto* sends = new std::vector<MPI_Request>(static_cast<size_t>(size_), MPI_REQUEST_NULL);
+    auto* me = new int(rank_);
+    constexpr int kTag = 7;
+    for (int peer = 0; peer < size_; ++peer) {
+      if (peer == rank_) continue;
+      MPI_Irecv(&(*answers)[static_cast<size_t>(peer)], 1, MPI_INT, peer, kTag, roll_call_comm_,
+                &(*receives)[static_cast<size_t>(peer)]);
+      MPI_Isend(me, 1, MPI_INT, peer, kTag, roll_call_comm_, &(*sends)[static_cast<size_t>(peer)]);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<bool> heard(static_cast<size_t>(size_), false);
+    heard[static_cast<size_t>(rank_)] = true;
+    int missing = size_ - 1;
+    while (missing > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < window_seconds) {
+      for (int peer = 0; peer < size_; ++peer) {
+        if (heard[static_cast<size_t>(peer)]) continue;
+        int done = 0;
+        // An error here (a broken connection to a dead peer) leaves the peer silent.
+        if (MPI_Test(&(*receives)[static_cast<size_t>(peer)], &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) {
+          heard[static_cast<size_t>(peer)] = true;
+          --missing;
+        }
+      }
+      std::this_thread::yield();
+    }
+    for (int peer = 0; peer < size_; ++peer) {
+      if (!heard[static_cast<size_t>(peer)]) silent_.push_back(peer);
+    }
+    return silent_;
+  }
   [[noreturn]] void abort(int exit_code) override {
     MPI_Abort(MPI_COMM_WORLD, exit_code);
     std::_Exit(exit_code);
@@ -88,7 +140,10 @@ class MpiProcessGroup final : public ProcessGroup {
   void finalize() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized) {
+    // After a communication fault, operations with a dead or stalled peer are still pending, and
+    // MPI_Finalize would wait for them: the process ends without it (mpirun then reports the exit code).
+    if (!finalized && !communication_abandoned()) {
+      MPI_Comm_free(&roll_call_comm_);
       MPI_Comm_free(&node_comm_);
       MPI_Finalize();
     }
@@ -98,6 +153,15 @@ class MpiProcessGroup final : public ProcessGroup {
   std::string host_;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_index_ = 0, node_count_ = 1;
   MPI_Comm node_comm_ = MPI_COMM_NULL;
+  MPI_Comm roll_call_comm_ = MPI_COMM_NULL;
+  bool roll_call_held_ = false;
+  std::vector<int> silent_;
+
+  void allreduce(void* values, size_t count, MPI_Datatype type, MPI_Op op) {
+    MPI_Request request;
+    SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, static_cast<int>(count), type, op, MPI_COMM_WORLD, &request));
+    detail::wait_for_request(&request, "a host all-reduce between ranks", timeout(), *this);
+  }
 };
 
 }  // namespace

@@ -32,6 +32,7 @@ int run_scalebench(ProcessGroup& group, int argc, char** argv) {
   try {
     agree_or_throw(group, parse_error);
     agree_on_configuration(group, command_line.canonical);
+    group.set_timeout(command_line.common.timeout_seconds);
     if (command_line.help_requested) {
       if (group.rank() == 0) std::fputs(command_line.help_text.c_str(), stdout);
       return kExitOk;

@@ -1,5 +1,6 @@
 // `scalebench bandwidth`: set up, sweep, print rows as they are measured (rank 0), write JSON/CSV, and on a
-// failure still write what was measured, marked status "failed".
+// failure still write what was measured, marked status "failed" (also after a stop signal or a stuck peer:
+// src/cli/fault_guard.h).
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "scalebench/report.h"
 #include "scalebench/versions.h"
 #include "src/cli/commands.h"
+#include "src/cli/fault_guard.h"
 #include "src/cli/run_context.h"
 #include "src/cli/session.h"
 
@@ -29,6 +31,7 @@ BandwidthReport describe_run(const CommandLine& cl, ProcessGroup& group, Session
   report.options = options;
   report.nranks = group.size();
   report.backend = backend_name(session.communicator->backend());
+  report.emulate = cl.common.emulate;
   report.library_version = session.communicator->library_version();
   report.mpi_version = group.library_version();
   report.cuda_runtime_version = session.device->kind() == DeviceKind::kCuda ? cuda_runtime_version() : "";
@@ -40,16 +43,28 @@ BandwidthReport describe_run(const CommandLine& cl, ProcessGroup& group, Session
   return report;
 }
 
-void write_outputs(const CommonOptions& common, const BandwidthReport& report) {
-  if (!common.json_path.empty()) write_text_file(common.json_path, bandwidth_report_json(report).dump(2) + "\n");
-  if (!common.csv_path.empty()) write_text_file(common.csv_path, bandwidth_report_csv(report));
+std::vector<OutputFile> outputs(const CommonOptions& common, const BandwidthReport& report) {
+  std::vector<OutputFile> files;
+  if (!common.json_path.empty()) files.push_back({common.json_path, bandwidth_report_json(report).dump(2) + "\n"});
+  if (!common.csv_path.empty()) files.push_back({common.csv_path, bandwidth_report_csv(report)});
+  return files;
+}
+
+FaultGuard::Render snapshot(const CommonOptions& common, const BandwidthReport& report) {
+  return [common, report](const std::string& error) {
+    BandwidthReport failed = report;
+    failed.status = "failed";
+    failed.error = error;
+    return outputs(common, failed);
+  };
 }
 
 }  // namespace
 
 int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
   agree_or_throw(group,
-                 group.rank() == 0 ? unwritable_output({cl.common.json_path, cl.common.csv_path}) : std::nullopt);
+                 group.rank() == 0 ? unwritable_output({cl.common.json_path, cl.common.csv_path}, cl.common.force)
+                                   : std::nullopt);
   Session session = open_session(group, cl.common);
   BandwidthOptions options = cl.bandwidth;
   if (options.max_bytes == 0) {
@@ -66,12 +81,14 @@ int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
   report.transport = gather_transport(group, *session.communicator);
 
   const bool leader = group.rank() == 0;
+  FaultGuard guard(leader, cl.common.timeout_seconds);
   // Machine-readable output on stdout moves the human-readable table to stderr.
   std::FILE* console = (cl.common.json_path == "-" || cl.common.csv_path == "-") ? stderr : stdout;
   if (leader) print_bandwidth_header(console, report);
   std::vector<CollectiveOp> printed;
   auto print_table = [&](CollectiveOp op) {
     if (leader) {
+      guard.update(snapshot(cl.common, report));
       print_bandwidth_table(console, report, op);
       std::fflush(console);
     }
@@ -94,7 +111,7 @@ int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
   if (exit_code == kExitOk) report.transport = gather_transport(group, *session.communicator);
   if (leader) {
     print_bandwidth_footer(console, report);
-    write_outputs(cl.common, report);
+    guard.write_final(outputs(cl.common, report));
   }
   if (exit_code != kExitOk) throw RuntimeFailure(report.error);
   if (options.check && report.total_wrong() > 0) {

@@ -29,8 +29,14 @@ void add_common_options(CLI::App& app, CommonOptions& common, std::string& backe
   app.add_flag("--allow-gpu-sharing", common.allow_gpu_sharing,
                "Allow more ranks per node than visible GPUs (ranks share GPUs round-robin)");
   app.add_option("--timeout", common.timeout_seconds,
-                 "Seconds a collective may take before the job is aborted (exit 3)")
+                 "Seconds a collective may wait for its peers before every rank stops with exit 3, naming the "
+                 "phase, step and suspect rank (default 300)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--emulate", common.emulate,
+                 "On one machine, force NCCL onto a weaker path: none, host (P2P off: through host memory) or "
+                 "socket (P2P, SHM and IB off: TCP sockets); labelled in every output")
+      ->check(CLI::IsMember({"none", "host", "socket"}));
+  app.add_flag("--force", common.force, "Overwrite output files (--json, --csv, --trace, --out, --html) that exist; suite: replace the earlier results in its --out folder instead of appending");
   app.add_option("--json", common.json_path, "Write results as JSON to FILE ('-' for stdout)");
   app.add_option("--csv", common.csv_path, "Write results as CSV to FILE ('-' for stdout)");
 }
@@ -117,7 +123,8 @@ std::string canonical_form(const CommandLine& cl) {
   const CommonOptions& c = cl.common;
   std::string text = "command=" + cl.command + ";device=" + c.device + ";backend=" + backend_name(c.backend) +
                      ";sharing=" + std::to_string(c.allow_gpu_sharing) + ";timeout=" +
-                     std::to_string(c.timeout_seconds) + ";json=" + c.json_path + ";csv=" + c.csv_path;
+                     std::to_string(c.timeout_seconds) + ";emulate=" + c.emulate + ";force=" + std::to_string(c.force) +
+                     ";json=" + c.json_path + ";csv=" + c.csv_path;
   if (cl.command == "run") {
     const RunOptions& r = cl.run;
     text += ";workload=" + r.workload + ";batch=" + std::to_string(r.batch) + ";scale=" + r.scale +
@@ -182,7 +189,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       "run", "Train a workload: alone on every rank (solo), its gradient all-reduces alone (comm), data-parallel (dp)");
   run->add_option("-w,--workload", result.run.workload, "Workload name (scalebench list)")->required();
   run->add_option("--batch", result.run.batch, "Per-rank batch (default: the workload's reference batch)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::PositiveNumber);
   run->add_option("--scale", result.run.scale, "full, or tiny (same graph, small dimensions, for the CPU)")
       ->check(CLI::IsMember({"full", "tiny"}));
   run->add_option("--warmup", result.run.warmup_steps, "Untimed steps")->check(CLI::NonNegativeNumber);

@@ -19,7 +19,9 @@ struct CommonOptions {
   std::string device = "auto";  // auto | cpu | cuda
   Backend backend = Backend::kAuto;
   bool allow_gpu_sharing = false;
-  double timeout_seconds = 300;
+  double timeout_seconds = 300;  // a collective or host agreement; one training step may take twice it
+  std::string emulate = "none";  // none | host | socket (include/scalebench/emulation.h)
+  bool force = false;            // overwrite existing output files
   std::string json_path;  // "" none, "-" stdout
   std::string csv_path;
 };
@@ -72,7 +74,6 @@ struct MemoryOptions {
   uint64_t seed = 1;
   // suite only
   std::string out_dir = "results/suite";
-  bool force = false;  // replace earlier suite results in out_dir instead of appending
   int warmup_steps = 3;
   int steps = 20;
 };

@@ -8,6 +8,8 @@
 #include "scalebench/error.h"
 #include "scalebench/report.h"
 #include "src/cli/commands.h"
+#include "src/cli/run_context.h"
+#include "src/cli/session.h"
 #include "src/report/compare.h"
 #include "src/report/html_report.h"
 
@@ -46,10 +48,19 @@ void emit(const CompareOptions& options, ProcessGroup& group, const std::string&
   }
 }
 
+// --out and --html follow the measuring commands' rule: an existing file needs --force.
+void refuse_unwritable(const CommandLine& command_line, ProcessGroup& group) {
+  const CompareOptions& options = command_line.compare;
+  agree_or_throw(group, group.rank() == 0
+                            ? unwritable_output({options.out_path, options.html_path}, command_line.common.force)
+                            : std::nullopt);
+}
+
 }  // namespace
 
 int run_compare_command(const CommandLine& command_line, ProcessGroup& group) {
   const CompareOptions& options = command_line.compare;
+  refuse_unwritable(command_line, group);
   std::vector<ResultFile> files = load_all("compare", options.files);
   assign_labels(files, parse_labels(options.labels));
   const ComparisonModel model = build_comparison(std::move(files), options.baseline);
@@ -68,6 +79,7 @@ int run_compare_command(const CommandLine& command_line, ProcessGroup& group) {
 
 int run_report_command(const CommandLine& command_line, ProcessGroup& group) {
   const CompareOptions& options = command_line.compare;
+  refuse_unwritable(command_line, group);
   const std::vector<ResultFile> files = load_all("report", options.files);
   const ResultFile& file = files.front();
   if (file.kind != ResultKind::kRun) {

@@ -8,10 +8,15 @@
 #include "scalebench/report.h"
 #include "scalebench/workload.h"
 #include "src/cli/commands.h"
+#include "src/cli/run_context.h"
+#include "src/cli/session.h"
 
 namespace sb {
 
 int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
+  agree_or_throw(group, group.rank() == 0
+                            ? unwritable_output({command_line.common.json_path}, command_line.common.force)
+                            : std::nullopt);
   nlohmann::json rows = nlohmann::json::array();
   for (const Workload* workload : workload_registry()) {
     const WorkloadInfo& info = workload->info();

@@ -30,7 +30,7 @@ std::string max_batch_csv(const std::vector<MaxBatchResult>& results) {
 }  // namespace
 
 int run_maxbatch_command(const CommandLine& cl, ProcessGroup& group) {
-  agree_or_throw(group, group.rank() == 0 ? unwritable_output({cl.common.json_path, cl.common.csv_path})
+  agree_or_throw(group, group.rank() == 0 ? unwritable_output({cl.common.json_path, cl.common.csv_path}, cl.common.force)
                                           : std::nullopt);
   const std::vector<std::string> workloads = chosen_workloads(cl.memory.workloads);
   Session session = open_session(group, cl.common);

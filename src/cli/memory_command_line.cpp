@@ -44,7 +44,6 @@ void add_memory_commands(CLI::App& app, MemoryOptions& options) {
                "batch; the guide's two tables");
   suite->add_option("--workloads", options.workloads, "Workloads, comma-separated (default: all)")->delimiter(',');
   suite->add_option("--out", options.out_dir, "Folder for one JSON per workload and suite.json (default results/suite)");
-  suite->add_flag("--force", options.force, "Replace the earlier results in --out instead of appending");
   suite->add_option("--warmup", options.warmup_steps, "Untimed steps per phase")->check(CLI::NonNegativeNumber);
   suite->add_option("--steps", options.steps, "Timed steps per phase")->check(CLI::PositiveNumber);
   add_plan_flags(suite, options);
@@ -58,7 +57,7 @@ std::string memory_canonical_form(const std::string& command, const MemoryOption
           ";no_verify=" + std::to_string(o.no_verify) + ";verify_steps=" + std::to_string(o.verify_steps) +
           ";bucket=" + std::to_string(o.bucket_mb) + ";seed=" + std::to_string(o.seed);
   if (command == "suite") {
-    text += ";out=" + o.out_dir + ";force=" + std::to_string(o.force) + ";warmup=" + std::to_string(o.warmup_steps) +
+    text += ";out=" + o.out_dir + ";warmup=" + std::to_string(o.warmup_steps) +
             ";steps=" + std::to_string(o.steps);
   }
   return text;

@@ -1,7 +1,8 @@
 // `scalebench run --workload NAME` (the default subcommand): the trainer's phases on every rank, rank 0
 // printing each phase as it finishes and writing JSON/CSV at the end, also after a failure (status
 // "failed", whatever was measured kept). Exit 4 when --check finds the data-parallel invariant broken or
-// the ranks' weights drift apart.
+// the ranks' weights drift apart. A FaultGuard holds the result as of the last finished phase, so a stop
+// signal or a stuck peer still leaves it on disk (src/cli/fault_guard.h).
 #include <algorithm>
 #include <cstdio>
 
@@ -13,6 +14,7 @@
 #include "scalebench/training.h"
 #include "scalebench/versions.h"
 #include "src/cli/commands.h"
+#include "src/cli/fault_guard.h"
 #include "src/cli/run_context.h"
 #include "src/cli/session.h"
 
@@ -54,26 +56,51 @@ TrainOptions train_options(const CommandLine& cl, const Device& device) {
   return options;
 }
 
+// The result files of the run as it stands: JSON, CSV, and the trace once the dp phase ran.
+std::vector<OutputFile> training_outputs(const CommandLine& cl, const TrainingReport& report) {
+  std::vector<OutputFile> outputs;
+  if (!cl.common.json_path.empty()) {
+    outputs.push_back({cl.common.json_path, training_report_json(report).dump(2) + "\n"});
+  }
+  if (!cl.common.csv_path.empty()) outputs.push_back({cl.common.csv_path, training_report_csv(report)});
+  if (!cl.run.trace_path.empty() && report.dp.ran) {
+    outputs.push_back({cl.run.trace_path, training_trace_json(report).dump() + "\n"});
+  }
+  return outputs;
+}
+
+// What the watchdog writes after a fault: the report as of now, marked failed with the fault's reason.
+FaultGuard::Render snapshot(const CommandLine& cl, const TrainingReport& report) {
+  return [cl, report](const std::string& error) {
+    TrainingReport failed = report;
+    failed.status = "failed";
+    failed.error = error;
+    return training_outputs(cl, failed);
+  };
+}
+
 }  // namespace
 
 int run_train_command(const CommandLine& cl, ProcessGroup& group) {
-  agree_or_throw(group, group.rank() == 0
-                            ? unwritable_output({cl.common.json_path, cl.common.csv_path, cl.run.trace_path})
-                            : std::nullopt);
+  const std::vector<std::string> paths{cl.common.json_path, cl.common.csv_path, cl.run.trace_path};
+  agree_or_throw(group, group.rank() == 0 ? unwritable_output(paths, cl.common.force) : std::nullopt);
   Session session = open_session(group, cl.common);
   TrainingReport report;
   report.options = train_options(cl, *session.device);
-  describe_training_context(cl.argv, group, session, report);
+  describe_training_context(cl, group, session, report);
   const bool leader = group.rank() == 0;
+  FaultGuard guard(leader, cl.common.timeout_seconds);
   // Machine-readable output on stdout moves the human-readable lines to stderr.
   std::FILE* console = (cl.common.json_path == "-" || cl.common.csv_path == "-") ? stderr : stdout;
   if (leader) {
     print_training_header(console, report);
     std::fflush(console);
+    guard.update(snapshot(cl, report));
   }
   auto on_phase_done = [&](const std::string& phase) {
     if (phase == "comm" || phase == "dp") report.transport = gather_transport(group, *session.communicator);
     if (!leader) return;
+    guard.update(snapshot(cl, report));
     print_training_phase(console, report, phase);
     std::fflush(console);
   };
@@ -96,11 +123,8 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   if (leader) {
     print_training_footer(console, report);
     std::fflush(console);
-    if (!cl.common.json_path.empty()) write_text_file(cl.common.json_path, training_report_json(report).dump(2) + "\n");
-    if (!cl.common.csv_path.empty()) write_text_file(cl.common.csv_path, training_report_csv(report));
-    if (!cl.run.trace_path.empty() && report.dp.ran) {
-      write_text_file(cl.run.trace_path, training_trace_json(report).dump() + "\n");
-    } else if (!cl.run.trace_path.empty()) {
+    guard.write_final(training_outputs(cl, report));
+    if (!cl.run.trace_path.empty() && !report.dp.ran) {
       std::fprintf(console, "# no trace written to %s: the dp phase did not run (it needs two or more ranks)\n",
                    cl.run.trace_path.c_str());
     }

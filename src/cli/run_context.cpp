@@ -45,10 +45,10 @@ std::string gather_transport(ProcessGroup& group, const Communicator& communicat
   return join_transports(group.allgather_strings(communicator.transport()));
 }
 
-void describe_training_context(const std::vector<std::string>& argv, ProcessGroup& group, Session& session,
-                               TrainingReport& report) {
+void describe_training_context(const CommandLine& cl, ProcessGroup& group, Session& session, TrainingReport& report) {
   const bool cuda = session.device->kind() == DeviceKind::kCuda;
-  report.argv = argv;
+  report.argv = cl.argv;
+  report.emulate = cl.common.emulate;
   report.started_at = utc_timestamp();
   report.nranks = group.size();
   report.backend = backend_name(session.communicator->backend());
@@ -78,10 +78,11 @@ std::string utc_timestamp() {
   return text;
 }
 
-std::optional<std::string> unwritable_output(const std::vector<std::string>& paths) {
+std::optional<std::string> unwritable_output(const std::vector<std::string>& paths, bool force) {
   for (const std::string& path : paths) {
     if (path.empty() || path == "-") continue;
     const bool existed = std::ifstream(path).good();
+    if (existed && !force) return "output file '" + path + "' exists; pass --force to overwrite it";
     std::ofstream probe(path, std::ios::app);
     if (!probe) return "cannot write '" + path + "': " + std::strerror(errno);
     probe.close();

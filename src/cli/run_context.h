@@ -20,16 +20,16 @@ std::vector<RankDevice> gather_rank_devices(ProcessGroup& group, const Device& d
 // Collective: the union of the transports every rank's communicator reports.
 std::string gather_transport(ProcessGroup& group, const Communicator& communicator);
 
-// Collective: the context every training report carries (argv, ranks, backend and library versions, recorded
+// Collective: the context every training report carries (argv, emulation, ranks, backend and library versions, recorded
 // environment, every rank's device) and the workload's task, unit, batch and datasheet peak, for the
 // options already in report.options.
-void describe_training_context(const std::vector<std::string>& argv, ProcessGroup& group, Session& session,
-                               TrainingReport& report);
+void describe_training_context(const CommandLine& cl, ProcessGroup& group, Session& session, TrainingReport& report);
 
-std::string utc_timestamp();
+std::string utc_timestamp();  // "2026-11-30T04:05:06Z"
 
 // A measurement can take minutes: whether an output path (--json, --csv, --trace; "" and "-" skipped) cannot
-// be written, found out before it starts.
-std::optional<std::string> unwritable_output(const std::vector<std::string>& paths);  // "2026-11-30T04:05:06Z"
+// be written, or already exists without --force (a rerun must not silently replace a result), found out
+// before it starts.
+std::optional<std::string> unwritable_output(const std::vector<std::string>& paths, bool force);
 
 }  // namespace sb

@@ -4,20 +4,23 @@
 #include <cstdio>
 #include <functional>
 
+#include "collectives/backends.h"
+#include "scalebench/emulation.h"
 #include "scalebench/error.h"
 #include "scalebench/launch.h"
+#include "src/core/fault_injection.h"
 
 namespace sb {
 
 void agree_or_throw(ProcessGroup& group, const std::optional<std::string>& my_error) {
-  // Each rank contributes (rank + 1) when it failed, so the maximum names the last failing rank and the
-  // minimum over failures is found with one more max of negated values.
-  int64_t failed[2] = {my_error ? group.rank() + 1 : 0, my_error ? -(group.rank() + 1) : INT64_MIN};
-  group.allreduce_max(failed, 2);
-  if (failed[0] == 0) return;
-  if (my_error) throw AgreedUsageError(*my_error);
-  const int64_t first_failed = -failed[1] - 1;
-  throw AgreedUsageError("rank " + std::to_string(first_failed) + " reported a usage error (see its message)");
+  // Every rank's message travels, so a healthy rank can say what the first failing one found (only rank 0
+  // checks the output files, for instance) and the user reads the reason on every rank.
+  const std::vector<std::string> errors = group.allgather_strings(my_error ? "!" + *my_error : "");
+  for (size_t rank = 0; rank < errors.size(); ++rank) {
+    if (errors[rank].empty()) continue;
+    if (my_error) throw AgreedUsageError(*my_error);
+    throw AgreedUsageError("rank " + std::to_string(rank) + " reported a usage error: " + errors[rank].substr(1));
+  }
 }
 
 void agree_on_configuration(ProcessGroup& group, const std::string& canonical) {
@@ -36,16 +39,16 @@ void agree_on_configuration(ProcessGroup& group, const std::string& canonical) {
 
 namespace {
 
-std::unique_ptr<Device> choose_device(ProcessGroup& group, const CommonOptions& options) {
+// The GPU this rank will drive, or nullopt for the CPU device (auto: CUDA when a GPU is visible).
+std::optional<int> choose_gpu(ProcessGroup& group, const CommonOptions& options) {
   const int visible = visible_cuda_device_count();
   if (options.device == "cpu" || (options.device == "auto" && visible == 0)) {
     if (options.device == "auto" && group.rank() == 0) {
       std::fprintf(stderr, "scalebench: notice: no CUDA GPU visible; running on the CPU device\n");
     }
-    return make_cpu_device();
+    return std::nullopt;
   }
-  const int gpu = select_gpu(group.local_rank(), group.local_size(), visible, options.allow_gpu_sharing);
-  return make_cuda_device(gpu);
+  return select_gpu(group.local_rank(), visible);
 }
 
 }  // namespace
@@ -60,12 +63,36 @@ Session open_session(ProcessGroup& group, const CommonOptions& options) {
   Session session;
   std::optional<std::string> error;
   if (!launch.errors.empty()) error = launch.errors.front();
+  const Environment env = current_environment();
   if (!error) {
     try {
-      session.device = choose_device(group, options);
+      auto fault = env.find(kFaultVariable);
+      arm_fault_injection(fault == env.end() ? std::nullopt : std::optional<std::string>(fault->second), group.rank());
     } catch (const UsageError& e) {
       error = e.what();
     }
+  }
+  const Emulation emulation = parse_emulation(options.emulate);
+  if (!error) error = emulation_conflict(emulation, env);
+  if (!error && options.backend == Backend::kNccl && !nccl_built_in()) {
+    error = "the nccl backend needs scalebench built with NCCL (set NCCL_HOME, or -DSB_REQUIRE_NCCL=ON)";
+  }
+  std::optional<int> gpu;
+  if (!error) {
+    try {
+      gpu = choose_gpu(group, options);
+    } catch (const UsageError& e) {
+      error = e.what();
+    }
+  }
+  agree_or_throw(group, error);
+  // Two ranks of a node on one GPU, found by bus id before any device is opened.
+  agree_or_throw(group, shared_gpu_error(group.allgather_strings(group.host() + " " + (gpu ? gpu_bus_id(*gpu) : "")),
+                                         options.allow_gpu_sharing));
+  try {
+    session.device = gpu ? make_cuda_device(*gpu) : make_cpu_device();
+  } catch (const UsageError& e) {
+    error = e.what();
   }
   agree_or_throw(group, error);
   // Communicator creation is collective (the NCCL id is broadcast), so every rank must take the same
@@ -77,8 +104,16 @@ Session open_session(ProcessGroup& group, const CommonOptions& options) {
     error = "ranks disagree on the device (some see a GPU, some do not); pass --device cpu or cuda";
   } else if (options.backend == Backend::kNccl && session.device->kind() != DeviceKind::kCuda) {
     error = "the nccl backend needs the cuda device";
+  } else if (emulation != Emulation::kNone &&
+             (session.device->kind() != DeviceKind::kCuda || options.backend == Backend::kMpi ||
+              options.backend == Backend::kLocal)) {
+    // The CPU device's collectives go through MPI, which has no P2P or SHM switch to emulate with.
+    error = std::string("--emulate ") + emulation_name(emulation) +
+            " shapes NCCL's transports: it needs the cuda device and the nccl backend";
   }
   agree_or_throw(group, error);
+  // Every rank sets the variables before NCCL first reads its environment (the communicator's creation).
+  apply_emulation(emulation);
   try {
     session.communicator = make_communicator(options.backend, group, *session.device,
                                              CommunicatorOptions{options.timeout_seconds});

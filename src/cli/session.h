@@ -23,7 +23,7 @@ class AgreedUsageError : public UsageError {
 };
 
 // Collective: all ranks call it. If any rank has an error, every rank throws AgreedUsageError with its own
-// message, or one naming the first rank that failed.
+// message, or the first failing rank's message prefixed with its rank.
 void agree_or_throw(ProcessGroup& group, const std::optional<std::string>& my_error);
 
 // Collective: every rank's canonical configuration must hash the same as rank 0's.

@@ -83,10 +83,10 @@ TrainOptions suite_train_options(const MaxBatchOptions& m, const MemoryOptions& 
 }
 
 // Collective: one training run into `report`; a runtime failure is kept in the report (status "failed").
-bool train_into(const TrainOptions& options, const std::vector<std::string>& argv, ProcessGroup& group,
+bool train_into(const TrainOptions& options, const CommandLine& cl, ProcessGroup& group,
                 Session& session, TrainingReport& report) {
   report.options = options;
-  describe_training_context(argv, group, session, report);
+  describe_training_context(cl, group, session, report);
   try {
     run_training(options, group, *session.device, *session.communicator, report, [](const std::string&) {});
   } catch (const RuntimeFailure& failure) {
@@ -126,7 +126,7 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
   std::optional<std::string> error;
   if (leader) {
     try {
-      folder = std::make_unique<SuiteFolder>(cl.memory.out_dir, cl.memory.force);
+      folder = std::make_unique<SuiteFolder>(cl.memory.out_dir, cl.common.force);
     } catch (const UsageError& e) {
       error = e.what();
     }
@@ -160,7 +160,7 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
     const int64_t reference_batch = find_workload(workload).info().default_batch;
     progress.stage(workload + ": training at the reference batch (" + std::to_string(reference_batch) + ")");
     row.reference_ran = true;
-    if (!train_into(suite_train_options(m, cl.memory, reference_batch, group.size()), cl.argv, group, session,
+    if (!train_into(suite_train_options(m, cl.memory, reference_batch, group.size()), cl, group, session,
                     row.reference) &&
         row.error.empty()) {
       row.error = "at the reference batch: " + row.reference.error;
@@ -171,7 +171,7 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
       TrainOptions at_max = suite_train_options(m, cl.memory, max_batch, group.size());
       at_max.check_memory = false;  // verified by training; the allocation answers if that no longer holds
       row.max_ran = true;
-      if (!train_into(at_max, cl.argv, group, session, row.at_max) && row.error.empty()) {
+      if (!train_into(at_max, cl, group, session, row.at_max) && row.error.empty()) {
         row.error = "at the max batch: " + row.at_max.error;
       }
     }

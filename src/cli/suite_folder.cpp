@@ -41,7 +41,7 @@ SuiteFolder::SuiteFolder(const std::string& path, bool force) : path_(path) {
       summary_ = existing;
     }
   }
-  if (const auto unwritable = unwritable_output({(fs::path(path) / ".scalebench-write-probe").string()})) {
+  if (const auto unwritable = unwritable_output({(fs::path(path) / ".scalebench-write-probe").string()}, true)) {
     throw UsageError(*unwritable);
   }
 }

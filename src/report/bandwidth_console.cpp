@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "scalebench/emulation.h"
 #include "scalebench/report.h"
 #include "src/report/bandwidth_fields.h"
 
@@ -116,6 +117,10 @@ void print_bandwidth_header(std::FILE* out, const BandwidthReport& report) {
   std::fprintf(out, "# backend: %s (%s)   transport: %s   ranks: %d\n", or_unknown(report.backend).c_str(),
                or_unknown(report.library_version).c_str(), or_unknown(report.transport).c_str(),
                report.nranks);
+  if (report.emulate != "none") {
+    std::fprintf(out, "# EMULATED: %s; the transport above is what NCCL used, not this machine's fabric\n",
+                 emulation_label(parse_emulation(report.emulate)).c_str());
+  }
   if (!report.mpi_version.empty() || !report.cuda_runtime_version.empty()) {
     std::fprintf(out, "# mpi: %s   cuda runtime: %s   cuda driver: %s\n",
                  report.mpi_version.empty() ? "none" : report.mpi_version.c_str(),

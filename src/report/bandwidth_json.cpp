@@ -43,6 +43,7 @@ json context_json(const BandwidthReport& report) {
           {"nranks", report.nranks},
           {"backend", report.backend},
           {"transport", string_or_null(report.transport)},
+          {"emulate", report.emulate},
           {"devices", devices}};
 }
 

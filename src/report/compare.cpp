@@ -60,6 +60,7 @@ Table labelled_table(const std::string& title, const std::string& first, const s
 std::string default_label(const ResultFile& file) {
   std::string label = file.device_name + " x" + std::to_string(file.nranks);
   if (!file.transport.empty()) label += " " + file.transport;
+  if (file.emulate != "none") label += " emulated-" + file.emulate;
   if (file.kind == ResultKind::kRun) {
     if (file.run.grad_dtype == "bf16") label += " bf16-wire";
     if (!file.run.overlap) label += " no-overlap";

@@ -57,6 +57,7 @@ struct ResultFile {
   std::string path;  // as given on the command line; names the file in every error
   ResultKind kind = ResultKind::kRun;
   std::string device_name, transport;  // transport "" when the file has none (one rank)
+  std::string emulate = "none";         // --emulate of the run: none, host, socket
   int nranks = 0;
   RunSummary run;
   BandwidthSummary bandwidth;
@@ -68,7 +69,8 @@ ResultFile parse_result_file(const std::string& path, const std::string& text);
 // Reads and parses PATH; an unreadable file is a UsageError too.
 ResultFile load_result_file(const std::string& path);
 
-// "<GPU name> x<nranks> <transport>", plus " bf16-wire" (bf16 all-reduce) and " no-overlap" for run files.
+// "<GPU name> x<nranks> <transport>", " emulated-host"/" emulated-socket" under --emulate, plus
+// " bf16-wire" (bf16 all-reduce) and " no-overlap" for run files.
 std::string default_label(const ResultFile& file);
 // Labels every file: `overrides` (path -> label, a path may also be given by its file name) or the default.
 // Files with the same label share a column when their rows differ (different workloads); the k-th file whose

@@ -130,6 +130,8 @@ void read_run(const Fields& fields, ResultFile& file) {
   file.device_name = fields.string("context.devices[0].name");
   file.nranks = static_cast<int>(fields.integer("nranks"));
   file.transport = fields.string_or_null("context.topology.transport");
+  // Files written before --emulate existed have no key: they were not emulated.
+  file.emulate = fields.has("context.topology.emulate") ? fields.string("context.topology.emulate") : "none";
   RunSummary& run = file.run;
   run.status = fields.string("status");
   run.workload = fields.string("config.workload");
@@ -177,6 +179,7 @@ void read_bandwidth(const Fields& fields, ResultFile& file) {
   file.device_name = fields.string("context.devices[0].name");
   file.nranks = static_cast<int>(fields.integer("context.nranks"));
   file.transport = fields.string_or_null("context.transport");
+  file.emulate = fields.has("context.emulate") ? fields.string("context.emulate") : "none";
   file.bandwidth.backend = fields.string("context.backend");
   file.bandwidth.dtype = fields.string("config.dtype");
   const json& peaks = fields.require("summary.peak_busbw_gbps");

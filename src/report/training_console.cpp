@@ -4,6 +4,7 @@
 #include <string>
 
 #include "scalebench/byte_text.h"
+#include "scalebench/emulation.h"
 #include "scalebench/report.h"
 #include "scalebench/stats.h"
 
@@ -89,6 +90,11 @@ void print_training_header(std::FILE* out, const TrainingReport& report) {
                report.nranks, report.backend.c_str(), or_none(report.communicator_version).c_str(),
                or_none(report.mpi_version).c_str(), or_none(report.cuda_runtime_version).c_str(),
                or_none(report.cuda_driver_version).c_str(), or_none(report.cublas_version).c_str());
+  if (report.emulate != "none") {
+    std::fprintf(out, "# EMULATED: %s; the transport printed with each phase is what NCCL used, not this "
+                      "machine's fabric\n",
+                 emulation_label(parse_emulation(report.emulate)).c_str());
+  }
   for (size_t r = 0; r < report.devices.size(); ++r) {
     const TrainingReport::Rank& d = report.devices[r];
     std::fprintf(out, "#  rank %2zu on %-12s device %2d [%s] %s\n", r, d.host.c_str(), d.device_index,

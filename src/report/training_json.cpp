@@ -60,7 +60,7 @@ json context_json(const TrainingReport& r) {
           {"devices", devices},
           {"topology",
            {{"hosts", hosts.size()}, {"ranks", r.nranks}, {"device_kind", r.device_kind}, {"backend", r.backend},
-            {"transport", string_or_null(r.transport)}}}};
+            {"transport", string_or_null(r.transport)}, {"emulate", r.emulate}}}};
 }
 
 json config_json(const TrainingReport& r) {
@@ -185,6 +185,16 @@ nlohmann::json training_report_json(const TrainingReport& r) {
   return doc;
 }
 
+namespace {
+// A transport label may list several ("P2P/CUMEM, SHM"): quoted as RFC 4180 wants.
+std::string csv_text(const std::string& text) {
+  if (text.find_first_of(",\"") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+}  // namespace
+
 std::string training_report_csv(const TrainingReport& r) {
   const PhaseSummary solo = summarize_phase(r, r.solo, false);
   const PhaseSummary dp = summarize_phase(r, r.dp, true);
@@ -200,7 +210,7 @@ std::string training_report_csv(const TrainingReport& r) {
   std::ostringstream out;
   out << "workload,scale,precision,nranks,batch_per_rank,unit,grad_dtype,bucket_mb,overlap,status,"
          "solo_step_ms_p50,solo_units_per_s_per_gpu,comm_step_ms_p50,comm_busbw_gbps,dp_step_ms_p50,"
-         "dp_units_per_s_total,scaling_efficiency,exposed_comm_ms,overlap_pct,busbw_gbps,check\n";
+         "dp_units_per_s_total,scaling_efficiency,exposed_comm_ms,overlap_pct,busbw_gbps,check,transport,emulate\n";
   out << r.options.workload << ',' << (r.options.scale == WorkloadScale::kTiny ? "tiny" : "full") << ','
       << precision_name(r.options.precision) << ',' << r.nranks << ',' << r.batch << ',' << r.unit << ','
       << (r.options.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32") << ','
@@ -212,7 +222,8 @@ std::string training_report_csv(const TrainingReport& r) {
       << number(r.dp.ran && r.solo.ran, s.exposed_comm_ms) << ','
       << number(r.dp.ran && r.solo.ran && r.comm.ran, s.overlap_pct) << ','
       << number(r.dp.ran, s.in_training_busbw_gbps) << ','
-      << (r.check.ran ? (r.check.passed ? "passed" : "failed") : "") << '\n';
+      << (r.check.ran ? (r.check.passed ? "passed" : "failed") : "") << ',' << csv_text(r.transport) << ','
+      << r.emulate << '\n';
   return out.str();
 }
 

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
+#include "scalebench/fault.h"
+#include "src/core/fault_injection.h"
 
 namespace sb {
 
@@ -77,6 +79,22 @@ void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool da
   }
 }
 
+void agree_at_step_boundary(ProcessGroup& group, const std::string& phase, int step, bool loss_finite,
+                            const RankPhase& so_far) {
+  int64_t flags[2] = {loss_finite ? 0 : group.rank() + 1, stop_signal()};
+  group.allreduce_max(flags, 2);
+  if (flags[0] > 0) {
+    throw RuntimeFailure(phase + " phase: the loss is not finite at step " + std::to_string(step) + " on rank " +
+                         std::to_string(flags[0] - 1));
+  }
+  if (flags[1] > 0) {
+    throw StoppedAtBoundary("stopped by " + signal_name(static_cast<int>(flags[1])) + " after " + phase +
+                                " phase, step " + std::to_string(step) + " (" + std::to_string(so_far.step_ms.size()) +
+                                " timed steps of the phase kept)",
+                            so_far);
+  }
+}
+
 RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
                     const std::function<void(int64_t step)>& enqueue_step,
                     const std::function<void(RankPhase& phase, bool timed)>& after_step) {
@@ -85,6 +103,8 @@ RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& o
   int timed = options.steps;
   bool counted = options.min_time_seconds <= 0;
   for (int step = 0; step < options.warmup_steps + timed; ++step) {
+    set_progress(phase, step + 1);
+    inject_fault(phase, step + 1);
     executor.set_random_stream(options.seed + static_cast<uint64_t>(group.rank()), static_cast<uint64_t>(step));
     executor.mark(0);
     enqueue_step(step + 1);
@@ -93,15 +113,12 @@ RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& o
     const double ms = executor.elapsed_ms(0, 1);
     float loss = 0;
     executor.read_tensor(replica.built.loss, &loss, sizeof loss);
-    double failing_rank = std::isfinite(loss) ? 0 : group.rank() + 1;
-    group.allreduce_max(&failing_rank, 1);
-    if (failing_rank > 0) {
-      throw RuntimeFailure(phase + " phase: the loss is not finite at step " + std::to_string(step + 1) + " on rank " +
-                           std::to_string(static_cast<int>(failing_rank) - 1));
+    if (std::isfinite(loss)) {
+      if (step == 0) result.loss_first = loss;
+      result.loss_last = loss;
+      if (step >= options.warmup_steps) result.step_ms.push_back(ms);
     }
-    if (step == 0) result.loss_first = loss;
-    result.loss_last = loss;
-    if (step >= options.warmup_steps) result.step_ms.push_back(ms);
+    agree_at_step_boundary(group, phase, step + 1, std::isfinite(loss), result);
     if (!counted && (step + 1 == options.warmup_steps || options.warmup_steps == 0)) {
       timed = agreed_step_count(group, options, ms);
       counted = true;

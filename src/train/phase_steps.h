@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/error.h"
 #include "scalebench/executor.h"
 #include "scalebench/process_group.h"
 #include "scalebench/training.h"
@@ -32,11 +33,26 @@ int agreed_step_count(ProcessGroup& group, const TrainOptions& options, double w
 // back to 1 with `data_parallel` false.
 void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool data_parallel);
 
+// Thrown on every rank at the same step boundary when any rank received SIGINT or SIGTERM: the phase's
+// steps so far travel with it, so the trainer still gathers and reports them.
+class StoppedAtBoundary : public RuntimeFailure {
+ public:
+  StoppedAtBoundary(const std::string& message, RankPhase partial)
+      : RuntimeFailure(message), partial(std::move(partial)) {}
+  RankPhase partial;
+};
+
+// Collective, after every step: agrees on a non-finite loss (RuntimeFailure naming the rank) and on a stop
+// signal (StoppedAtBoundary carrying `so_far`). `loss_finite` is this rank's.
+void agree_at_step_boundary(ProcessGroup& group, const std::string& phase, int step, bool loss_finite,
+                            const RankPhase& so_far);
+
 // Runs warm-up then timed training steps. `enqueue_step` enqueues one step's work on the executor (and
 // returns); the step is timed between marks on the compute stream around it; `after_step`, when set,
 // runs once the step is enqueued (waiting for communication) and records what it measured into the phase
 // when `timed` (not a warm-up step).
-// The loss is read after every step: a non-finite loss on any rank ends every rank (RuntimeFailure).
+// The loss is read after every step: a non-finite loss on any rank ends every rank (RuntimeFailure); a stop
+// signal on any rank ends the phase at that step on every rank (StoppedAtBoundary).
 RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
                     const std::function<void(int64_t step)>& enqueue_step,
                     const std::function<void(RankPhase& phase, bool timed)>& after_step);

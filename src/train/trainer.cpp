@@ -4,6 +4,8 @@
 #include <map>
 
 #include "scalebench/error.h"
+#include "scalebench/fault.h"
+#include "src/core/fault_injection.h"
 #include "scalebench/training.h"
 #include "src/train/dp_check.h"
 #include "src/train/gradient_reducer.h"
@@ -48,16 +50,43 @@ void profile_solo_step(Replica& replica, const TrainOptions& options, int64_t st
 }
 
 // The step's buckets all-reduced back to back on the communication stream, no compute.
-RankPhase run_comm_phase(GradientReducer& reducer, const TrainOptions& options) {
+RankPhase run_comm_phase(ProcessGroup& group, GradientReducer& reducer, const TrainOptions& options) {
   RankPhase mine;
   for (int step = 0; step < options.warmup_steps + options.steps; ++step) {
+    set_progress("comm", step + 1);
+    inject_fault("comm", step + 1);
     reducer.reduce_alone();
     std::vector<double> buckets = reducer.wait_and_time("the comm phase's all-reduces");
-    if (step < options.warmup_steps) continue;
-    mine.step_ms.push_back(reducer.span_ms());
-    mine.bucket_ms.push_back(std::move(buckets));
+    if (step >= options.warmup_steps) {
+      mine.step_ms.push_back(reducer.span_ms());
+      mine.bucket_ms.push_back(std::move(buckets));
+    }
+    agree_at_step_boundary(group, "comm", step + 1, true, mine);
   }
   return mine;
+}
+
+// Runs one phase, gathers every rank's samples into `record`, runs `after` (complete: whether every step
+// ran) and reports the phase. A phase stopped by a signal still has its timed steps so far gathered,
+// finished and reported (every rank stopped at the same step boundary), then the stop goes on up.
+void record_phase(ProcessGroup& group, PhaseRecord& record, const std::string& name,
+                  const std::function<RankPhase()>& run, const std::function<void(bool complete)>& after,
+                  const std::function<void(const std::string& phase)>& on_phase_done) {
+  try {
+    record.ranks = gather_phase(group, run());
+    record.ran = true;
+  } catch (const StoppedAtBoundary& stopped) {
+    if (!stopped.partial.step_ms.empty()) {
+      record.ranks = gather_phase(group, stopped.partial);
+      record.ran = true;
+      after(false);
+      on_phase_done(name);
+    }
+    throw RuntimeFailure(stopped.what());
+  }
+  after(true);
+  set_progress(name + " phase done");
+  on_phase_done(name);
 }
 
 // Data-parallel steps: nodes with the buckets' all-reduces interleaved, then the update; every timed step
@@ -113,6 +142,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
   const uint64_t weight_seed = options.seed + 1000;
 
   if (options.solo || (data_parallel && (options.comm || options.dp))) {
+    set_progress("building the replica");
     std::unique_ptr<Replica> replica;
     std::optional<std::string> error;
     try {
@@ -137,28 +167,35 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
 
     if (options.solo) {
       weight_losses_by_global_rows(group, *replica, false);
-      report.solo.ranks = gather_phase(group, run_steps(group, *replica, options, "solo", train_step, nullptr));
-      report.solo.ran = true;
-      if (options.profile) profile_solo_step(*replica, options, options.warmup_steps + options.steps + 1, report);
-      on_phase_done("solo");
+      record_phase(
+          group, report.solo, "solo", [&] { return run_steps(group, *replica, options, "solo", train_step, nullptr); },
+          [&](bool complete) {
+            if (complete && options.profile) {
+              profile_solo_step(*replica, options, options.warmup_steps + options.steps + 1, report);
+            }
+          },
+          on_phase_done);
     }
     if (data_parallel && (options.comm || options.dp)) {
       GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap,
                               options.comm_high_priority);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) report.bucket_bytes.push_back(reducer.wire_bytes(b));
       if (options.comm) {
-        report.comm.ranks = gather_phase(group, run_comm_phase(reducer, options));
-        report.comm.ran = true;
-        on_phase_done("comm");
+        record_phase(
+            group, report.comm, "comm", [&] { return run_comm_phase(group, reducer, options); }, [](bool) {},
+            on_phase_done);
       }
       if (options.dp) {
         restart_from_initial_weights(*replica, weight_seed);
         weight_losses_by_global_rows(group, *replica, true);
-        report.dp.ranks = gather_phase(group, run_dp_phase(group, *replica, reducer, options));
-        report.dp.ran = true;
-        report.weights_checksum_after_dp = parameter_checksum(*replica);
-        report.weights_identical_after_dp = same_on_every_rank(group, report.weights_checksum_after_dp);
-        on_phase_done("dp");
+        // Stopped or not, every rank has finished the same steps, so the weights still compare.
+        record_phase(
+            group, report.dp, "dp", [&] { return run_dp_phase(group, *replica, reducer, options); },
+            [&](bool) {
+              report.weights_checksum_after_dp = parameter_checksum(*replica);
+              report.weights_identical_after_dp = same_on_every_rank(group, report.weights_checksum_after_dp);
+            },
+            on_phase_done);
       }
     }
     if (const auto scale = executor.loss_scale_state()) {
@@ -168,6 +205,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     }
   }
   if (options.check) {
+    set_progress("check");
     report.check = run_dp_check(options, replica_options, group, device, communicator);
     on_phase_done("check");
   }

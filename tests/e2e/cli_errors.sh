@@ -32,7 +32,7 @@ expect_lines 1 "^scalebench: error:" "zero iterations: one error line"
 expect_exit 2 "register without NCCL" -- "$SB" bandwidth --device cpu --register --max-bytes 4K
 expect_output "--register needs the nccl backend" "register without NCCL is refused"
 expect_exit 2 "nccl on the CPU" -- "$SB" bandwidth --device cpu --backend nccl
-expect_output "nccl backend needs the cuda device" "nccl on the CPU is refused"
+expect_output "nccl backend needs (the cuda device|scalebench built with NCCL)" "nccl on the CPU is refused"
 
 expect_exit 2 "unwritable JSON path" -- "$SB" bandwidth --device cpu --json /nonexistent-dir/out.json
 expect_output "cannot write '/nonexistent-dir/out.json'" "unwritable JSON path is named before the sweep"

@@ -23,8 +23,9 @@ expect_lines 1 ">64K</text>" "sizes labelled with binary prefixes"
 expect_exit 0 "report --html" -- "$SB" report "$WORK/a.json" --html "$WORK/report.html"
 cp "$WORK/report.html" "$WORK/out"
 expect_lines 1 "<title>Step time per rank" "the step-time breakdown chart"
-expect_exit 3 "--html into a missing directory" -- "$SB" compare "$WORK/a.json" --html "$WORK/no/such/dir/x.html"
-expect_output "cannot open .*x\.html.* for writing" "the unwritable page is named"
+# Checked before the files are read, like every output path: a usage error.
+expect_exit 2 "--html into a missing directory" -- "$SB" compare "$WORK/a.json" --html "$WORK/no/such/dir/x.html"
+expect_output "cannot write '.*x\.html'" "the unwritable page is named"
 
 if command -v chromium > /dev/null; then
   for page in out report; do

@@ -27,7 +27,7 @@ for variant in "default" "--no-overlap" "--bucket-mb 0.05"; do
   extra=()
   [ "$variant" != default ] && read -r -a extra <<< "$variant"
   expect_exit 0 "transformer_big $variant" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload transformer_big \
-    "${tiny[@]}" --phases dp "${extra[@]}" --json "$WORK/schedule.json"
+    "${tiny[@]}" --phases dp "${extra[@]}" --json "$WORK/schedule.json" --force
   weights "$WORK/schedule.json" > "$WORK/schedule-$(echo "$variant" | tr -c 'a-z0-9' _).txt"
 done
 read -r base_sum base_buckets < "$WORK/schedule-default_.txt"

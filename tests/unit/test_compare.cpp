@@ -155,6 +155,17 @@ TEST(CompareLabels, DefaultsNameTheGpuRanksTransportAndWire) {
   EXPECT_EQ(default_label(parse_result_file("bw.json", kBandwidth)), "NVIDIA H200 x2 P2P/CUMEM");
 }
 
+TEST(CompareLabels, EmulatedRunsSayWhatWasEmulated) {
+  json host = run_doc();
+  host["context"]["topology"]["transport"] = "SHM";
+  host["context"]["topology"]["emulate"] = "host";
+  EXPECT_EQ(default_label(parse("a.json", host)), "NVIDIA H200 x2 SHM emulated-host");
+  json socket = json::parse(kBandwidth);
+  socket["context"]["transport"] = "NET/Socket";
+  socket["context"]["emulate"] = "socket";
+  EXPECT_EQ(default_label(parse("bw.json", socket)), "NVIDIA H200 x2 NET/Socket emulated-socket");
+}
+
 TEST(CompareLabels, CollisionsGetSuffixesAndDifferentWorkloadsShareAColumn) {
   std::vector<ResultFile> files{parse("a.json", run_doc()), parse("b.json", run_doc()), parse("c.json", run_doc()),
                                 parse("tb.json", one_gpu_doc("transformer_big", "tokens", 1))};

@@ -66,17 +66,24 @@ TEST(Launch, NoLauncherNothingToCheck) {
 }
 
 TEST(Launch, GpuIsLocalRankModuloVisible) {
-  EXPECT_EQ(select_gpu(0, 8, 8, false), 0);
-  EXPECT_EQ(select_gpu(7, 8, 8, false), 7);
-  EXPECT_EQ(select_gpu(3, 4, 1, true), 0);   // Slurm --gpus-per-task=1: each task sees one device 0
-  EXPECT_EQ(select_gpu(3, 4, 2, true), 1);
-  EXPECT_THROW(select_gpu(3, 4, 2, false), UsageError);
-  EXPECT_THROW(select_gpu(0, 1, 0, false), UsageError);
-  try {
-    select_gpu(0, 4, 2, false);
-  } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("--allow-gpu-sharing"), std::string::npos);
-  }
+  EXPECT_EQ(select_gpu(0, 8), 0);
+  EXPECT_EQ(select_gpu(7, 8), 7);
+  EXPECT_EQ(select_gpu(3, 1), 0);  // Slurm --gpus-per-task=1: each task sees one device 0
+  EXPECT_EQ(select_gpu(3, 2), 1);
+  EXPECT_THROW(select_gpu(0, 0), UsageError);
+}
+
+TEST(Launch, RanksSharingAGpuAreFoundByBusId) {
+  // mpirun -np 3 on a node with 2 visible GPUs: ranks 0 and 2 land on the same bus id.
+  const auto shared = shared_gpu_error({"a 0000:19:00.0", "a 0000:3b:00.0", "a 0000:19:00.0"}, false);
+  ASSERT_TRUE(shared);
+  EXPECT_NE(shared->find("ranks 0 and 2 on a would share GPU 0000:19:00.0"), std::string::npos) << *shared;
+  EXPECT_NE(shared->find("--allow-gpu-sharing"), std::string::npos);
+  EXPECT_FALSE(shared_gpu_error({"a 0000:19:00.0", "a 0000:3b:00.0", "a 0000:19:00.0"}, true));
+  // srun --gpus-per-task=1: every task sees "GPU 0", each a different bus; two nodes may repeat bus ids.
+  EXPECT_FALSE(shared_gpu_error({"a 0000:19:00.0", "a 0000:3b:00.0", "b 0000:19:00.0", "b 0000:3b:00.0"}, false));
+  // The CPU device: no bus ids, nothing shared.
+  EXPECT_FALSE(shared_gpu_error({"a ", "a "}, false));
 }
 
 TEST(Launch, RecordsOnlyRelevantEnvironment) {

@@ -127,6 +127,16 @@ TEST(TrainingReportCsv, OneHeaderOneRowSameWidth) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 2);
 }
 
+TEST(TrainingReportCsv, CarriesTransportAndEmulation) {
+  TrainingReport report = two_rank_report();
+  report.transport = "P2P/CUMEM, SHM";
+  report.emulate = "host";
+  const std::string csv = training_report_csv(report);
+  EXPECT_NE(csv.find(",transport,emulate\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",\"P2P/CUMEM, SHM\",host\n"), std::string::npos) << csv;
+  EXPECT_EQ(training_report_json(report)["context"]["topology"]["emulate"], "host");
+}
+
 TEST(TrainingTrace, PlacesEveryStepAndAllReduceOnItsRanksTracks) {
   TrainingReport report = two_rank_report();
   for (RankPhase& rank : report.dp.ranks) {
