@@ -157,6 +157,9 @@ std::vector<double> GradientReducer::wait_and_time(const std::string& what) {
 }
 
 GradientReducer::Timeline GradientReducer::timeline() const {
+  // The last event of the step is on the compute stream (after the update), not on the communication stream
+  // that wait_and_time waited for: over NVLink the last all-reduce can end while the update still runs.
+  step_done_->synchronize();
   Timeline t;
   t.step_start_ms = step_start_->milliseconds_since(*phase_start_);
   t.forward_done_ms = forward_done_->milliseconds_since(*step_start_);
