@@ -14,6 +14,7 @@
 
 #include "scalebench/error.h"
 #include "src/cuda/bias.h"
+#include "src/cuda/stream_scratch.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
@@ -140,8 +141,8 @@ void bias_backward(const T* dy, float* dbias, int64_t rows, int64_t cols, cudaSt
   int64_t chunk_rows = (rows + kMaxChunks - 1) / kMaxChunks;
   if (chunk_rows < kMinChunkRows) chunk_rows = kMinChunkRows;
   const int64_t chunks = rows == 0 ? 1 : (rows + chunk_rows - 1) / chunk_rows;
-  double* partial = nullptr;  // stream-ordered scratch: chunks x cols doubles
-  SB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&partial), sizeof(double) * chunks * cols, stream));
+  const ScratchLease scratch(stream, sizeof(double) * chunks * cols);  // chunks x cols partial sums
+  auto* partial = static_cast<double*>(scratch.data());
   constexpr int kWidth = kElementsPer16Bytes<T>;
   if (cols % kWidth == 0 && detail::aligned_16(dy)) {  // every vector inside one row, 16-byte aligned
     const int64_t wide_tiles = (cols / kWidth + kColumnTile - 1) / kColumnTile;
@@ -155,7 +156,6 @@ void bias_backward(const T* dy, float* dbias, int64_t rows, int64_t cols, cudaSt
   const int64_t final_blocks = (cols + kThreads - 1) / kThreads;
   bias_final_kernel<<<static_cast<unsigned>(final_blocks), kThreads, 0, stream>>>(partial, dbias, chunks, cols);
   SB_CUDA_CHECK_LAUNCH();
-  SB_CUDA_CHECK(cudaFreeAsync(partial, stream));
 }
 
 uint64_t bias_backward_scratch_bytes(int64_t cols) {

@@ -18,9 +18,8 @@ namespace sb::cuda {
 template <typename T>
 void bias_add_forward(T* x, const float* bias, int64_t rows, int64_t cols, cudaStream_t stream);
 
-// dbias (cols) = sum over rows of dy (rows, cols); overwrites dbias. Its row-chunk partial sums live in
-// stream-ordered scratch (cudaMallocAsync) of at most bias_backward_scratch_bytes(cols), which the executor
-// reserves in the memory pool up front so that no step can run out of memory there.
+// dbias (cols) = sum over rows of dy (rows, cols); overwrites dbias. Its row-chunk partial sums take at most
+// bias_backward_scratch_bytes(cols) of scratch, lent by the stream's owner (src/cuda/stream_scratch.h).
 template <typename T>
 void bias_backward(const T* dy, float* dbias, int64_t rows, int64_t cols, cudaStream_t stream);
 uint64_t bias_backward_scratch_bytes(int64_t cols);

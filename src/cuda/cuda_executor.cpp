@@ -33,6 +33,7 @@
 #include "src/cuda/select_column.h"
 #include "src/cuda/softmax.h"
 #include "src/cuda/span_loss.h"
+#include "src/cuda/stream_scratch.h"
 
 namespace sb {
 namespace {
@@ -92,12 +93,9 @@ class CudaExecutor final : public Executor {
   ~CudaExecutor() override {
     cudaStreamSynchronize(stream_);
     cuda::take_back_gemm_workspace(stream_);
+    cuda::take_back_stream_scratch(stream_);
     cudaFree(gemm_workspace_);
-    if (scratch_pool_ != nullptr) {  // the reserve goes back to the device
-      uint64_t none = 0;
-      cudaMemPoolSetAttribute(scratch_pool_, cudaMemPoolAttrReleaseThreshold, &none);
-      cudaMemPoolTrimTo(scratch_pool_, 0);
-    }
+    cudaFree(kernel_scratch_);
     for (cudaEvent_t event : marks_) cudaEventDestroy(event);
     cudaFree(scratch_);
     cudaFree(norm_scratch_);
@@ -247,9 +245,8 @@ class CudaExecutor final : public Executor {
   }
 
   // What a step needs beyond the plan, allocated now so that no step can run out of memory halfway (and a batch
-  // too large fails here, cleanly): the GEMM workspace of this executor's stream, and room in the stream-ordered
-  // memory pool for the largest kernel scratch (cudaMallocAsync in bias_backward and layernorm_backward), kept
-  // there by the pool's release threshold until the executor goes.
+  // too large fails here, cleanly): the GEMM workspace of this executor's stream, and scratch for the largest
+  // of its kernels' temporary buffers (bias_backward, layernorm_backward), both lent to the stream.
   void reserve_outside_plan(const Graph& graph) {
     const uint64_t scratch = kernel_scratch_bytes(graph);
     outside_plan_charge_ = AllocationCharge(cuda::gemm_workspace_bytes() + scratch, "the GEMM workspace and kernel scratch");
@@ -261,22 +258,15 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(status);
     cuda::lend_gemm_workspace(stream_, gemm_workspace_);
     if (scratch == 0) return;
-    int device = 0;
-    SB_CUDA_CHECK(cudaGetDevice(&device));
-    SB_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&scratch_pool_, device));
-    // Hold on to everything while this executor lives: with a threshold of just `scratch`, the pool's rounding
-    // up made it hand the reserve back at the next synchronisation (a mid-step cudaMallocAsync failed on H200).
-    uint64_t hold_all = UINT64_MAX;
-    SB_CUDA_CHECK(cudaMemPoolSetAttribute(scratch_pool_, cudaMemPoolAttrReleaseThreshold, &hold_all));
-    void* reserve = nullptr;
-    const cudaError_t reserved = cudaMallocAsync(&reserve, scratch, stream_);
+    // A reserve in the stream-ordered memory pool was not enough: on H200 layernorm_backward's cudaMallocAsync
+    // still failed mid-step next to a full arena. A buffer of our own cannot be taken back.
+    const cudaError_t reserved = cudaMalloc(&kernel_scratch_, scratch);
     if (reserved == cudaErrorMemoryAllocation) {
       cudaGetLastError();
       throw OutOfMemory("out of GPU memory for " + std::to_string(scratch) + " bytes of kernel scratch");
     }
     SB_CUDA_CHECK(reserved);
-    SB_CUDA_CHECK(cudaFreeAsync(reserve, stream_));
-    SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    cuda::lend_stream_scratch(stream_, kernel_scratch_, scratch);
   }
 
   // The optimizer's state buffers, allocated and zeroed on first use or when the optimizer changes.
@@ -303,9 +293,9 @@ class CudaExecutor final : public Executor {
   }
 
   AllocationCharge arena_charge_, state_charge_;  // the budget's count of arena_ and optimizer_state_
-  AllocationCharge outside_plan_charge_;          // and of gemm_workspace_ and the pool's scratch reserve
+  AllocationCharge outside_plan_charge_;          // and of gemm_workspace_ and kernel_scratch_
   void* gemm_workspace_ = nullptr;
-  cudaMemPool_t scratch_pool_ = nullptr;
+  void* kernel_scratch_ = nullptr;
   void* arena_ = nullptr;
   void* scratch_ = nullptr;
   float* optimizer_state_ = nullptr;  // optimizer_state_buffers(state_kind_) buffers of the parameters' size

@@ -10,6 +10,7 @@
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/layernorm.h"
+#include "src/cuda/stream_scratch.h"
 
 namespace sb::cuda {
 namespace {
@@ -262,8 +263,8 @@ void layernorm_backward(const T* dy, const T* x, const float* gamma, const float
   const int64_t column_tiles = (cols + kColumnTile - 1) / kColumnTile;
   SB_CHECK(column_tiles <= INT32_MAX, "layernorm_backward: cols too large for the grid");
 
-  float* workspace = nullptr;
-  SB_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&workspace), sizeof(float) * 2 * chunks * cols, stream));
+  const ScratchLease scratch(stream, sizeof(float) * 2 * chunks * cols);
+  auto* workspace = static_cast<float*>(scratch.data());
   float* partial_gamma = workspace;
   float* partial_beta = workspace + chunks * cols;
   layernorm_param_partial_kernel<T><<<dim3(static_cast<unsigned>(column_tiles), static_cast<unsigned>(chunks)),
@@ -274,7 +275,6 @@ void layernorm_backward(const T* dy, const T* x, const float* gamma, const float
   layernorm_param_final_kernel<<<static_cast<unsigned>(final_blocks), kFinalThreads, 0, stream>>>(
       partial_gamma, partial_beta, dgamma, dbeta, chunks, cols);
   SB_CUDA_CHECK_LAUNCH();
-  SB_CUDA_CHECK(cudaFreeAsync(workspace, stream));
 }
 
 uint64_t layernorm_backward_scratch_bytes(int64_t cols) {

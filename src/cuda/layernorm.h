@@ -25,8 +25,8 @@ void layernorm_forward(const T* x, const float* gamma, const float* beta, T* y, 
 template <typename T>
 void layernorm_backward(const T* dy, const T* x, const float* gamma, const float* mean, const float* rstd, T* dx,
                         float* dgamma, float* dbeta, int64_t rows, int64_t cols, cudaStream_t stream);
-// The upper bound of layernorm_backward's stream-ordered scratch (the gamma and beta partial sums per row
-// chunk), which the executor reserves in the memory pool up front.
+// The upper bound of layernorm_backward's scratch (the gamma and beta partial sums per row chunk), lent by the
+// stream's owner (src/cuda/stream_scratch.h).
 uint64_t layernorm_backward_scratch_bytes(int64_t cols);
 
 }  // namespace sb::cuda
