@@ -78,7 +78,8 @@ class Graph {
 
 // Where a node's time goes, for step-time breakdowns: "gemm" (dense layers, forward and backward),
 // "attention" (batched score/context products and the masked softmax), "normalization" (LayerNorm), "loss",
-// "casts" (precision casts), or "elementwise" (bias, activations, dropout, residuals, layout, embeddings).
+// "casts" (precision casts), "convolution" (conv2d passes), or "elementwise" (bias, activations, dropout,
+// residuals, layout, embeddings).
 const char* op_category(const Node& node);
 
 // Floating-point operations of the graph's matrix products (2 per multiply-add), forward nodes only or all:

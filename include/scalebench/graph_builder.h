@@ -12,6 +12,37 @@
 
 namespace sb {
 
+// A 2-D convolution's hyper-parameters (GraphBuilder::conv2d). Padding is per side; `same` replaces it by
+// TF's "SAME" rule for the input at hand (total = max((ceil(in / stride) - 1) stride + dilation (k - 1) + 1 - in,
+// 0), the odd pixel at the bottom/right), which for stride 1 is PyTorch's padding="same".
+struct Conv2dOptions {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int64_t groups = 1;  // groups = input channels: depthwise
+  bool same = false;
+
+  static Conv2dOptions with(int64_t stride, int64_t pad, int64_t dilation = 1, int64_t groups = 1) {
+    Conv2dOptions o;
+    o.stride_h = o.stride_w = stride;
+    o.pad_top = o.pad_bottom = o.pad_left = o.pad_right = pad;
+    o.dilation_h = o.dilation_w = dilation;
+    o.groups = groups;
+    return o;
+  }
+  static Conv2dOptions same_padding(int64_t stride = 1, int64_t dilation = 1, int64_t groups = 1) {
+    Conv2dOptions o = with(stride, 0, dilation, groups);
+    o.same = true;
+    return o;
+  }
+};
+
+// Scratch offered to each convolution pass (cuDNN's algorithms trade workspace for speed): min(limit,
+// max(kConvWorkspaceFloorBytes, 2 x the pass's largest operand)). Declared in the graph as one kWorkspace
+// tensor per conv node, so the planner places it by liveness (workspaces of different nodes share bytes).
+constexpr uint64_t kConvWorkspaceFloorBytes = 1ull << 20;
+constexpr uint64_t kDefaultConvWorkspaceLimitBytes = 256ull << 20;
+
 class GraphBuilder {
  public:
   // `compute` is the dtype of activations and their gradients: fp32, or bf16 / fp16 for mixed precision, where
@@ -45,6 +76,17 @@ class GraphBuilder {
   TensorId gelu(TensorId x);             // exact erf form (BERT)
   TensorId relu(TensorId x);
   TensorId tanh(TensorId x);
+
+  // y (N, Ho, Wo, K) = x (N, H, W, C) convolved with weight (K, R, S, C / groups) (+ bias (K)), NHWC
+  // (src/engine/conv2d_geometry.h). The weight is cast to the compute dtype once per step like a linear
+  // layer's; the bias stays fp32 (added after the convolution). The node carries a workspace tensor (see
+  // kConvWorkspaceFloorBytes); on CUDA the algorithms are chosen once per node, when the executor is built.
+  // Implemented in src/engine/graph_builder_conv.cpp.
+  TensorId conv2d(TensorId x, TensorId weight, TensorId bias = kNoTensor, const Conv2dOptions& options = {});
+  // The largest workspace a conv pass is offered (default kDefaultConvWorkspaceLimitBytes); applies to the
+  // conv2d calls after it and to their backward passes.
+  void set_conv_workspace_limit(uint64_t bytes) { conv_workspace_limit_ = bytes; }
+
   TensorId layernorm(TensorId x, TensorId gamma, TensorId beta, double epsilon);
   // Rows of `table` (vocab, dim) gathered by int32 `ids`; output shape = ids' shape + (dim).
   TensorId embedding(TensorId ids, TensorId table, int64_t padding_idx = -1);
@@ -124,6 +166,7 @@ class GraphBuilder {
   int counter_ = 0;
   int64_t dropout_blocks_ = 0;
   bool dropout_enabled_ = true;  // Philox blocks used by this graph's dropout nodes so far
+  uint64_t conv_workspace_limit_ = kDefaultConvWorkspaceLimitBytes;
 };
 
 }  // namespace sb

@@ -16,6 +16,7 @@
 #include "src/cuda/activations.h"
 #include "src/cuda/bias.h"
 #include "src/cuda/cast.h"
+#include "src/cuda/conv2d.h"
 #include "src/cuda/cross_entropy.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/dropout.h"
@@ -31,6 +32,7 @@
 #include "src/cuda/select_column.h"
 #include "src/cuda/softmax.h"
 #include "src/cuda/span_loss.h"
+#include "src/engine/conv2d_geometry.h"
 
 namespace sb {
 namespace {
@@ -60,6 +62,7 @@ class CudaExecutor final : public Executor {
     for (const Node& node : graph.nodes()) {
       if (kernels().count(node.op) == 0) throw UsageError("the cuda device has no kernel for op '" + node.op + "'");
     }
+    choose_conv_algorithms(tf32_gemms);  // may refuse a convolution: before anything is allocated
     const cudaError_t status = cudaMalloc(&arena_, plan.total_bytes == 0 ? 1 : plan.total_bytes);
     if (status == cudaErrorMemoryAllocation) {
       cudaGetLastError();
@@ -190,6 +193,8 @@ class CudaExecutor final : public Executor {
   float* loss_sum() { return static_cast<float*>(scratch_); }
   int64_t* counted() { return reinterpret_cast<int64_t*>(static_cast<char*>(scratch_) + 8); }
 
+  const cuda::Conv2dRunner& conv_runner(const Node& node) const { return *conv_runners_.at(&node); }
+
   // Rows that count in a loss depend only on the targets, which the synthetic data fixes for the run: they
   // are read back once per loss node (one synchronisation) and reused as the backward's scale.
   int64_t counted_rows(const Node& loss_node) {
@@ -221,6 +226,22 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&loss_scale_), sizeof(LossScaleState)));
     SB_CUDA_CHECK(cudaMemcpyAsync(loss_scale_, &initial, sizeof initial, cudaMemcpyHostToDevice, stream_));
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // Every conv pass gets its cuDNN algorithm here, once: within the bytes of its workspace tensor (the
+  // graph builder's budget, src/engine/graph_builder_conv.cpp), in the dtype of its output.
+  void choose_conv_algorithms(bool tf32) {
+    static const std::map<std::string, cuda::ConvPass> passes = {{"conv2d", cuda::ConvPass::kForward},
+                                                                 {"conv2d_backward_data", cuda::ConvPass::kBackwardData},
+                                                                 {"conv2d_backward_filter",
+                                                                  cuda::ConvPass::kBackwardFilter}};
+    for (const Node& node : graph_.nodes()) {
+      auto pass = passes.find(node.op);
+      if (pass == passes.end()) continue;
+      conv_runners_[&node] = std::make_unique<cuda::Conv2dRunner>(
+          conv2d_geometry(node.attributes), graph_.tensor(node.outputs[0]).dtype, tf32, pass->second,
+          graph_.tensor(node.outputs[1]).bytes());
+    }
   }
 
   // The optimizer's state buffers, allocated and zeroed on first use or when the optimizer changes.
@@ -256,6 +277,7 @@ class CudaExecutor final : public Executor {
   cudaStream_t stream_ = nullptr;
   std::map<TensorId, int64_t> counted_rows_;
   std::vector<cudaEvent_t> marks_;
+  std::map<const Node*, std::unique_ptr<cuda::Conv2dRunner>> conv_runners_;  // per conv pass node
 };
 
 // Calls f with a value of the element type stored for `type` (float, bf16 or fp16): the kernels are templates
@@ -563,6 +585,22 @@ const std::map<std::string, Kernel>& kernels() {
                                          e.at<float>(n.inputs[2]), e.at<float>(n.outputs[0]), size_attr(n, "turns"),
                                          size_attr(n, "batch"), size_attr(n, "classes"), e.stream());
        }},
+      // Convolutions through cuDNN with the algorithm chosen at construction (src/cuda/conv2d.h); x, w, y and
+      // their gradients in one dtype; the bias (fp32) is added after the forward pass.
+      {"conv2d", SB_TYPED({
+         e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
+                              e.stream());
+         if (n.inputs.size() > 2) {
+           cuda::bias_add_forward(e.at<T>(n.outputs[0]), e.at<float>(n.inputs[2]),
+                                  size_attr(n, "batch") * size_attr(n, "out_h") * size_attr(n, "out_w"),
+                                  size_attr(n, "out_c"), e.stream());
+         }
+       })},
+      {"conv2d_backward_data", SB_TYPED(e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                             e.at<T>(n.outputs[0]), e.u8(n.outputs[1]), e.stream()))},
+      {"conv2d_backward_filter", SB_TYPED(e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                               e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
+                                                               e.stream()))},
       {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
                                          e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),

@@ -21,6 +21,7 @@
 #include "src/cpu/select_column.h"
 #include "src/cpu/softmax.h"
 #include "src/cpu/span_loss.h"
+#include "src/engine/cpu_kernels_cnn.h"
 #include "src/engine/cpu_kernels_san.h"
 
 namespace sb {
@@ -204,7 +205,9 @@ const std::map<std::string, Kernel>& kernels() {
 // The core table, then the op families kept in their own files.
 const Kernel* find_kernel(const std::string& op) {
   auto it = kernels().find(op);
-  return it != kernels().end() ? &it->second : detail::find_san_cpu_kernel(op);
+  if (it != kernels().end()) return &it->second;
+  const Kernel* san = detail::find_san_cpu_kernel(op);
+  return san != nullptr ? san : detail::find_cnn_cpu_kernel(op);
 }
 
 }  // namespace

@@ -1,0 +1,55 @@
+// Backward rules of the convolutional-network ops (src/engine/backward_rules.h): conv2d and the ops added
+// with it for the CNN workloads. Backward nodes carry the forward's size attributes.
+#include <map>
+
+#include "src/engine/backward_rules.h"
+
+namespace sb::detail {
+namespace {
+
+// A fresh workspace tensor of the forward's size for one backward pass (each pass its own, placed by
+// liveness like any other).
+TensorId workspace_like(BackwardContext& ctx, TensorId forward_workspace, const std::string& suffix) {
+  TensorInfo info = ctx.graph().tensor(forward_workspace);
+  info.name += suffix;
+  return ctx.graph().add_tensor(info);
+}
+
+// inputs x, w (compute dtype), optional bias (fp32); outputs y, workspace. dx = backward data (dy, w),
+// dw = backward filter (x, dy), dbias = column sums of dy viewed as (N·Ho·Wo, K).
+std::vector<Contribution> conv2d_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  const TensorId x = node.inputs[0], w = node.inputs[1], dy = dout[0];
+  std::vector<Contribution> result(node.inputs.size());
+  if (ctx.needs_gradient(x)) {
+    const TensorId dx = ctx.gradient_like(x);
+    ctx.emit(Node{"conv2d_backward_data", {dy, w}, {dx, workspace_like(ctx, node.outputs[1], ".data")},
+                  node.attributes, true});
+    result[0] = {dx, true};
+  }
+  if (ctx.needs_gradient(w)) {
+    const TensorId dw = ctx.gradient_like(w);
+    ctx.emit(Node{"conv2d_backward_filter", {x, dy}, {dw, workspace_like(ctx, node.outputs[1], ".filter")},
+                  node.attributes, true});
+    result[1] = {dw, true};
+  }
+  if (node.inputs.size() > 2 && ctx.needs_gradient(node.inputs[2])) {
+    const NodeAttributes& a = node.attributes;
+    const TensorId dbias = ctx.gradient_like(node.inputs[2]);
+    ctx.emit(Node{"bias_backward", {dy}, {dbias},
+                  {{"rows", a.at("batch") * a.at("out_h") * a.at("out_w")}, {"cols", a.at("out_c")}}, true});
+    result[2] = {dbias, true};
+  }
+  return result;
+}
+
+}  // namespace
+
+const BackwardRule* find_cnn_backward_rule(const std::string& op) {
+  static const std::map<std::string, BackwardRule> table = {
+      {"conv2d", conv2d_backward},
+  };
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace sb::detail
