@@ -83,6 +83,13 @@ class GraphBuilder {
   // kConvWorkspaceFloorBytes); on CUDA the algorithms are chosen once per node, when the executor is built.
   // Implemented in src/engine/graph_builder_conv.cpp.
   TensorId conv2d(TensorId x, TensorId weight, TensorId bias = kNoTensor, const Conv2dOptions& options = {});
+  // Pooling over kernel x kernel windows of x (N, H, W, C) -> (N, Ho, Wo, C) with the stride and padding of
+  // `options` (no dilation, no groups): max pooling ignores the padding, average pooling divides by the
+  // window (count_include_pad, PyTorch's default) or by the input pixels in it (NASNet). src/cpu/pooling.h.
+  TensorId max_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options);
+  TensorId avg_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options, bool count_include_pad);
+  // (N, H, W, C) -> (N, 1, 1, C): the mean over the image (an average pool with the whole image as window).
+  TensorId global_avg_pool(TensorId x);
   // The largest workspace a conv pass is offered (default kDefaultConvWorkspaceLimitBytes); applies to the
   // conv2d calls after it and to their backward passes.
   void set_conv_workspace_limit(uint64_t bytes) { conv_workspace_limit_ = bytes; }

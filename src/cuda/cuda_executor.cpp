@@ -27,6 +27,7 @@
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
 #include "src/cuda/optimizer.h"
+#include "src/cuda/pooling.h"
 #include "src/cuda/random_uniform.h"
 #include "src/cuda/san.h"
 #include "src/cuda/select_column.h"
@@ -601,6 +602,19 @@ const std::map<std::string, Kernel>& kernels() {
       {"conv2d_backward_filter", SB_TYPED(e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
                                                                e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
                                                                e.stream()))},
+      {"max_pool2d", SB_TYPED(cuda::max_pool2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                       e.at<int32_t>(n.outputs[1]), conv2d_geometry(n.attributes),
+                                                       e.stream()))},
+      {"max_pool2d_backward", SB_TYPED(cuda::max_pool2d_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]),
+                                                                 e.at<T>(n.outputs[0]), conv2d_geometry(n.attributes),
+                                                                 e.stream()))},
+      {"avg_pool2d", SB_TYPED(cuda::avg_pool2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                       conv2d_geometry(n.attributes),
+                                                       size_attr(n, "count_include_pad") != 0, e.stream()))},
+      {"avg_pool2d_backward", SB_TYPED(cuda::avg_pool2d_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                 conv2d_geometry(n.attributes),
+                                                                 size_attr(n, "count_include_pad") != 0,
+                                                                 e.stream()))},
       {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
                                          e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),

@@ -42,11 +42,27 @@ std::vector<Contribution> conv2d_backward(BackwardContext& ctx, const Node& node
   return result;
 }
 
+std::vector<Contribution> max_pool2d_backward(BackwardContext& ctx, const Node& node,
+                                              const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"max_pool2d_backward", {dout[0], node.outputs[1]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
+std::vector<Contribution> avg_pool2d_backward(BackwardContext& ctx, const Node& node,
+                                              const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"avg_pool2d_backward", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
 }  // namespace
 
 const BackwardRule* find_cnn_backward_rule(const std::string& op) {
   static const std::map<std::string, BackwardRule> table = {
       {"conv2d", conv2d_backward},
+      {"max_pool2d", max_pool2d_backward},
+      {"avg_pool2d", avg_pool2d_backward},
   };
   auto it = table.find(op);
   return it == table.end() ? nullptr : &it->second;

@@ -6,6 +6,7 @@
 
 #include "src/cpu/bias.h"
 #include "src/cpu/conv2d.h"
+#include "src/cpu/pooling.h"
 
 namespace sb::detail {
 namespace {
@@ -36,6 +37,26 @@ const CpuKernel* find_cnn_cpu_kernel(const std::string& op) {
       {"conv2d", conv2d},
       {"conv2d_backward_data", conv2d_backward_data},
       {"conv2d_backward_filter", conv2d_backward_filter},
+      {"max_pool2d",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::max_pool2d_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), e.i32(n.outputs[1]),
+                                 conv2d_geometry(n.attributes));
+       }},
+      {"max_pool2d_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::max_pool2d_backward(e.f32(n.inputs[0]), e.i32(n.inputs[1]), e.f32(n.outputs[0]),
+                                  conv2d_geometry(n.attributes));
+       }},
+      {"avg_pool2d",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::avg_pool2d_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), conv2d_geometry(n.attributes),
+                                 size_attr(n, "count_include_pad") != 0);
+       }},
+      {"avg_pool2d_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::avg_pool2d_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), conv2d_geometry(n.attributes),
+                                  size_attr(n, "count_include_pad") != 0);
+       }},
   };
   auto it = table.find(op);
   return it == table.end() ? nullptr : &it->second;

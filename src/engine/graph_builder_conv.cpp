@@ -1,11 +1,12 @@
-// GraphBuilder's convolution (include/scalebench/graph_builder.h): shape checks, "SAME" padding, the window
-// geometry as node attributes, the node's workspace tensor.
+// GraphBuilder's convolution and pooling (include/scalebench/graph_builder.h): shape checks, "SAME" padding,
+// the window geometry as node attributes, the conv node's workspace tensor.
 #include <algorithm>
 #include <tuple>
 
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
 #include "src/cpu/conv2d.h"
+#include "src/cpu/pooling.h"
 #include "src/engine/conv2d_geometry.h"
 
 namespace sb {
@@ -93,6 +94,57 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId weight, TensorId bias, const 
   if (bias != kNoTensor) node.inputs.push_back(converted(bias, DType::kFloat32));
   store_conv2d_geometry(g, node.attributes);
   node.attributes["matmul_flops"] = 2 * g.macs();
+  graph_.add_node(node);
+  return y;
+}
+
+}  // namespace sb
+
+namespace sb {
+namespace {
+
+Conv2dGeometry pool_geometry(const char* op, const std::vector<int64_t>& xs, int64_t kh, int64_t kw,
+                             Conv2dOptions options) {
+  if (options.dilation_h != 1 || options.dilation_w != 1 || options.groups != 1) {
+    throw UsageError(std::string(op) + ": pooling takes no dilation or groups");
+  }
+  if (xs.size() == 4) options.groups = xs[3];  // a pooling window is depthwise
+  const Conv2dGeometry g = window_geometry(op, xs, xs.size() == 4 ? xs[3] : 0, kh, kw, options);
+  cpu::check_pool_geometry(g);
+  return g;
+}
+
+}  // namespace
+
+TensorId GraphBuilder::max_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options) {
+  x = in_compute_dtype(x);
+  const Conv2dGeometry g = pool_geometry("max_pool2d", graph_.tensor(x).shape, kernel, kernel, options);
+  const TensorId y = activation(next_name("max_pool"), {g.batch, g.out_h, g.out_w, g.out_c});
+  const TensorId argmax = activation(next_name("max_pool_argmax"), {g.batch, g.out_h, g.out_w, g.out_c}, DType::kInt32);
+  Node node{"max_pool2d", {x}, {y, argmax}, {}, false};
+  store_conv2d_geometry(g, node.attributes);
+  graph_.add_node(node);
+  return y;
+}
+
+TensorId GraphBuilder::avg_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options, bool count_include_pad) {
+  x = in_compute_dtype(x);
+  const Conv2dGeometry g = pool_geometry("avg_pool2d", graph_.tensor(x).shape, kernel, kernel, options);
+  const TensorId y = activation(next_name("avg_pool"), {g.batch, g.out_h, g.out_w, g.out_c});
+  Node node{"avg_pool2d", {x}, {y}, {{"count_include_pad", count_include_pad ? 1.0 : 0.0}}, false};
+  store_conv2d_geometry(g, node.attributes);
+  graph_.add_node(node);
+  return y;
+}
+
+TensorId GraphBuilder::global_avg_pool(TensorId x) {
+  const std::vector<int64_t> xs = graph_.tensor(x).shape;
+  if (xs.size() != 4) throw UsageError("global_avg_pool: input must be (N, H, W, C), got " + dims_text(xs));
+  x = in_compute_dtype(x);
+  const Conv2dGeometry g = pool_geometry("global_avg_pool", xs, xs[1], xs[2], Conv2dOptions{});
+  const TensorId y = activation(next_name("global_avg_pool"), {g.batch, 1, 1, g.out_c});
+  Node node{"avg_pool2d", {x}, {y}, {{"count_include_pad", 1.0}}, false};
+  store_conv2d_geometry(g, node.attributes);
   graph_.add_node(node);
   return y;
 }
