@@ -43,6 +43,16 @@ struct Conv2dOptions {
 constexpr uint64_t kConvWorkspaceFloorBytes = 1ull << 20;
 constexpr uint64_t kDefaultConvWorkspaceLimitBytes = 256ull << 20;
 
+// BatchNorm's settings (GraphBuilder::batchnorm). torch.nn.BatchNorm2d's defaults; NASNet uses eps 1e-3,
+// YOLOv3 (darknet) and ResNet 1e-5. The fused activation is applied to the normalised value.
+struct BatchNormOptions {
+  enum class Activation { kNone = 0, kRelu = 1, kLeakyRelu = 2 };  // the numbers of cpu::BatchNormActivation
+  double epsilon = 1e-5;
+  double momentum = 0.1;
+  Activation activation = Activation::kNone;
+  double slope = 0.1;  // kLeakyRelu only; > 0
+};
+
 class GraphBuilder {
  public:
   // `compute` is the dtype of activations and their gradients: fp32, or bf16 / fp16 for mixed precision, where
@@ -76,6 +86,14 @@ class GraphBuilder {
   TensorId gelu(TensorId x);             // exact erf form (BERT)
   TensorId relu(TensorId x);
   TensorId tanh(TensorId x);
+  TensorId leaky_relu(TensorId x, double slope);  // slope > 0
+  TensorId sigmoid(TensorId x);
+
+  // BatchNorm in training mode over the last dimension (channels of an NHWC tensor): batch statistics,
+  // gamma and beta (C) fp32 parameters, optionally fused with the activation after it (src/cpu/batchnorm.h).
+  // The running mean and variance are kState tensors named after gamma ("<gamma>.running_mean", ".running_var",
+  // starting at 0 and 1) that every forward pass updates; they take no gradient and are not all-reduced.
+  TensorId batchnorm(TensorId x, TensorId gamma, TensorId beta, const BatchNormOptions& options = {});
 
   // y (N, Ho, Wo, K) = x (N, H, W, C) convolved with weight (K, R, S, C / groups) (+ bias (K)), NHWC
   // (src/engine/conv2d_geometry.h). The weight is cast to the compute dtype once per step like a linear

@@ -14,6 +14,7 @@
 #include "scalebench/error.h"
 #include "scalebench/executor.h"
 #include "src/cuda/activations.h"
+#include "src/cuda/batchnorm.h"
 #include "src/cuda/bias.h"
 #include "src/cuda/cast.h"
 #include "src/cuda/conv2d.h"
@@ -76,6 +77,7 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(cudaMemsetAsync(arena_, 0, plan.total_bytes, stream_));
     SB_CUDA_CHECK(cudaMalloc(&scratch_, 64));  // loss sum (float) and counted rows (int64)
     if (scaled) start_loss_scaling();
+    initialize_state();
   }
   ~CudaExecutor() override {
     cudaStreamSynchronize(stream_);
@@ -602,6 +604,36 @@ const std::map<std::string, Kernel>& kernels() {
       {"conv2d_backward_filter", SB_TYPED(e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
                                                                e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
                                                                e.stream()))},
+      {"leaky_relu", SB_TYPED(cuda::leaky_relu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                       float_attr(n, "slope"), e.stream()))},
+      {"leaky_relu_backward", SB_TYPED(cuda::leaky_relu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                                 e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                                 float_attr(n, "slope"), e.stream()))},
+      {"sigmoid", SB_TYPED(cuda::sigmoid_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                 e.stream()))},
+      {"sigmoid_backward", SB_TYPED(cuda::sigmoid_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                           e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
+      // BatchNorm (src/cuda/batchnorm.h): activations in T, statistics, parameters and running state fp32; the
+      // node's uint8 workspace holds the partial sums.
+      {"batchnorm", SB_TYPED({
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::batchnorm_forward(e.at<T>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<T>(out[0]),
+                                 e.at<float>(out[1]), e.at<float>(out[2]), e.at<float>(in[3]), e.at<float>(in[4]),
+                                 size_attr(n, "rows"), size_attr(n, "channels"), float_attr(n, "epsilon"),
+                                 float_attr(n, "momentum"),
+                                 static_cast<cpu::BatchNormActivation>(size_attr(n, "activation")),
+                                 float_attr(n, "slope"), reinterpret_cast<float*>(e.u8(out[3])), e.stream());
+       })},
+      {"batchnorm_backward", SB_TYPED({
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::batchnorm_backward(e.at<T>(in[0]), e.at<T>(in[1]), e.at<T>(in[2]), e.at<float>(in[3]),
+                                  e.at<float>(in[4]), e.at<float>(in[5]), e.at<T>(out[0]), e.at<float>(out[1]),
+                                  e.at<float>(out[2]), size_attr(n, "rows"), size_attr(n, "channels"),
+                                  static_cast<cpu::BatchNormActivation>(size_attr(n, "activation")),
+                                  float_attr(n, "slope"), reinterpret_cast<float*>(e.u8(out[3])), e.stream());
+       })},
       {"max_pool2d", SB_TYPED(cuda::max_pool2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
                                                        e.at<int32_t>(n.outputs[1]), conv2d_geometry(n.attributes),
                                                        e.stream()))},

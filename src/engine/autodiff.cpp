@@ -78,7 +78,7 @@ class Differentiator {
   bool needs_gradient(TensorId id) const {
     const TensorInfo& info = graph_.tensor(id);
     return static_cast<size_t>(id) < relevant_.size() && relevant_[static_cast<size_t>(id)] &&
-           info.role != TensorRole::kInput && differentiable(info);
+           info.role != TensorRole::kInput && info.role != TensorRole::kState && differentiable(info);
   }
 
   int find_producer(TensorId id) const {

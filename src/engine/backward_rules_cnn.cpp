@@ -42,6 +42,29 @@ std::vector<Contribution> conv2d_backward(BackwardContext& ctx, const Node& node
   return result;
 }
 
+// inputs x, gamma, beta, running_mean, running_var; outputs y, mean, invstd, workspace. The backward kernel
+// reads the activation's derivative off y, so y (needed by the next layer's weight gradient anyway) and x
+// stay alive; it writes all three gradients.
+std::vector<Contribution> batchnorm_backward(BackwardContext& ctx, const Node& node,
+                                             const std::vector<TensorId>& dout) {
+  const TensorId x = node.inputs[0], gamma = node.inputs[1], beta = node.inputs[2];
+  const TensorId dx = ctx.gradient_like(x), dgamma = ctx.gradient_like(gamma), dbeta = ctx.gradient_like(beta);
+  ctx.emit(Node{"batchnorm_backward",
+                {dout[0], x, node.outputs[0], gamma, node.outputs[1], node.outputs[2]},
+                {dx, dgamma, dbeta, workspace_like(ctx, node.outputs[3], ".backward")},
+                node.attributes, true});
+  return {{ctx.needs_gradient(x) ? dx : kNoTensor, true}, {dgamma, true}, {dbeta, true}, {}, {}};
+}
+
+// Elementwise ops whose backward reads the output y (LeakyReLU with a positive slope, sigmoid).
+BackwardRule output_backward(const char* op) {
+  return [op](BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+    const TensorId dx = ctx.gradient_like(node.inputs[0]);
+    ctx.emit(Node{op, {node.outputs[0], dout[0]}, {dx}, node.attributes, true});
+    return std::vector<Contribution>{{dx, true}};
+  };
+}
+
 std::vector<Contribution> max_pool2d_backward(BackwardContext& ctx, const Node& node,
                                               const std::vector<TensorId>& dout) {
   const TensorId dx = ctx.gradient_like(node.inputs[0]);
@@ -61,6 +84,9 @@ std::vector<Contribution> avg_pool2d_backward(BackwardContext& ctx, const Node& 
 const BackwardRule* find_cnn_backward_rule(const std::string& op) {
   static const std::map<std::string, BackwardRule> table = {
       {"conv2d", conv2d_backward},
+      {"batchnorm", batchnorm_backward},
+      {"leaky_relu", output_backward("leaky_relu_backward")},
+      {"sigmoid", output_backward("sigmoid_backward")},
       {"max_pool2d", max_pool2d_backward},
       {"avg_pool2d", avg_pool2d_backward},
   };

@@ -227,6 +227,7 @@ CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(
   } catch (const std::bad_alloc&) {
     throw RuntimeFailure("out of host memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
   }
+  initialize_state();
 }
 
 float* CpuExecutor::f32(TensorId id) {

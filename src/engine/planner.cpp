@@ -204,6 +204,9 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   offset = lay_out(graph, graph.tensors_with_role(TensorRole::kOptimizerState), start, a, plan);
   plan.optimizer_bytes = offset - start;
   start = align_up(offset, a);
+  offset = lay_out(graph, graph.tensors_with_role(TensorRole::kState), start, a, plan);
+  plan.state_bytes = offset - start;
+  start = align_up(offset, a);
   offset = lay_out(graph, graph.tensors_with_role(TensorRole::kInput), start, a, plan);
   plan.input_bytes = offset - start;
   start = align_up(offset, a);
