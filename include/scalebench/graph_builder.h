@@ -108,6 +108,14 @@ class GraphBuilder {
   TensorId avg_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options, bool count_include_pad);
   // (N, H, W, C) -> (N, 1, 1, C): the mean over the image (an average pool with the whole image as window).
   TensorId global_avg_pool(TensorId x);
+  // x (N, H, W, C) resized to (N, out_h, out_w, C) as torch's interpolate (src/cpu/upsample.h): nearest
+  // (YOLOv3's ×2) or bilinear with align_corners (torchvision's DeepLabv3: false).
+  TensorId upsample_nearest(TensorId x, int64_t out_h, int64_t out_w);
+  TensorId upsample_bilinear(TensorId x, int64_t out_h, int64_t out_w, bool align_corners);
+  // Concatenation along the last dimension (channels) of tensors equal in every other dimension, and the
+  // inverse split into blocks of the given widths. src/cpu/concat.h.
+  TensorId concat(const std::vector<TensorId>& parts);
+  std::vector<TensorId> split(TensorId x, const std::vector<int64_t>& widths);
   // The largest workspace a conv pass is offered (default kDefaultConvWorkspaceLimitBytes); applies to the
   // conv2d calls after it and to their backward passes.
   void set_conv_workspace_limit(uint64_t bytes) { conv_workspace_limit_ = bytes; }

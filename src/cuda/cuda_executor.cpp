@@ -17,6 +17,7 @@
 #include "src/cuda/batchnorm.h"
 #include "src/cuda/bias.h"
 #include "src/cuda/cast.h"
+#include "src/cuda/concat.h"
 #include "src/cuda/conv2d.h"
 #include "src/cuda/cross_entropy.h"
 #include "src/cuda/cuda_check.h"
@@ -34,6 +35,7 @@
 #include "src/cuda/select_column.h"
 #include "src/cuda/softmax.h"
 #include "src/cuda/span_loss.h"
+#include "src/cuda/upsample.h"
 #include "src/engine/conv2d_geometry.h"
 
 namespace sb {
@@ -296,6 +298,19 @@ void with_element_type(DType type, const Node& node, F&& f) {
 }
 
 DType dtype_of(const CudaExecutor& e, TensorId id) { return e.graph().tensor(id).dtype; }
+
+cpu::ResizeGeometry resize_geometry(const Node& n) {
+  return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
+                             size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
+}
+
+std::vector<int64_t> concat_widths(const Node& n) {
+  std::vector<int64_t> widths;
+  for (int64_t k = 0; k < size_attr(n, "parts"); ++k) {
+    widths.push_back(size_attr(n, ("w" + std::to_string(k)).c_str()));
+  }
+  return widths;
+}
 
 // A and B share the compute dtype; C is the same or, for weight gradients under mixed precision, fp32.
 void run_gemm(CudaExecutor& e, const Node& n) {
@@ -647,6 +662,27 @@ const std::map<std::string, Kernel>& kernels() {
                                                                  conv2d_geometry(n.attributes),
                                                                  size_attr(n, "count_include_pad") != 0,
                                                                  e.stream()))},
+      {"upsample_nearest", SB_TYPED(cuda::upsample_nearest_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                   resize_geometry(n), e.stream()))},
+      {"upsample_nearest_backward", SB_TYPED(cuda::upsample_nearest_backward(e.at<T>(n.inputs[0]),
+                                                                             e.at<T>(n.outputs[0]),
+                                                                             resize_geometry(n), e.stream()))},
+      {"upsample_bilinear", SB_TYPED(cuda::upsample_bilinear_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                     resize_geometry(n),
+                                                                     size_attr(n, "align_corners") != 0, e.stream()))},
+      {"upsample_bilinear_backward",
+       SB_TYPED(cuda::upsample_bilinear_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), resize_geometry(n),
+                                                 size_attr(n, "align_corners") != 0, e.stream()))},
+      {"concat", SB_TYPED({
+         std::vector<const T*> parts;
+         for (TensorId id : n.inputs) parts.push_back(e.at<T>(id));
+         cuda::concat_last(parts, concat_widths(n), e.at<T>(n.outputs[0]), size_attr(n, "rows"), e.stream());
+       })},
+      {"split", SB_TYPED({
+         std::vector<T*> parts;
+         for (TensorId id : n.outputs) parts.push_back(e.at<T>(id));
+         cuda::split_last(e.at<T>(n.inputs[0]), parts, concat_widths(n), size_attr(n, "rows"), e.stream());
+       })},
       {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
                                          e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),

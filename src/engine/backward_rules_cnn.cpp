@@ -79,6 +79,42 @@ std::vector<Contribution> avg_pool2d_backward(BackwardContext& ctx, const Node& 
   return {{dx, true}};
 }
 
+// Resizing: the backward node reads only the output gradient (the sizes are attributes).
+BackwardRule resize_backward(const char* op) {
+  return [op](BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+    const TensorId dx = ctx.gradient_like(node.inputs[0]);
+    ctx.emit(Node{op, {dout[0]}, {dx}, node.attributes, true});
+    return std::vector<Contribution>{{dx, true}};
+  };
+}
+
+// One split node writes every part's gradient; parts that need none get a buffer nobody reads.
+std::vector<Contribution> concat_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  Node split{"split", {dout[0]}, {}, node.attributes, true};
+  std::vector<Contribution> result;
+  for (TensorId part : node.inputs) {
+    split.outputs.push_back(ctx.gradient_like(part));
+    result.push_back({ctx.needs_gradient(part) ? split.outputs.back() : kNoTensor, true});
+  }
+  ctx.emit(split);
+  return result;
+}
+
+// The parts' gradients concatenated; a part that does not reach the loss contributes zeros.
+std::vector<Contribution> split_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+  Node concat{"concat", {}, {ctx.gradient_like(node.inputs[0])}, node.attributes, true};
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    TensorId d = dout[k];
+    if (d == kNoTensor) {
+      d = ctx.gradient_like(node.outputs[k], "_zero");
+      ctx.emit(Node{"zero_fill", {}, {d}, {{"n", double(ctx.graph().tensor(d).elements())}}, true});
+    }
+    concat.inputs.push_back(d);
+  }
+  ctx.emit(concat);
+  return {{concat.outputs[0], true}};
+}
+
 }  // namespace
 
 const BackwardRule* find_cnn_backward_rule(const std::string& op) {
@@ -89,6 +125,10 @@ const BackwardRule* find_cnn_backward_rule(const std::string& op) {
       {"sigmoid", output_backward("sigmoid_backward")},
       {"max_pool2d", max_pool2d_backward},
       {"avg_pool2d", avg_pool2d_backward},
+      {"upsample_nearest", resize_backward("upsample_nearest_backward")},
+      {"upsample_bilinear", resize_backward("upsample_bilinear_backward")},
+      {"concat", concat_backward},
+      {"split", split_backward},
   };
   auto it = table.find(op);
   return it == table.end() ? nullptr : &it->second;

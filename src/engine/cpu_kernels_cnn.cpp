@@ -3,12 +3,16 @@
 #include "src/engine/cpu_kernels_cnn.h"
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "src/cpu/activations.h"
 #include "src/cpu/batchnorm.h"
 #include "src/cpu/bias.h"
+#include "src/cpu/concat.h"
 #include "src/cpu/conv2d.h"
 #include "src/cpu/pooling.h"
+#include "src/cpu/upsample.h"
 
 namespace sb::detail {
 namespace {
@@ -51,6 +55,29 @@ void batchnorm_backward(CpuExecutor& e, const Node& n) {
   cpu::batchnorm_backward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(in[4]), e.f32(in[5]),
                           e.f32(out[0]), e.f32(out[1]), e.f32(out[2]), size_attr(n, "rows"), size_attr(n, "channels"),
                           bn_activation(n), float_attr(n, "slope"));
+}
+
+cpu::ResizeGeometry resize_geometry(const Node& n) {
+  return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
+                             size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
+}
+
+std::vector<int64_t> widths(const Node& n) {
+  std::vector<int64_t> w;
+  for (int64_t k = 0; k < size_attr(n, "parts"); ++k) w.push_back(size_attr(n, ("w" + std::to_string(k)).c_str()));
+  return w;
+}
+
+void concat(CpuExecutor& e, const Node& n) {
+  std::vector<const float*> parts;
+  for (TensorId id : n.inputs) parts.push_back(e.f32(id));
+  cpu::concat_last(parts, widths(n), e.f32(n.outputs[0]), size_attr(n, "rows"));
+}
+
+void split(CpuExecutor& e, const Node& n) {
+  std::vector<float*> parts;
+  for (TensorId id : n.outputs) parts.push_back(e.f32(id));
+  cpu::split_last(e.f32(n.inputs[0]), parts, widths(n), size_attr(n, "rows"));
 }
 
 }  // namespace
@@ -99,6 +126,26 @@ const CpuKernel* find_cnn_cpu_kernel(const std::string& op) {
          cpu::avg_pool2d_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), conv2d_geometry(n.attributes),
                                   size_attr(n, "count_include_pad") != 0);
        }},
+      {"upsample_nearest",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::upsample_nearest_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), resize_geometry(n));
+       }},
+      {"upsample_nearest_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::upsample_nearest_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), resize_geometry(n));
+       }},
+      {"upsample_bilinear",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::upsample_bilinear_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), resize_geometry(n),
+                                        size_attr(n, "align_corners") != 0);
+       }},
+      {"upsample_bilinear_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::upsample_bilinear_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), resize_geometry(n),
+                                         size_attr(n, "align_corners") != 0);
+       }},
+      {"concat", concat},
+      {"split", split},
   };
   auto it = table.find(op);
   return it == table.end() ? nullptr : &it->second;

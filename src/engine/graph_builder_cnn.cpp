@@ -1,10 +1,21 @@
-// GraphBuilder's BatchNorm (with its running statistics and workspace), LeakyReLU and sigmoid
-// (include/scalebench/graph_builder.h).
+// GraphBuilder's convolutional-network ops other than conv2d and pooling (include/scalebench/graph_builder.h):
+// BatchNorm with its running statistics and workspace, LeakyReLU, sigmoid, resizing, concatenation and split.
+#include <algorithm>
+
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
 #include "src/engine/batchnorm_workspace.h"
 
 namespace sb {
+namespace {
+
+std::string dims(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + ")";
+}
+
+}  // namespace
 
 TensorId GraphBuilder::leaky_relu(TensorId x, double slope) {
   if (!(slope > 0)) throw UsageError("leaky_relu: the slope must be > 0 (the backward pass reads the sign off y)");
@@ -62,6 +73,80 @@ TensorId GraphBuilder::batchnorm(TensorId x, TensorId gamma, TensorId beta, cons
                         {"slope", options.slope}},
                        false});
   return y;
+}
+
+TensorId GraphBuilder::upsample_nearest(TensorId x, int64_t out_h, int64_t out_w) {
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = graph_.tensor(x).shape;
+  if (xs.size() != 4 || out_h < 1 || out_w < 1) {
+    throw UsageError("upsample_nearest: input must be (N, H, W, C) and the output size positive, got " + dims(xs));
+  }
+  const TensorId y = activation(next_name("upsample_nearest"), {xs[0], out_h, out_w, xs[3]});
+  graph_.add_node(Node{"upsample_nearest", {x}, {y},
+                       {{"batch", double(xs[0])}, {"in_h", double(xs[1])}, {"in_w", double(xs[2])},
+                        {"channels", double(xs[3])}, {"out_h", double(out_h)}, {"out_w", double(out_w)}},
+                       false});
+  return y;
+}
+
+TensorId GraphBuilder::upsample_bilinear(TensorId x, int64_t out_h, int64_t out_w, bool align_corners) {
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = graph_.tensor(x).shape;
+  if (xs.size() != 4 || out_h < 1 || out_w < 1) {
+    throw UsageError("upsample_bilinear: input must be (N, H, W, C) and the output size positive, got " + dims(xs));
+  }
+  const TensorId y = activation(next_name("upsample_bilinear"), {xs[0], out_h, out_w, xs[3]});
+  graph_.add_node(Node{"upsample_bilinear", {x}, {y},
+                       {{"batch", double(xs[0])}, {"in_h", double(xs[1])}, {"in_w", double(xs[2])},
+                        {"channels", double(xs[3])}, {"out_h", double(out_h)}, {"out_w", double(out_w)},
+                        {"align_corners", align_corners ? 1.0 : 0.0}},
+                       false});
+  return y;
+}
+
+TensorId GraphBuilder::concat(const std::vector<TensorId>& given) {
+  if (given.empty() || given.size() > 16) throw UsageError("concat: 1 to 16 parts");
+  std::vector<TensorId> parts;
+  for (TensorId part : given) parts.push_back(in_compute_dtype(part));
+  std::vector<int64_t> shape = graph_.tensor(parts[0]).shape;
+  NodeAttributes attributes{{"parts", double(parts.size())}};
+  int64_t width = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const std::vector<int64_t>& ps = graph_.tensor(parts[k]).shape;
+    if (ps.size() != shape.size() || !std::equal(ps.begin(), ps.end() - 1, shape.begin())) {
+      throw UsageError("concat: part " + dims(ps) + " does not match " + dims(shape) + " outside the last dimension");
+    }
+    attributes["w" + std::to_string(k)] = double(ps.back());
+    width += ps.back();
+  }
+  attributes["rows"] = double(graph_.tensor(parts[0]).elements() / shape.back());
+  shape.back() = width;
+  const TensorId y = activation(next_name("concat"), shape);
+  graph_.add_node(Node{"concat", parts, {y}, attributes, false});
+  return y;
+}
+
+std::vector<TensorId> GraphBuilder::split(TensorId x, const std::vector<int64_t>& widths) {
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = graph_.tensor(x).shape;
+  if (widths.empty() || widths.size() > 16) throw UsageError("split: 1 to 16 parts");
+  int64_t total = 0;
+  NodeAttributes attributes{{"parts", double(widths.size())}, {"rows", double(graph_.tensor(x).elements() / xs.back())}};
+  std::vector<TensorId> parts;
+  for (size_t k = 0; k < widths.size(); ++k) {
+    if (widths[k] < 1) throw UsageError("split: widths must be positive");
+    total += widths[k];
+    attributes["w" + std::to_string(k)] = double(widths[k]);
+    std::vector<int64_t> shape = xs;
+    shape.back() = widths[k];
+    parts.push_back(activation(next_name("split"), shape));
+  }
+  if (total != xs.back()) {
+    throw UsageError("split: widths sum to " + std::to_string(total) + ", the last dimension of " + dims(xs) + " is " +
+                     std::to_string(xs.back()));
+  }
+  graph_.add_node(Node{"split", {x}, parts, attributes, false});
+  return parts;
 }
 
 }  // namespace sb
