@@ -116,6 +116,14 @@ class GraphBuilder {
   // inverse split into blocks of the given widths. src/cpu/concat.h.
   TensorId concat(const std::vector<TensorId>& parts);
   std::vector<TensorId> split(TensorId x, const std::vector<int64_t>& widths);
+  // NASNet's drop-path: each sample of x (batch first) zeroed with probability p, the rest scaled by 1 / (1 - p);
+  // drawn from the dropout Philox stream (a range of its own, fresh every step, the same on every device).
+  // The identity at p = 0 or after disable_dropout().
+  TensorId drop_path(TensorId x, double probability);
+  // YOLOv3's loss (src/cpu/yolo_loss.h) over the three heads (N, G, G, 3 · (5 + classes)), coarsest first,
+  // against an fp32 input of ground-truth boxes (N, B, 5) = (class, cx, cy, w, h) normalised, w <= 0 padding.
+  // Returns a one-element fp32 loss; the graph's backward starts there.
+  TensorId yolo_loss(TensorId head0, TensorId head1, TensorId head2, TensorId truth, int64_t classes);
   // The largest workspace a conv pass is offered (default kDefaultConvWorkspaceLimitBytes); applies to the
   // conv2d calls after it and to their backward passes.
   void set_conv_workspace_limit(uint64_t bytes) { conv_workspace_limit_ = bytes; }

@@ -21,6 +21,7 @@
 #include "src/cuda/conv2d.h"
 #include "src/cuda/cross_entropy.h"
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/drop_path.h"
 #include "src/cuda/dropout.h"
 #include "src/cuda/element.h"
 #include "src/cuda/embedding.h"
@@ -36,6 +37,7 @@
 #include "src/cuda/softmax.h"
 #include "src/cuda/span_loss.h"
 #include "src/cuda/upsample.h"
+#include "src/cuda/yolo_loss.h"
 #include "src/engine/conv2d_geometry.h"
 
 namespace sb {
@@ -302,6 +304,13 @@ DType dtype_of(const CudaExecutor& e, TensorId id) { return e.graph().tensor(id)
 cpu::ResizeGeometry resize_geometry(const Node& n) {
   return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
                              size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
+}
+
+cpu::YoloGeometry yolo_geometry(const Node& n) {
+  cpu::YoloGeometry g;
+  g.batch = size_attr(n, "batch"), g.classes = size_attr(n, "classes"), g.boxes = size_attr(n, "boxes");
+  g.grid[0] = size_attr(n, "g0"), g.grid[1] = size_attr(n, "g1"), g.grid[2] = size_attr(n, "g2");
+  return g;
 }
 
 std::vector<int64_t> concat_widths(const Node& n) {
@@ -673,6 +682,25 @@ const std::map<std::string, Kernel>& kernels() {
       {"upsample_bilinear_backward",
        SB_TYPED(cuda::upsample_bilinear_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), resize_geometry(n),
                                                  size_attr(n, "align_corners") != 0, e.stream()))},
+      {"drop_path", SB_TYPED(cuda::drop_path_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                     size_attr(n, "per_sample"), float_attr(n, "p"), e.seed(),
+                                                     e.dropout_offset(n), e.stream()))},
+      // YOLOv3's loss (src/cuda/yolo_loss.h): heads in the compute dtype, truth and loss fp32; the backward
+      // starts the pass (dloss = 1, times the loss scale if any).
+      {"yolo_loss",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::yolo_loss_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
+                                   e.at<float>(n.inputs[3]), e.at<float>(n.outputs[0]), yolo_geometry(n),
+                                   e.u8(n.outputs[1]), e.stream());
+         });
+       }},
+      {"yolo_loss_backward", SB_TYPED(cuda::yolo_loss_backward(
+                                 e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
+                                 e.at<float>(n.inputs[3]), e.at<T>(n.outputs[0]), e.at<T>(n.outputs[1]),
+                                 e.at<T>(n.outputs[2]), yolo_geometry(n), e.loss_weight(n.inputs[3]),
+                                 e.u8(n.outputs[3]), e.stream(), e.loss_gradient_scale()))},
       {"concat", SB_TYPED({
          std::vector<const T*> parts;
          for (TensorId id : n.inputs) parts.push_back(e.at<T>(id));

@@ -28,7 +28,8 @@ class Differentiator {
   std::map<TensorId, TensorId> run() {
     const int loss_node = find_producer(loss_);
     if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
-      throw UsageError("the loss must be the output of a loss op (softmax_cross_entropy, span_loss, add_losses)");
+      throw UsageError(
+          "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, add_losses)");
     }
     mark_relevant(loss_node);
     zero_fill_unused_parameters();
@@ -71,7 +72,7 @@ class Differentiator {
   static bool differentiable(const TensorInfo& info) { return dtype_is_floating(info.dtype); }
 
   static bool is_loss_op(const Node& node) {
-    return node.op == "softmax_cross_entropy" || node.op == "span_loss" ||
+    return node.op == "softmax_cross_entropy" || node.op == "span_loss" || node.op == "yolo_loss" ||
            (node.op == "add" && node.attributes.count("loss_sum") != 0);
   }
 

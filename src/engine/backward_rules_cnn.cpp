@@ -115,6 +115,33 @@ std::vector<Contribution> split_backward(BackwardContext& ctx, const Node& node,
   return {{concat.outputs[0], true}};
 }
 
+// The same samples dropped from dy: the forward's attributes, hence its Philox range this step.
+std::vector<Contribution> drop_path_backward(BackwardContext& ctx, const Node& node,
+                                             const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"drop_path", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
+// The loss starts the backward pass (unit gradient by definition): one node writes all three heads'
+// gradients from the heads and the ground truth, with a workspace of its own.
+std::vector<Contribution> yolo_loss_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>&) {
+  Node backward{"yolo_loss_backward",
+                {node.inputs[0], node.inputs[1], node.inputs[2], node.inputs[3]},
+                {},
+                node.attributes,
+                true};
+  std::vector<Contribution> result;
+  for (int s = 0; s < 3; ++s) {
+    backward.outputs.push_back(ctx.gradient_like(node.inputs[size_t(s)]));
+    result.push_back({ctx.needs_gradient(node.inputs[size_t(s)]) ? backward.outputs.back() : kNoTensor, true});
+  }
+  backward.outputs.push_back(workspace_like(ctx, node.outputs[1], ".backward"));
+  ctx.emit(backward);
+  result.push_back({});
+  return result;
+}
+
 }  // namespace
 
 const BackwardRule* find_cnn_backward_rule(const std::string& op) {
@@ -129,6 +156,8 @@ const BackwardRule* find_cnn_backward_rule(const std::string& op) {
       {"upsample_bilinear", resize_backward("upsample_bilinear_backward")},
       {"concat", concat_backward},
       {"split", split_backward},
+      {"drop_path", drop_path_backward},
+      {"yolo_loss", yolo_loss_backward},
   };
   auto it = table.find(op);
   return it == table.end() ? nullptr : &it->second;

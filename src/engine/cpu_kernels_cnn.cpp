@@ -11,8 +11,10 @@
 #include "src/cpu/bias.h"
 #include "src/cpu/concat.h"
 #include "src/cpu/conv2d.h"
+#include "src/cpu/drop_path.h"
 #include "src/cpu/pooling.h"
 #include "src/cpu/upsample.h"
+#include "src/cpu/yolo_loss.h"
 
 namespace sb::detail {
 namespace {
@@ -78,6 +80,24 @@ void split(CpuExecutor& e, const Node& n) {
   std::vector<float*> parts;
   for (TensorId id : n.outputs) parts.push_back(e.f32(id));
   cpu::split_last(e.f32(n.inputs[0]), parts, widths(n), size_attr(n, "rows"));
+}
+
+cpu::YoloGeometry yolo_geometry(const Node& n) {
+  cpu::YoloGeometry g;
+  g.batch = size_attr(n, "batch"), g.classes = size_attr(n, "classes"), g.boxes = size_attr(n, "boxes");
+  g.grid[0] = size_attr(n, "g0"), g.grid[1] = size_attr(n, "g1"), g.grid[2] = size_attr(n, "g2");
+  return g;
+}
+
+void yolo_loss(CpuExecutor& e, const Node& n) {
+  const float* heads[3] = {e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2])};
+  *e.f32(n.outputs[0]) = static_cast<float>(cpu::yolo_loss_forward(heads, e.f32(n.inputs[3]), yolo_geometry(n)));
+}
+
+void yolo_loss_backward(CpuExecutor& e, const Node& n) {  // the loss starts the backward pass: dloss = 1
+  const float* heads[3] = {e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2])};
+  float* const dheads[3] = {e.f32(n.outputs[0]), e.f32(n.outputs[1]), e.f32(n.outputs[2])};
+  cpu::yolo_loss_backward(heads, e.f32(n.inputs[3]), dheads, yolo_geometry(n), e.loss_weight(n.inputs[3]));
 }
 
 }  // namespace
@@ -146,6 +166,13 @@ const CpuKernel* find_cnn_cpu_kernel(const std::string& op) {
        }},
       {"concat", concat},
       {"split", split},
+      {"drop_path",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::drop_path_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"),
+                                size_attr(n, "per_sample"), float_attr(n, "p"), e.seed(), e.dropout_offset(n));
+       }},
+      {"yolo_loss", yolo_loss},
+      {"yolo_loss_backward", yolo_loss_backward},
   };
   auto it = table.find(op);
   return it == table.end() ? nullptr : &it->second;

@@ -1,10 +1,12 @@
 // GraphBuilder's convolutional-network ops other than conv2d and pooling (include/scalebench/graph_builder.h):
-// BatchNorm with its running statistics and workspace, LeakyReLU, sigmoid, resizing, concatenation and split.
+// BatchNorm with its running statistics and workspace, LeakyReLU, sigmoid, resizing, concatenation and split,
+// drop-path and the YOLOv3 loss.
 #include <algorithm>
 
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
 #include "src/engine/batchnorm_workspace.h"
+#include "src/engine/yolo_workspace.h"
 
 namespace sb {
 namespace {
@@ -73,6 +75,54 @@ TensorId GraphBuilder::batchnorm(TensorId x, TensorId gamma, TensorId beta, cons
                         {"slope", options.slope}},
                        false});
   return y;
+}
+
+TensorId GraphBuilder::drop_path(TensorId x, double probability) {
+  if (probability < 0 || probability >= 1) throw UsageError("drop_path probability must be in [0, 1)");
+  if (probability == 0 || !dropout_enabled_) return x;
+  x = in_compute_dtype(x);
+  const int64_t batch = graph_.tensor(x).shape.at(0);
+  const TensorId out = activation(next_name("drop_path"), graph_.tensor(x).shape);
+  // "n" is the number of random draws (one per sample): the executor sizes the step's Philox range by it.
+  graph_.add_node(Node{"drop_path", {x}, {out},
+                       {{"n", double(batch)},
+                        {"per_sample", double(graph_.tensor(x).elements() / batch)},
+                        {"p", probability},
+                        {"block_offset", double(dropout_blocks_)}},
+                       false});
+  dropout_blocks_ += (batch + 3) / 4;
+  return out;
+}
+
+TensorId GraphBuilder::yolo_loss(TensorId head0, TensorId head1, TensorId head2, TensorId truth, int64_t classes) {
+  const TensorId heads[3] = {in_compute_dtype(head0), in_compute_dtype(head1), in_compute_dtype(head2)};
+  const std::vector<int64_t> ts = graph_.tensor(truth).shape;
+  if (classes < 1) throw UsageError("yolo_loss: classes must be >= 1");
+  if (ts.size() != 3 || ts[2] != 5 || graph_.tensor(truth).dtype != DType::kFloat32) {
+    throw UsageError("yolo_loss: ground truth must be fp32 (N, boxes, 5), got " + dims(ts));
+  }
+  int64_t grid[3];
+  for (int s = 0; s < 3; ++s) {
+    const std::vector<int64_t>& hs = graph_.tensor(heads[s]).shape;
+    if (hs.size() != 4 || hs[0] != ts[0] || hs[1] != hs[2] || hs[3] != 3 * (5 + classes)) {
+      throw UsageError("yolo_loss: head " + std::to_string(s) + " must be (N, G, G, 3 (5 + classes)) = (" +
+                       std::to_string(ts[0]) + ", G, G, " + std::to_string(3 * (5 + classes)) + "), got " + dims(hs));
+    }
+    grid[s] = hs[1];
+  }
+  const TensorId loss = activation(next_name("loss"), {1}, DType::kFloat32);
+  graph_.tensor(loss).read_after_step = true;
+  TensorInfo scratch;
+  scratch.name = next_name("yolo_workspace");
+  scratch.shape = {yolo_workspace_bytes(ts[0], grid)};
+  scratch.dtype = DType::kUInt8;
+  scratch.role = TensorRole::kWorkspace;
+  const TensorId workspace = graph_.add_tensor(scratch);
+  graph_.add_node(Node{"yolo_loss", {heads[0], heads[1], heads[2], truth}, {loss, workspace},
+                       {{"batch", double(ts[0])}, {"boxes", double(ts[1])}, {"classes", double(classes)},
+                        {"g0", double(grid[0])}, {"g1", double(grid[1])}, {"g2", double(grid[2])}},
+                       false});
+  return loss;
 }
 
 TensorId GraphBuilder::upsample_nearest(TensorId x, int64_t out_h, int64_t out_w) {
