@@ -155,8 +155,10 @@ class GraphBuilder {
   // dropout node owns a fixed range of the stream, and the executor moves to a fresh range every step. No
   // mask is stored: the backward pass is a dropout of the output gradient over the same range.
   TensorId dropout(TensorId x, double probability);
-  // The sum of two losses (BERT's MLM + NSP): the backward pass gives each the unit gradient.
-  TensorId add_losses(TensorId a, TensorId b);
+  // The sum a + weight_b · b of two losses (BERT's MLM + NSP; NASNet's main loss + 0.4 · auxiliary head): the
+  // backward pass starts a's loss op with the unit gradient and b's with weight_b (the node attribute
+  // "gradient_weight" autodiff puts on b's backward node; the loss kernels multiply their seed by it).
+  TensorId add_losses(TensorId a, TensorId b, double weight_b = 1.0);
   // (K, shape...) from K tensors of one shape and dtype, in order: the SAN answer module's per-turn features.
   TensorId stack(const std::vector<TensorId>& parts);
 

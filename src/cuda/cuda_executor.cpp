@@ -301,6 +301,12 @@ void with_element_type(DType type, const Node& node, F&& f) {
 
 DType dtype_of(const CudaExecutor& e, TensorId id) { return e.graph().tensor(id).dtype; }
 
+// The factor a loss's backward seed carries inside a weighted sum of losses (GraphBuilder::add_losses), or 1.
+float gradient_weight(const Node& node) {
+  auto it = node.attributes.find("gradient_weight");
+  return it == node.attributes.end() ? 1.0f : static_cast<float>(it->second);
+}
+
 cpu::ResizeGeometry resize_geometry(const Node& n) {
   return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
                              size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
@@ -398,8 +404,14 @@ const std::map<std::string, Kernel>& kernels() {
                                size_attr(n, "cols"), e.stream());
          });
        }},
-      {"add", SB_TYPED(cuda::add_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
-                                         size_attr(n, "n"), e.stream()))},
+      {"add", SB_TYPED({
+         const T* b = e.at<T>(n.inputs[1]);
+         if (n.attributes.count("weight_b") != 0) {  // a weighted sum of losses: a + w b
+           cuda::scale_forward(b, e.at<T>(n.outputs[0]), size_attr(n, "n"), float_attr(n, "weight_b"), e.stream());
+           b = e.at<T>(n.outputs[0]);
+         }
+         cuda::add_forward(e.at<T>(n.inputs[0]), b, e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream());
+       })},
       {"add_n", SB_TYPED({  // the first two terms in one pass (no copy), then one pass per further term
          if (n.inputs.size() == 1) return copy(e, n.outputs[0], n.inputs[0]);
          cuda::add_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
@@ -513,7 +525,9 @@ const std::map<std::string, Kernel>& kernels() {
                                               e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
                                               size_attr(n, "classes"), float_attr(n, "label_smoothing"),
                                               static_cast<int32_t>(size_attr(n, "ignore_index")),
-                                              counted > 0 ? e.loss_weight(n.inputs[1]) / static_cast<float>(counted) : 0.0f,
+                                              counted > 0 ? gradient_weight(n) * e.loss_weight(n.inputs[1]) /
+                                                                static_cast<float>(counted)
+                                                          : 0.0f,
                                               e.stream(), e.loss_gradient_scale());
        })},
       {"span_loss",  // logits in the compute dtype; kept-row counts stay on the device (no host sync)
@@ -699,7 +713,8 @@ const std::map<std::string, Kernel>& kernels() {
       {"yolo_loss_backward", SB_TYPED(cuda::yolo_loss_backward(
                                  e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
                                  e.at<float>(n.inputs[3]), e.at<T>(n.outputs[0]), e.at<T>(n.outputs[1]),
-                                 e.at<T>(n.outputs[2]), yolo_geometry(n), e.loss_weight(n.inputs[3]),
+                                 e.at<T>(n.outputs[2]), yolo_geometry(n),
+                                 gradient_weight(n) * e.loss_weight(n.inputs[3]),
                                  e.u8(n.outputs[3]), e.stream(), e.loss_gradient_scale()))},
       {"concat", SB_TYPED({
          std::vector<const T*> parts;
@@ -714,7 +729,8 @@ const std::map<std::string, Kernel>& kernels() {
       {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
                                          e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),
-                                         e.at<T>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "seq"), 1.0f,
+                                         e.at<T>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "seq"),
+                                         gradient_weight(n),
                                          e.stream(), e.loss_gradient_scale()))},
   };
   return table;

@@ -97,7 +97,9 @@ void yolo_loss(CpuExecutor& e, const Node& n) {
 void yolo_loss_backward(CpuExecutor& e, const Node& n) {  // the loss starts the backward pass: dloss = 1
   const float* heads[3] = {e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2])};
   float* const dheads[3] = {e.f32(n.outputs[0]), e.f32(n.outputs[1]), e.f32(n.outputs[2])};
-  cpu::yolo_loss_backward(heads, e.f32(n.inputs[3]), dheads, yolo_geometry(n), e.loss_weight(n.inputs[3]));
+  const auto weight = n.attributes.find("gradient_weight");  // inside a weighted sum of losses
+  const float seed = (weight == n.attributes.end() ? 1.0f : static_cast<float>(weight->second));
+  cpu::yolo_loss_backward(heads, e.f32(n.inputs[3]), dheads, yolo_geometry(n), seed * e.loss_weight(n.inputs[3]));
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // The CNN workloads' losses and drop-path on the GPU against the CPU reference: sb::cuda::yolo_loss_* at
 // YOLOv3's 608² geometry (19/38/76 grids, 80 classes, 8 boxes per image with padding rows and a shared slot)
 // in fp32 and bf16; drop-path dropping the same samples as the CPU; and graphs through both executors:
-// conv heads → yolo_loss, and DeepLab's bilinear ×8 → pixel-wise cross-entropy with label 255.
-// Run: gpu_tests --gtest_filter='CudaYoloLoss*:CudaDropPath*:CudaPixelCrossEntropy*'.
+// conv heads → yolo_loss, DeepLab's bilinear ×8 → pixel-wise cross-entropy with label 255, and NASNet's
+// label-smoothed CE + 0.4 x auxiliary CE.
+// Run: gpu_tests --gtest_filter='CudaYoloLoss*:CudaDropPath*:CudaPixelCrossEntropy*:CudaWeightedLosses*'.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -197,6 +198,26 @@ TEST(CudaPixelCrossEntropyGraph, ExecutorMatchesTheCpuFp32AndBf16) {
   };
   test::expect_gpu_matches_cpu(pixel_graph, DType::kFloat32, kGraphFp32Tolerance, labels);
   test::expect_gpu_matches_cpu(pixel_graph, DType::kBFloat16, kGraphBf16Tolerance, labels);
+}
+
+// NASNet's head and auxiliary head: label-smoothed CE + 0.4 x the auxiliary CE (a weighted sum of losses).
+TensorId nasnet_heads(GraphBuilder& b) {
+  const TensorId h = b.conv2d(b.parameter("features", {4, 17, 17, 8}), b.parameter("w", {16, 3, 3, 8}), kNoTensor,
+                              Conv2dOptions::same_padding());
+  const TensorId main_logits = b.linear(b.reshape(b.global_avg_pool(h), {4, 16}), b.parameter("fc", {5, 16}));
+  const TensorId aux = b.global_avg_pool(b.conv2d(b.avg_pool2d(h, 5, Conv2dOptions::with(3, 0), false),
+                                                  b.parameter("aux_w", {8, 1, 1, 16})));
+  const TensorId aux_logits = b.linear(b.reshape(aux, {4, 8}), b.parameter("aux_fc", {5, 8}));
+  const TensorId targets = b.input("labels", {4}, DType::kInt32);
+  return b.add_losses(b.softmax_cross_entropy(main_logits, targets, 0.1, -1),
+                      b.softmax_cross_entropy(aux_logits, targets, 0.0, -1), 0.4);
+}
+
+TEST(CudaWeightedLossesGraph, NasnetAuxiliaryHeadMatchesTheCpuFp32AndBf16) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  test::expect_gpu_matches_cpu(nasnet_heads, DType::kFloat32, kGraphFp32Tolerance);
+  test::expect_gpu_matches_cpu(nasnet_heads, DType::kBFloat16, kGraphBf16Tolerance);
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // heads (builder checks; finite-difference gradients through autodiff, the loss op starting the backward
 // pass), DeepLab's pixel-wise cross-entropy (NHWC logits viewed as pixels x classes, label 255 ignored:
 // ignored pixels get no gradient), and drop-path (whole samples dropped, the same samples in the backward
-// pass, fresh ones next step). Run: unit_tests --gtest_filter='EngineCnnLosses*:EngineDropPath*'.
+// pass, fresh ones next step), and NASNet's weighted sum of the main and auxiliary losses.
+// Run: unit_tests --gtest_filter='EngineCnnLosses*:EngineDropPath*'.
 #include <gtest/gtest.h>
 
 #include "src/cpu/drop_path.h"
@@ -69,6 +70,28 @@ TEST(EngineCnnLosses, PixelCrossEntropyIgnoresLabel255) {
     }
   }
   EXPECT_GT(kept_norm, 0.0);
+}
+
+// NASNet's training loss: label-smoothed CE of the main head plus 0.4 x the auxiliary head's CE. The sum is
+// main + 0.4 aux, and the gradients (autodiff seeding the auxiliary loss's backward with 0.4) match finite
+// differences of it.
+TEST(EngineCnnLosses, WeightedSumWithAnAuxiliaryHead) {
+  test::OpGraph t;
+  const int64_t classes = 5;
+  const TensorId features = t.parameter("features", {4, 6, 6, 3});
+  const TensorId h = t.b.conv2d(features, t.parameter("w", {8, 3, 3, 3}, 0.3f), kNoTensor, Conv2dOptions::same_padding());
+  const TensorId main_logits = t.b.linear(t.b.reshape(t.b.global_avg_pool(h), {4, 8}), t.parameter("fc", {classes, 8}));
+  const TensorId aux = t.b.conv2d(t.b.avg_pool2d(h, 5, Conv2dOptions::with(3, 0), false), t.parameter("aux_w", {6, 1, 1, 8}));
+  const TensorId aux_logits = t.b.linear(t.b.reshape(aux, {4, 6}), t.parameter("aux_fc", {classes, 6}));
+  const TensorId targets = t.int_input("labels", {4}, {0, 3, 1, 4});
+  const TensorId main_loss = t.b.softmax_cross_entropy(main_logits, targets, 0.1, -1);
+  const TensorId aux_loss = t.b.softmax_cross_entropy(aux_logits, targets, 0.0, -1);
+  EXPECT_THROW(t.b.add_losses(main_loss, aux_loss, 0.0), UsageError);
+  t.finish_with_loss(t.b.add_losses(main_loss, aux_loss, 0.4));
+  t.write_parameters();
+  t.e->run();
+  EXPECT_NEAR(*t.e->f32(t.loss), *t.e->f32(main_loss) + 0.4f * *t.e->f32(aux_loss), 1e-6);
+  t.expect_gradients_match();
 }
 
 TEST(EngineDropPath, WholeSamplesDropSameInBackwardFreshNextStep) {
