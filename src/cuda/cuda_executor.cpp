@@ -238,10 +238,10 @@ class CudaExecutor final : public Executor {
   // Every conv pass gets its cuDNN algorithm here, once: within the bytes of its workspace tensor (the
   // graph builder's budget, src/engine/graph_builder_conv.cpp), in the dtype of its output.
   void choose_conv_algorithms(bool tf32) {
-    static const std::map<std::string, cuda::ConvPass> passes = {{"conv2d", cuda::ConvPass::kForward},
-                                                                 {"conv2d_backward_data", cuda::ConvPass::kBackwardData},
-                                                                 {"conv2d_backward_filter",
-                                                                  cuda::ConvPass::kBackwardFilter}};
+    static const std::map<std::string, cuda::ConvPass> passes = {
+        {"conv2d", cuda::ConvPass::kForward},
+        {"conv2d_backward_data", cuda::ConvPass::kBackwardData},
+        {"conv2d_backward_filter", cuda::ConvPass::kBackwardFilter}};
     for (const Node& node : graph_.nodes()) {
       auto pass = passes.find(node.op);
       if (pass == passes.end()) continue;

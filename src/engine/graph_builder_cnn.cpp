@@ -23,7 +23,8 @@ TensorId GraphBuilder::leaky_relu(TensorId x, double slope) {
   if (!(slope > 0)) throw UsageError("leaky_relu: the slope must be > 0 (the backward pass reads the sign off y)");
   x = in_compute_dtype(x);
   TensorId out = activation(next_name("leaky_relu"), graph_.tensor(x).shape);
-  graph_.add_node(Node{"leaky_relu", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}, {"slope", slope}}, false});
+  graph_.add_node(
+      Node{"leaky_relu", {x}, {out}, {{"n", double(graph_.tensor(x).elements())}, {"slope", slope}}, false});
   return out;
 }
 
@@ -181,7 +182,8 @@ std::vector<TensorId> GraphBuilder::split(TensorId x, const std::vector<int64_t>
   const std::vector<int64_t> xs = graph_.tensor(x).shape;
   if (widths.empty() || widths.size() > 16) throw UsageError("split: 1 to 16 parts");
   int64_t total = 0;
-  NodeAttributes attributes{{"parts", double(widths.size())}, {"rows", double(graph_.tensor(x).elements() / xs.back())}};
+  NodeAttributes attributes{{"parts", double(widths.size())},
+                            {"rows", double(graph_.tensor(x).elements() / xs.back())}};
   std::vector<TensorId> parts;
   for (size_t k = 0; k < widths.size(); ++k) {
     if (widths[k] < 1) throw UsageError("split: widths must be positive");

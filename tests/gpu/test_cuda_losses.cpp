@@ -133,8 +133,10 @@ TensorId yolo_graph(GraphBuilder& b) {
   const TensorId features = b.parameter("features", {2, 16, 16, 8});
   const TensorId h2 = b.conv2d(features, b.parameter("w2", {channels, 3, 3, 8}), b.parameter("b2", {channels}),
                                Conv2dOptions::same_padding());
-  const TensorId h1 = b.conv2d(features, b.parameter("w1", {channels, 3, 3, 8}), kNoTensor, Conv2dOptions::same_padding(2));
-  const TensorId h0 = b.conv2d(features, b.parameter("w0", {channels, 3, 3, 8}), kNoTensor, Conv2dOptions::same_padding(4));
+  const TensorId h1 =
+      b.conv2d(features, b.parameter("w1", {channels, 3, 3, 8}), kNoTensor, Conv2dOptions::same_padding(2));
+  const TensorId h0 =
+      b.conv2d(features, b.parameter("w0", {channels, 3, 3, 8}), kNoTensor, Conv2dOptions::same_padding(4));
   return b.yolo_loss(h0, h1, h2, b.input("truth", {2, 8, 5}), 4);
 }
 
@@ -182,7 +184,8 @@ TEST(CudaYoloLossGraph, ExecutorMatchesTheCpuFp32AndBf16) {
 
 // DeepLab's head: logits at 1/8 resolution, bilinear ×8, pixel-wise CE over 21 classes with label 255.
 TensorId pixel_graph(GraphBuilder& b) {
-  TensorId logits = b.conv2d(b.parameter("x", {2, 9, 9, 16}), b.parameter("w", {21, 1, 1, 16}), b.parameter("bias", {21}));
+  TensorId logits =
+      b.conv2d(b.parameter("x", {2, 9, 9, 16}), b.parameter("w", {21, 1, 1, 16}), b.parameter("bias", {21}));
   logits = b.upsample_bilinear(logits, 72, 72, false);
   return b.softmax_cross_entropy(b.reshape(logits, {2 * 72 * 72, 21}), b.input("labels", {2 * 72 * 72}, DType::kInt32),
                                  0.0, 255);

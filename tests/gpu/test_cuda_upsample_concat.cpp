@@ -34,7 +34,8 @@ constexpr double kGraphBf16Tolerance = 3e-2;
 
 template <typename T>
 void check_resize(const cpu::ResizeGeometry& g, double tolerance) {
-  const size_t in = size_t(g.batch * g.in_h * g.in_w * g.channels), out = size_t(g.batch * g.out_h * g.out_w * g.channels);
+  const size_t in = size_t(g.batch * g.in_h * g.in_w * g.channels);
+  const size_t out = size_t(g.batch * g.out_h * g.out_w * g.channels);
   std::vector<float> x = test::random_normal(in, 81), dy = test::random_normal(out, 82);
   constexpr bool kBf16 = !std::is_same_v<T, float>;
   if (kBf16) x = test::round_to_bf16(x).values, dy = test::round_to_bf16(dy).values;
@@ -132,7 +133,8 @@ TEST(CudaConcat, ConcatAndSplitAreExactCopies) {
 }
 
 TensorId route_graph(GraphBuilder& b) {
-  TensorId h = b.concat({b.upsample_nearest(b.parameter("deep", {2, 5, 5, 8}), 10, 10), b.parameter("route", {2, 10, 10, 4})});
+  TensorId h = b.concat(
+      {b.upsample_nearest(b.parameter("deep", {2, 5, 5, 8}), 10, 10), b.parameter("route", {2, 10, 10, 4})});
   const TensorId pooled = b.conv2d(b.global_avg_pool(h), b.parameter("wp", {12, 1, 1, 12}));
   h = b.add(h, b.upsample_bilinear(pooled, 10, 10, false));
   const std::vector<TensorId> parts = b.split(h, {5, 6, 1});

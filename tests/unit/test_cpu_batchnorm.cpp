@@ -87,7 +87,8 @@ TEST_P(CpuBatchNormGradients, MatchFiniteDifferences) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Activations, CpuBatchNormGradients, ::testing::Values(Act::kNone, Act::kRelu, Act::kLeakyRelu));
+INSTANTIATE_TEST_SUITE_P(Activations, CpuBatchNormGradients,
+                         ::testing::Values(Act::kNone, Act::kRelu, Act::kLeakyRelu));
 
 }  // namespace
 }  // namespace sb

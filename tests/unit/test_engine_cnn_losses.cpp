@@ -15,7 +15,8 @@ namespace {
 TEST(EngineCnnLosses, YoloBuilderChecks) {
   Graph graph;
   GraphBuilder b(graph);
-  const TensorId h0 = b.input("h0", {2, 2, 2, 24}), h1 = b.input("h1", {2, 4, 4, 24}), h2 = b.input("h2", {2, 8, 8, 24});
+  const TensorId h0 = b.input("h0", {2, 2, 2, 24}), h1 = b.input("h1", {2, 4, 4, 24});
+  const TensorId h2 = b.input("h2", {2, 8, 8, 24});
   const TensorId truth = b.input("truth", {2, 8, 5});
   EXPECT_THROW(b.yolo_loss(h0, h1, h2, truth, 4), UsageError);  // 3 (5 + 4) = 27 channels, not 24
   EXPECT_THROW(b.yolo_loss(h0, h1, h2, b.input("bad", {2, 8, 4}), 3), UsageError);
@@ -27,8 +28,10 @@ TEST(EngineCnnLosses, YoloGradientsMatchFiniteDifferences) {
   test::OpGraph t;
   const int64_t classes = 2, channels = 3 * (5 + classes);
   const TensorId features = t.parameter("features", {2, 8, 8, 3}, 0.5f);
-  const TensorId h2 = t.b.conv2d(features, t.parameter("w2", {channels, 1, 1, 3}, 0.3f), t.parameter("b2", {channels}, 0.1f));
-  const TensorId h1 = t.b.conv2d(t.b.max_pool2d(features, 2, Conv2dOptions::with(2, 0)), t.parameter("w1", {channels, 1, 1, 3}, 0.3f));
+  const TensorId h2 =
+      t.b.conv2d(features, t.parameter("w2", {channels, 1, 1, 3}, 0.3f), t.parameter("b2", {channels}, 0.1f));
+  const TensorId h1 = t.b.conv2d(t.b.max_pool2d(features, 2, Conv2dOptions::with(2, 0)),
+                                 t.parameter("w1", {channels, 1, 1, 3}, 0.3f));
   const TensorId h0 = t.b.conv2d(t.b.avg_pool2d(features, 4, Conv2dOptions::with(4, 0), true),
                                  t.parameter("w0", {channels, 1, 1, 3}, 0.3f));
   const TensorId truth = t.b.input("truth", {2, 3, 5});
@@ -79,9 +82,11 @@ TEST(EngineCnnLosses, WeightedSumWithAnAuxiliaryHead) {
   test::OpGraph t;
   const int64_t classes = 5;
   const TensorId features = t.parameter("features", {4, 6, 6, 3});
-  const TensorId h = t.b.conv2d(features, t.parameter("w", {8, 3, 3, 3}, 0.3f), kNoTensor, Conv2dOptions::same_padding());
+  const TensorId h =
+      t.b.conv2d(features, t.parameter("w", {8, 3, 3, 3}, 0.3f), kNoTensor, Conv2dOptions::same_padding());
   const TensorId main_logits = t.b.linear(t.b.reshape(t.b.global_avg_pool(h), {4, 8}), t.parameter("fc", {classes, 8}));
-  const TensorId aux = t.b.conv2d(t.b.avg_pool2d(h, 5, Conv2dOptions::with(3, 0), false), t.parameter("aux_w", {6, 1, 1, 8}));
+  const TensorId aux =
+      t.b.conv2d(t.b.avg_pool2d(h, 5, Conv2dOptions::with(3, 0), false), t.parameter("aux_w", {6, 1, 1, 8}));
   const TensorId aux_logits = t.b.linear(t.b.reshape(aux, {4, 6}), t.parameter("aux_fc", {classes, 6}));
   const TensorId targets = t.int_input("labels", {4}, {0, 3, 1, 4});
   const TensorId main_loss = t.b.softmax_cross_entropy(main_logits, targets, 0.1, -1);
