@@ -89,6 +89,9 @@ class Executor {
 
  protected:
   Executor(const Graph& graph, const MemoryPlan& plan);
+  // Sets every kState tensor (BatchNorm running statistics) to its initial value; the derived constructors
+  // call it once their memory exists.
+  void initialize_state();
 
   const Graph& graph_;
   const MemoryPlan& plan_;

@@ -24,6 +24,10 @@ enum class TensorRole {
   kInput,           // synthetic data and labels: written once per run, live for the whole step
   kActivation,      // forward and backward intermediates: arena, offsets by liveness
   kWorkspace,       // scratch of one node (GEMM, softmax statistics): arena, lives for that node only
+  // Non-trained model state updated by forward nodes (BatchNorm's running mean and variance): a flat region
+  // after the optimizer state, set to `initial_value` when an executor is built, never a gradient, never
+  // reduced. Each data-parallel rank keeps its own, as PyTorch DDP's buffers between broadcasts.
+  kState,
 };
 const char* tensor_role_name(TensorRole role);
 
@@ -39,6 +43,7 @@ struct TensorInfo {
   // gradient instead of refusing it. Set by GraphBuilder::declare_unused_parameter.
   bool unused_this_step = false;
   TensorId view_of = kNoTensor;      // a reshape: the same bytes as that tensor, placed with it, never copied
+  float initial_value = 0.0f;        // kState (fp32): every element's value when the executor is built
 
   int64_t elements() const;
   uint64_t bytes() const;
@@ -78,7 +83,8 @@ class Graph {
 
 // Where a node's time goes, for step-time breakdowns: "gemm" (dense layers, forward and backward),
 // "attention" (batched score/context products and the masked softmax), "normalization" (LayerNorm), "loss",
-// "casts" (precision casts), or "elementwise" (bias, activations, dropout, residuals, layout, embeddings).
+// "casts" (precision casts), "convolution" (conv2d passes; BatchNorm counts as normalization), or "elementwise"
+// (bias, activations, dropout, residuals, layout, embeddings).
 const char* op_category(const Node& node);
 
 // Floating-point operations of the graph's matrix products (2 per multiply-add), forward nodes only or all:

@@ -12,6 +12,47 @@
 
 namespace sb {
 
+// A 2-D convolution's hyper-parameters (GraphBuilder::conv2d). Padding is per side; `same` replaces it by
+// TF's "SAME" rule for the input at hand (total = max((ceil(in / stride) - 1) stride + dilation (k - 1) + 1 - in,
+// 0), the odd pixel at the bottom/right), which for stride 1 is PyTorch's padding="same".
+struct Conv2dOptions {
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int64_t groups = 1;  // groups = input channels: depthwise
+  bool same = false;
+
+  static Conv2dOptions with(int64_t stride, int64_t pad, int64_t dilation = 1, int64_t groups = 1) {
+    Conv2dOptions o;
+    o.stride_h = o.stride_w = stride;
+    o.pad_top = o.pad_bottom = o.pad_left = o.pad_right = pad;
+    o.dilation_h = o.dilation_w = dilation;
+    o.groups = groups;
+    return o;
+  }
+  static Conv2dOptions same_padding(int64_t stride = 1, int64_t dilation = 1, int64_t groups = 1) {
+    Conv2dOptions o = with(stride, 0, dilation, groups);
+    o.same = true;
+    return o;
+  }
+};
+
+// Scratch offered to each convolution pass (cuDNN's algorithms trade workspace for speed): min(limit,
+// max(kConvWorkspaceFloorBytes, 2 x the pass's largest operand)). Declared in the graph as one kWorkspace
+// tensor per conv node, so the planner places it by liveness (workspaces of different nodes share bytes).
+constexpr uint64_t kConvWorkspaceFloorBytes = 1ull << 20;
+constexpr uint64_t kDefaultConvWorkspaceLimitBytes = 256ull << 20;
+
+// BatchNorm's settings (GraphBuilder::batchnorm). torch.nn.BatchNorm2d's defaults; NASNet uses eps 1e-3,
+// YOLOv3 (darknet) and ResNet 1e-5. The fused activation is applied to the normalised value.
+struct BatchNormOptions {
+  enum class Activation { kNone = 0, kRelu = 1, kLeakyRelu = 2 };  // the numbers of cpu::BatchNormActivation
+  double epsilon = 1e-5;
+  double momentum = 0.1;
+  Activation activation = Activation::kNone;
+  double slope = 0.1;  // kLeakyRelu only; > 0
+};
+
 class GraphBuilder {
  public:
   // `compute` is the dtype of activations and their gradients: fp32, or bf16 / fp16 for mixed precision, where
@@ -45,6 +86,48 @@ class GraphBuilder {
   TensorId gelu(TensorId x);             // exact erf form (BERT)
   TensorId relu(TensorId x);
   TensorId tanh(TensorId x);
+  TensorId leaky_relu(TensorId x, double slope);  // slope > 0
+  TensorId sigmoid(TensorId x);
+
+  // BatchNorm in training mode over the last dimension (channels of an NHWC tensor): batch statistics,
+  // gamma and beta (C) fp32 parameters, optionally fused with the activation after it (src/cpu/batchnorm.h).
+  // The running mean and variance are kState tensors named after gamma ("<gamma>.running_mean", ".running_var",
+  // starting at 0 and 1) that every forward pass updates; they take no gradient and are not all-reduced.
+  TensorId batchnorm(TensorId x, TensorId gamma, TensorId beta, const BatchNormOptions& options = {});
+
+  // y (N, Ho, Wo, K) = x (N, H, W, C) convolved with weight (K, R, S, C / groups) (+ bias (K)), NHWC
+  // (src/engine/conv2d_geometry.h). The weight is cast to the compute dtype once per step like a linear
+  // layer's; the bias stays fp32 (added after the convolution). The node carries a workspace tensor (see
+  // kConvWorkspaceFloorBytes); on CUDA the algorithms are chosen once per node, when the executor is built.
+  // Implemented in src/engine/graph_builder_conv.cpp.
+  TensorId conv2d(TensorId x, TensorId weight, TensorId bias = kNoTensor, const Conv2dOptions& options = {});
+  // Pooling over kernel x kernel windows of x (N, H, W, C) -> (N, Ho, Wo, C) with the stride and padding of
+  // `options` (no dilation, no groups): max pooling ignores the padding, average pooling divides by the
+  // window (count_include_pad, PyTorch's default) or by the input pixels in it (NASNet). src/cpu/pooling.h.
+  TensorId max_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options);
+  TensorId avg_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options, bool count_include_pad);
+  // (N, H, W, C) -> (N, 1, 1, C): the mean over the image (an average pool with the whole image as window).
+  TensorId global_avg_pool(TensorId x);
+  // x (N, H, W, C) resized to (N, out_h, out_w, C) as torch's interpolate (src/cpu/upsample.h): nearest
+  // (YOLOv3's ×2) or bilinear with align_corners (torchvision's DeepLabv3: false).
+  TensorId upsample_nearest(TensorId x, int64_t out_h, int64_t out_w);
+  TensorId upsample_bilinear(TensorId x, int64_t out_h, int64_t out_w, bool align_corners);
+  // Concatenation along the last dimension (channels) of tensors equal in every other dimension, and the
+  // inverse split into blocks of the given widths. src/cpu/concat.h.
+  TensorId concat(const std::vector<TensorId>& parts);
+  std::vector<TensorId> split(TensorId x, const std::vector<int64_t>& widths);
+  // NASNet's drop-path: each sample of x (batch first) zeroed with probability p, the rest scaled by 1 / (1 - p);
+  // drawn from the dropout Philox stream (a range of its own, fresh every step, the same on every device).
+  // The identity at p = 0 or after disable_dropout().
+  TensorId drop_path(TensorId x, double probability);
+  // YOLOv3's loss (src/cpu/yolo_loss.h) over the three heads (N, G, G, 3 · (5 + classes)), coarsest first,
+  // against an fp32 input of ground-truth boxes (N, B, 5) = (class, cx, cy, w, h) normalised, w <= 0 padding.
+  // Returns a one-element fp32 loss; the graph's backward starts there.
+  TensorId yolo_loss(TensorId head0, TensorId head1, TensorId head2, TensorId truth, int64_t classes);
+  // The largest workspace a conv pass is offered (default kDefaultConvWorkspaceLimitBytes); applies to the
+  // conv2d calls after it and to their backward passes.
+  void set_conv_workspace_limit(uint64_t bytes) { conv_workspace_limit_ = bytes; }
+
   TensorId layernorm(TensorId x, TensorId gamma, TensorId beta, double epsilon);
   // Rows of `table` (vocab, dim) gathered by int32 `ids`; output shape = ids' shape + (dim).
   TensorId embedding(TensorId ids, TensorId table, int64_t padding_idx = -1);
@@ -72,8 +155,10 @@ class GraphBuilder {
   // dropout node owns a fixed range of the stream, and the executor moves to a fresh range every step. No
   // mask is stored: the backward pass is a dropout of the output gradient over the same range.
   TensorId dropout(TensorId x, double probability);
-  // The sum of two losses (BERT's MLM + NSP): the backward pass gives each the unit gradient.
-  TensorId add_losses(TensorId a, TensorId b);
+  // The sum a + weight_b · b of two losses (BERT's MLM + NSP; NASNet's main loss + 0.4 · auxiliary head): the
+  // backward pass starts a's loss op with the unit gradient and b's with weight_b (the node attribute
+  // "gradient_weight" autodiff puts on b's backward node; the loss kernels multiply their seed by it).
+  TensorId add_losses(TensorId a, TensorId b, double weight_b = 1.0);
   // (K, shape...) from K tensors of one shape and dtype, in order: the SAN answer module's per-turn features.
   TensorId stack(const std::vector<TensorId>& parts);
 
@@ -124,6 +209,7 @@ class GraphBuilder {
   int counter_ = 0;
   int64_t dropout_blocks_ = 0;
   bool dropout_enabled_ = true;  // Philox blocks used by this graph's dropout nodes so far
+  uint64_t conv_workspace_limit_ = kDefaultConvWorkspaceLimitBytes;
 };
 
 }  // namespace sb

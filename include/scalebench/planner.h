@@ -1,6 +1,6 @@
 // The memory planner: one device arena for the whole step, every byte assigned before anything is allocated
 // (ARCHITECTURE.md step 5). Layout, in this order, each offset aligned:
-//   parameters | gradients | optimizer state | inputs | activations and workspaces
+//   parameters | gradients | optimizer state | model state | inputs | activations and workspaces
 // Parameters and gradients are flat and in backward order (the order in which the backward pass finishes
 // each gradient), so a gradient bucket is one contiguous range that can be all-reduced the moment its last
 // gradient is written, and the fused optimizer walks parameters and gradients in step. Activations and
@@ -38,6 +38,7 @@ struct MemoryPlan {
   std::vector<int> last_use;      // per tensor id: last node index that touches it (-1: none)
 
   uint64_t parameter_bytes = 0, gradient_bytes = 0, optimizer_bytes = 0, input_bytes = 0;
+  uint64_t state_bytes = 0;  // kState tensors (BatchNorm running statistics)
   uint64_t activation_peak_bytes = 0;  // the shared region, activations and workspaces together
   uint64_t total_bytes = 0;
 
@@ -47,13 +48,13 @@ struct MemoryPlan {
   std::vector<GradientBucket> buckets;
 };
 
-// The arena by category (maxbatch's report). Parameters, gradients, optimizer state and inputs are their
-// tensors' bytes; activations and workspace are those live at the node where the shared region's live bytes
-// peak; padding is the rest (alignment, and the gaps the greedy packing leaves), so the seven add up to
+// The arena by category (maxbatch's report). Parameters, gradients, optimizer state, running state (BatchNorm
+// statistics) and inputs are their tensors' bytes; activations and workspace are those live at the node where the shared region's live bytes
+// peak; padding is the rest (alignment, and the gaps the greedy packing leaves), so the eight add up to
 // total_bytes exactly.
 struct PlanCategories {
-  uint64_t parameters = 0, gradients = 0, optimizer_state = 0, inputs = 0, activations = 0, workspace = 0,
-           padding = 0;
+  uint64_t parameters = 0, gradients = 0, optimizer_state = 0, running_state = 0, inputs = 0, activations = 0,
+           workspace = 0, padding = 0;
 };
 
 // Throws UsageError when a parameter has no gradient written by any node, or a gradient names no parameter.

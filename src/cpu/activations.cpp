@@ -68,6 +68,26 @@ void relu_backward(const float* y, const float* dy, float* dx, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
 }
 
+void leaky_relu_forward(const float* x, float* y, int64_t n, float slope) {
+  check_count("leaky_relu_forward", n);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : slope * x[i];
+}
+
+void leaky_relu_backward(const float* y, const float* dy, float* dx, int64_t n, float slope) {
+  check_count("leaky_relu_backward", n);
+  for (int64_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : slope * dy[i];
+}
+
+void sigmoid_forward(const float* x, float* y, int64_t n) {
+  check_count("sigmoid_forward", n);
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x[i]))));
+}
+
+void sigmoid_backward(const float* y, const float* dy, float* dx, int64_t n) {
+  check_count("sigmoid_backward", n);
+  for (int64_t i = 0; i < n; ++i) dx[i] = static_cast<float>(double(dy[i]) * y[i] * (1.0 - double(y[i])));
+}
+
 void tanh_forward(const float* x, float* y, int64_t n) {
   check_count("tanh_forward", n);
   for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(std::tanh(static_cast<double>(x[i])));

@@ -1,4 +1,5 @@
-// CPU reference elementwise ops (sb::cpu): GELU (exact erf form and tanh approximation), ReLU, tanh, the
+// CPU reference elementwise ops (sb::cpu): GELU (exact erf form and tanh approximation), ReLU, LeakyReLU,
+// sigmoid, tanh, the
 // residual add and a scalar scale, forward and backward, on n contiguous floats. Transcendentals are
 // evaluated in double and rounded once. Tests: tests/unit/test_cpu_activations.cpp (suite CpuActivations).
 #pragma once
@@ -27,6 +28,16 @@ void gelu_tanh_backward(const float* x, const float* dy, float* dx, int64_t n);
 void relu_forward(const float* x, float* y, int64_t n);
 // dx = dy where y > 0, else 0 (0 at x == 0, as PyTorch). Needs the output y; x works too (same sign test).
 void relu_backward(const float* y, const float* dy, float* dx, int64_t n);
+
+// LeakyReLU y = x for x > 0, slope · x otherwise (YOLOv3: slope 0.1), computed in fp32.
+void leaky_relu_forward(const float* x, float* y, int64_t n, float slope);
+// dx = dy where y > 0, slope · dy otherwise (the slope at 0, as PyTorch). Needs the output y and slope > 0.
+void leaky_relu_backward(const float* y, const float* dy, float* dx, int64_t n, float slope);
+
+// Logistic sigmoid y = 1 / (1 + exp(-x)).
+void sigmoid_forward(const float* x, float* y, int64_t n);
+// dx = dy · y (1 - y). Needs the output y.
+void sigmoid_backward(const float* y, const float* dy, float* dx, int64_t n);
 
 // y = tanh(x).
 void tanh_forward(const float* x, float* y, int64_t n);

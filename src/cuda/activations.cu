@@ -79,6 +79,24 @@ struct ReluBackward {  // (y, dy) -> dx
   __device__ float operator()(float y, float dy) const { return y > 0.0f ? dy : 0.0f; }
 };
 
+struct LeakyReluForward {
+  float slope;
+  __device__ float operator()(float x) const { return x > 0.0f ? x : slope * x; }
+};
+
+struct LeakyReluBackward {  // (y, dy) -> dx
+  float slope;
+  __device__ float operator()(float y, float dy) const { return y > 0.0f ? dy : slope * dy; }
+};
+
+struct SigmoidForward {
+  __device__ float operator()(float x) const { return 1.0f / (1.0f + expf(-x)); }
+};
+
+struct SigmoidBackward {  // (y, dy) -> dy y (1 - y)
+  __device__ float operator()(float y, float dy) const { return dy * y * (1.0f - y); }
+};
+
 struct TanhForward {
   __device__ float operator()(float x) const { return tanhf(x); }
 };
@@ -219,6 +237,26 @@ void relu_backward(const T* y, const T* dy, T* dx, int64_t n, cudaStream_t strea
 }
 
 template <typename T>
+void leaky_relu_forward(const T* x, T* y, int64_t n, float slope, cudaStream_t stream) {
+  launch_unary("leaky_relu_forward", x, y, n, LeakyReluForward{slope}, stream);
+}
+
+template <typename T>
+void leaky_relu_backward(const T* y, const T* dy, T* dx, int64_t n, float slope, cudaStream_t stream) {
+  launch_binary("leaky_relu_backward", y, dy, dx, n, LeakyReluBackward{slope}, stream);
+}
+
+template <typename T>
+void sigmoid_forward(const T* x, T* y, int64_t n, cudaStream_t stream) {
+  launch_unary("sigmoid_forward", x, y, n, SigmoidForward{}, stream);
+}
+
+template <typename T>
+void sigmoid_backward(const T* y, const T* dy, T* dx, int64_t n, cudaStream_t stream) {
+  launch_binary("sigmoid_backward", y, dy, dx, n, SigmoidBackward{}, stream);
+}
+
+template <typename T>
 void tanh_forward(const T* x, T* y, int64_t n, cudaStream_t stream) {
   launch_unary("tanh_forward", x, y, n, TanhForward{}, stream);
 }
@@ -245,6 +283,10 @@ void scale_forward(const T* x, T* y, int64_t n, float scale, cudaStream_t stream
   template void gelu_tanh_backward<T>(const T*, const T*, T*, int64_t, cudaStream_t); \
   template void relu_forward<T>(const T*, T*, int64_t, cudaStream_t);                 \
   template void relu_backward<T>(const T*, const T*, T*, int64_t, cudaStream_t);      \
+  template void leaky_relu_forward<T>(const T*, T*, int64_t, float, cudaStream_t);    \
+  template void leaky_relu_backward<T>(const T*, const T*, T*, int64_t, float, cudaStream_t); \
+  template void sigmoid_forward<T>(const T*, T*, int64_t, cudaStream_t);              \
+  template void sigmoid_backward<T>(const T*, const T*, T*, int64_t, cudaStream_t);   \
   template void tanh_forward<T>(const T*, T*, int64_t, cudaStream_t);                 \
   template void tanh_backward<T>(const T*, const T*, T*, int64_t, cudaStream_t);      \
   template void add_forward<T>(const T*, const T*, T*, int64_t, cudaStream_t);        \

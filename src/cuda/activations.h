@@ -30,6 +30,18 @@ void relu_forward(const T* x, T* y, int64_t n, cudaStream_t stream);
 template <typename T>
 void relu_backward(const T* y, const T* dy, T* dx, int64_t n, cudaStream_t stream);
 
+// slope > 0 (the backward reads the sign off y).
+template <typename T>
+void leaky_relu_forward(const T* x, T* y, int64_t n, float slope, cudaStream_t stream);
+template <typename T>
+void leaky_relu_backward(const T* y, const T* dy, T* dx, int64_t n, float slope, cudaStream_t stream);
+
+// sigmoid in fp32 (expf: a few ulp against the CPU's double); the backward reads y.
+template <typename T>
+void sigmoid_forward(const T* x, T* y, int64_t n, cudaStream_t stream);
+template <typename T>
+void sigmoid_backward(const T* y, const T* dy, T* dx, int64_t n, cudaStream_t stream);
+
 template <typename T>
 void tanh_forward(const T* x, T* y, int64_t n, cudaStream_t stream);
 template <typename T>

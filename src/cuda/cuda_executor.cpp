@@ -16,10 +16,14 @@
 #include "scalebench/error.h"
 #include "scalebench/executor.h"
 #include "src/cuda/activations.h"
+#include "src/cuda/batchnorm.h"
 #include "src/cuda/bias.h"
 #include "src/cuda/cast.h"
+#include "src/cuda/concat.h"
+#include "src/cuda/conv2d.h"
 #include "src/cuda/cross_entropy.h"
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/drop_path.h"
 #include "src/cuda/dropout.h"
 #include "src/cuda/element.h"
 #include "src/cuda/embedding.h"
@@ -28,12 +32,16 @@
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
 #include "src/cuda/optimizer.h"
+#include "src/cuda/pooling.h"
 #include "src/cuda/random_uniform.h"
 #include "src/cuda/san.h"
 #include "src/cuda/select_column.h"
 #include "src/cuda/softmax.h"
 #include "src/cuda/span_loss.h"
 #include "src/cuda/stream_scratch.h"
+#include "src/cuda/upsample.h"
+#include "src/cuda/yolo_loss.h"
+#include "src/engine/conv2d_geometry.h"
 
 namespace sb {
 namespace {
@@ -75,6 +83,7 @@ class CudaExecutor final : public Executor {
     for (const Node& node : graph.nodes()) {
       if (kernels().count(node.op) == 0) throw UsageError("the cuda device has no kernel for op '" + node.op + "'");
     }
+    choose_conv_algorithms(tf32_gemms);  // may refuse a convolution: before anything is allocated
     arena_charge_ = AllocationCharge(plan.total_bytes, "the plan's arena");
     const cudaError_t status = cudaMalloc(&arena_, plan.total_bytes == 0 ? 1 : plan.total_bytes);
     if (status == cudaErrorMemoryAllocation) {
@@ -89,6 +98,7 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(cudaMalloc(&scratch_, 64));  // loss sum (float) and counted rows (int64)
     reserve_outside_plan(graph);
     if (scaled) start_loss_scaling();
+    initialize_state();
   }
   ~CudaExecutor() override {
     cudaStreamSynchronize(stream_);
@@ -211,6 +221,8 @@ class CudaExecutor final : public Executor {
   float* loss_sum() { return static_cast<float*>(scratch_); }
   int64_t* counted() { return reinterpret_cast<int64_t*>(static_cast<char*>(scratch_) + 8); }
 
+  const cuda::Conv2dRunner& conv_runner(const Node& node) const { return *conv_runners_.at(&node); }
+
   // Rows that count in a loss depend only on the targets, which the synthetic data fixes for the run: they
   // are read back once per loss node (one synchronisation) and reused as the backward's scale.
   int64_t counted_rows(const Node& loss_node) {
@@ -269,6 +281,22 @@ class CudaExecutor final : public Executor {
     cuda::lend_stream_scratch(stream_, kernel_scratch_, scratch);
   }
 
+  // Every conv pass gets its cuDNN algorithm here, once: within the bytes of its workspace tensor (the
+  // graph builder's budget, src/engine/graph_builder_conv.cpp), in the dtype of its output.
+  void choose_conv_algorithms(bool tf32) {
+    static const std::map<std::string, cuda::ConvPass> passes = {
+        {"conv2d", cuda::ConvPass::kForward},
+        {"conv2d_backward_data", cuda::ConvPass::kBackwardData},
+        {"conv2d_backward_filter", cuda::ConvPass::kBackwardFilter}};
+    for (const Node& node : graph_.nodes()) {
+      auto pass = passes.find(node.op);
+      if (pass == passes.end()) continue;
+      conv_runners_[&node] = std::make_unique<cuda::Conv2dRunner>(
+          conv2d_geometry(node.attributes), graph_.tensor(node.outputs[0]).dtype, tf32, pass->second,
+          graph_.tensor(node.outputs[1]).bytes());
+    }
+  }
+
   // The optimizer's state buffers, allocated and zeroed on first use or when the optimizer changes.
   void ensure_optimizer_state(const OptimizerSettings& settings) {
     const size_t n = plan_.parameter_bytes / sizeof(float);
@@ -309,6 +337,7 @@ class CudaExecutor final : public Executor {
   cudaStream_t stream_ = nullptr;
   std::map<TensorId, int64_t> counted_rows_;
   std::vector<cudaEvent_t> marks_;
+  std::map<const Node*, std::unique_ptr<cuda::Conv2dRunner>> conv_runners_;  // per conv pass node
 };
 
 // Calls f with a value of the element type stored for `type` (float, bf16 or fp16): the kernels are templates
@@ -324,6 +353,32 @@ void with_element_type(DType type, const Node& node, F&& f) {
 }
 
 DType dtype_of(const CudaExecutor& e, TensorId id) { return e.graph().tensor(id).dtype; }
+
+// The factor a loss's backward seed carries inside a weighted sum of losses (GraphBuilder::add_losses), or 1.
+float gradient_weight(const Node& node) {
+  auto it = node.attributes.find("gradient_weight");
+  return it == node.attributes.end() ? 1.0f : static_cast<float>(it->second);
+}
+
+cpu::ResizeGeometry resize_geometry(const Node& n) {
+  return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
+                             size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
+}
+
+cpu::YoloGeometry yolo_geometry(const Node& n) {
+  cpu::YoloGeometry g;
+  g.batch = size_attr(n, "batch"), g.classes = size_attr(n, "classes"), g.boxes = size_attr(n, "boxes");
+  g.grid[0] = size_attr(n, "g0"), g.grid[1] = size_attr(n, "g1"), g.grid[2] = size_attr(n, "g2");
+  return g;
+}
+
+std::vector<int64_t> concat_widths(const Node& n) {
+  std::vector<int64_t> widths;
+  for (int64_t k = 0; k < size_attr(n, "parts"); ++k) {
+    widths.push_back(size_attr(n, ("w" + std::to_string(k)).c_str()));
+  }
+  return widths;
+}
 
 // A and B share the compute dtype; C is the same or, for weight gradients under mixed precision, fp32.
 void run_gemm(CudaExecutor& e, const Node& n) {
@@ -402,8 +457,14 @@ const std::map<std::string, Kernel>& kernels() {
                                size_attr(n, "cols"), e.stream());
          });
        }},
-      {"add", SB_TYPED(cuda::add_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
-                                         size_attr(n, "n"), e.stream()))},
+      {"add", SB_TYPED({
+         const T* b = e.at<T>(n.inputs[1]);
+         if (n.attributes.count("weight_b") != 0) {  // a weighted sum of losses: a + w b
+           cuda::scale_forward(b, e.at<T>(n.outputs[0]), size_attr(n, "n"), float_attr(n, "weight_b"), e.stream());
+           b = e.at<T>(n.outputs[0]);
+         }
+         cuda::add_forward(e.at<T>(n.inputs[0]), b, e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream());
+       })},
       {"add_n", SB_TYPED({  // the first two terms in one pass (no copy), then one pass per further term
          if (n.inputs.size() == 1) return copy(e, n.outputs[0], n.inputs[0]);
          cuda::add_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
@@ -517,7 +578,9 @@ const std::map<std::string, Kernel>& kernels() {
                                               e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
                                               size_attr(n, "classes"), float_attr(n, "label_smoothing"),
                                               static_cast<int32_t>(size_attr(n, "ignore_index")),
-                                              counted > 0 ? e.loss_weight(n.inputs[1]) / static_cast<float>(counted) : 0.0f,
+                                              counted > 0 ? gradient_weight(n) * e.loss_weight(n.inputs[1]) /
+                                                                static_cast<float>(counted)
+                                                          : 0.0f,
                                               e.stream(), e.loss_gradient_scale());
        })},
       {"span_loss",  // logits in the compute dtype; kept-row counts stay on the device (no host sync)
@@ -616,10 +679,111 @@ const std::map<std::string, Kernel>& kernels() {
                                          e.at<float>(n.inputs[2]), e.at<float>(n.outputs[0]), size_attr(n, "turns"),
                                          size_attr(n, "batch"), size_attr(n, "classes"), e.stream());
        }},
+      // Convolutions through cuDNN with the algorithm chosen at construction (src/cuda/conv2d.h); x, w, y and
+      // their gradients in one dtype; the bias (fp32) is added after the forward pass.
+      {"conv2d", SB_TYPED({
+         e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
+                              e.stream());
+         if (n.inputs.size() > 2) {
+           cuda::bias_add_forward(e.at<T>(n.outputs[0]), e.at<float>(n.inputs[2]),
+                                  size_attr(n, "batch") * size_attr(n, "out_h") * size_attr(n, "out_w"),
+                                  size_attr(n, "out_c"), e.stream());
+         }
+       })},
+      {"conv2d_backward_data", SB_TYPED(e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                             e.at<T>(n.outputs[0]), e.u8(n.outputs[1]), e.stream()))},
+      {"conv2d_backward_filter", SB_TYPED(e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                               e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
+                                                               e.stream()))},
+      {"leaky_relu", SB_TYPED(cuda::leaky_relu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                       float_attr(n, "slope"), e.stream()))},
+      {"leaky_relu_backward", SB_TYPED(cuda::leaky_relu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                                 e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                                 float_attr(n, "slope"), e.stream()))},
+      {"sigmoid", SB_TYPED(cuda::sigmoid_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                 e.stream()))},
+      {"sigmoid_backward", SB_TYPED(cuda::sigmoid_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                           e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
+      // BatchNorm (src/cuda/batchnorm.h): activations in T, statistics, parameters and running state fp32; the
+      // node's uint8 workspace holds the partial sums.
+      {"batchnorm", SB_TYPED({
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::batchnorm_forward(e.at<T>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<T>(out[0]),
+                                 e.at<float>(out[1]), e.at<float>(out[2]), e.at<float>(in[3]), e.at<float>(in[4]),
+                                 size_attr(n, "rows"), size_attr(n, "channels"), float_attr(n, "epsilon"),
+                                 float_attr(n, "momentum"),
+                                 static_cast<cpu::BatchNormActivation>(size_attr(n, "activation")),
+                                 float_attr(n, "slope"), reinterpret_cast<float*>(e.u8(out[3])), e.stream());
+       })},
+      {"batchnorm_backward", SB_TYPED({
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::batchnorm_backward(e.at<T>(in[0]), e.at<T>(in[1]), e.at<T>(in[2]), e.at<float>(in[3]),
+                                  e.at<float>(in[4]), e.at<float>(in[5]), e.at<T>(out[0]), e.at<float>(out[1]),
+                                  e.at<float>(out[2]), size_attr(n, "rows"), size_attr(n, "channels"),
+                                  static_cast<cpu::BatchNormActivation>(size_attr(n, "activation")),
+                                  float_attr(n, "slope"), reinterpret_cast<float*>(e.u8(out[3])), e.stream());
+       })},
+      {"max_pool2d", SB_TYPED(cuda::max_pool2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                       e.at<int32_t>(n.outputs[1]), conv2d_geometry(n.attributes),
+                                                       e.stream()))},
+      {"max_pool2d_backward", SB_TYPED(cuda::max_pool2d_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]),
+                                                                 e.at<T>(n.outputs[0]), conv2d_geometry(n.attributes),
+                                                                 e.stream()))},
+      {"avg_pool2d", SB_TYPED(cuda::avg_pool2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                       conv2d_geometry(n.attributes),
+                                                       size_attr(n, "count_include_pad") != 0, e.stream()))},
+      {"avg_pool2d_backward", SB_TYPED(cuda::avg_pool2d_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                 conv2d_geometry(n.attributes),
+                                                                 size_attr(n, "count_include_pad") != 0,
+                                                                 e.stream()))},
+      {"upsample_nearest", SB_TYPED(cuda::upsample_nearest_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                   resize_geometry(n), e.stream()))},
+      {"upsample_nearest_backward", SB_TYPED(cuda::upsample_nearest_backward(e.at<T>(n.inputs[0]),
+                                                                             e.at<T>(n.outputs[0]),
+                                                                             resize_geometry(n), e.stream()))},
+      {"upsample_bilinear", SB_TYPED(cuda::upsample_bilinear_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                     resize_geometry(n),
+                                                                     size_attr(n, "align_corners") != 0, e.stream()))},
+      {"upsample_bilinear_backward",
+       SB_TYPED(cuda::upsample_bilinear_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), resize_geometry(n),
+                                                 size_attr(n, "align_corners") != 0, e.stream()))},
+      {"drop_path", SB_TYPED(cuda::drop_path_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                     size_attr(n, "per_sample"), float_attr(n, "p"), e.seed(),
+                                                     e.dropout_offset(n), e.stream()))},
+      // YOLOv3's loss (src/cuda/yolo_loss.h): heads in the compute dtype, truth and loss fp32; the backward
+      // starts the pass (dloss = 1, times the loss scale if any).
+      {"yolo_loss",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::yolo_loss_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
+                                   e.at<float>(n.inputs[3]), e.at<float>(n.outputs[0]), yolo_geometry(n),
+                                   e.u8(n.outputs[1]), e.stream());
+         });
+       }},
+      {"yolo_loss_backward", SB_TYPED(cuda::yolo_loss_backward(
+                                 e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
+                                 e.at<float>(n.inputs[3]), e.at<T>(n.outputs[0]), e.at<T>(n.outputs[1]),
+                                 e.at<T>(n.outputs[2]), yolo_geometry(n),
+                                 gradient_weight(n) * e.loss_weight(n.inputs[3]),
+                                 e.u8(n.outputs[3]), e.stream(), e.loss_gradient_scale()))},
+      {"concat", SB_TYPED({
+         std::vector<const T*> parts;
+         for (TensorId id : n.inputs) parts.push_back(e.at<T>(id));
+         cuda::concat_last(parts, concat_widths(n), e.at<T>(n.outputs[0]), size_attr(n, "rows"), e.stream());
+       })},
+      {"split", SB_TYPED({
+         std::vector<T*> parts;
+         for (TensorId id : n.outputs) parts.push_back(e.at<T>(id));
+         cuda::split_last(e.at<T>(n.inputs[0]), parts, concat_widths(n), size_attr(n, "rows"), e.stream());
+       })},
       {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
                                          e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),
-                                         e.at<T>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "seq"), 1.0f,
+                                         e.at<T>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "seq"),
+                                         gradient_weight(n),
                                          e.stream(), e.loss_gradient_scale()))},
   };
   return table;

@@ -28,12 +28,14 @@ class Differentiator {
   std::map<TensorId, TensorId> run() {
     const int loss_node = find_producer(loss_);
     if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
-      throw UsageError("the loss must be the output of a loss op (softmax_cross_entropy, span_loss, add_losses)");
+      throw UsageError(
+          "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, add_losses)");
     }
     mark_relevant(loss_node);
     zero_fill_unused_parameters();
     unit_gradient_.assign(graph_.tensors().size(), false);
     unit_gradient_[static_cast<size_t>(loss_)] = true;
+    gradient_weight_.assign(graph_.tensors().size(), 1.0);
     for (int i = loss_node; i >= 0; --i) {
       const Node& node = forward_[static_cast<size_t>(i)];
       if (!node_relevant(node)) continue;
@@ -42,7 +44,14 @@ class Differentiator {
       if (unit_gradient_[static_cast<size_t>(node.outputs[0])]) {
         if (!is_loss_op(node)) throw UsageError("op '" + node.op + "' cannot produce a loss");
         if (node.op == "add") {
-          for (TensorId term : node.inputs) unit_gradient_[static_cast<size_t>(term)] = true;
+          // A weighted sum (a + w b) passes the unit gradient times w to b.
+          const double weight = gradient_weight_[static_cast<size_t>(node.outputs[0])];
+          const auto b_weight = node.attributes.find("weight_b");
+          for (size_t k = 0; k < node.inputs.size(); ++k) {
+            const auto term = static_cast<size_t>(node.inputs[k]);
+            unit_gradient_[term] = true;
+            gradient_weight_[term] = weight * (k == 1 && b_weight != node.attributes.end() ? b_weight->second : 1.0);
+          }
           continue;
         }
       }
@@ -56,7 +65,11 @@ class Differentiator {
       if (!any && !starts_here) continue;
       const detail::BackwardRule* rule = detail::find_backward_rule(node.op);
       if (rule == nullptr) throw UsageError("op '" + node.op + "' has no backward rule");
-      std::vector<Contribution> inputs = (*rule)(context_, node, dout);
+      // A loss weighted in a sum starts with that weight instead of 1: its backward node carries it.
+      Node weighted = node;
+      const double weight = gradient_weight_[static_cast<size_t>(node.outputs[0])];
+      if (starts_here && weight != 1.0) weighted.attributes["gradient_weight"] = weight;
+      std::vector<Contribution> inputs = (*rule)(context_, weighted, dout);
       for (size_t j = 0; j < node.inputs.size() && j < inputs.size(); ++j) add_contribution(node.inputs[j], inputs[j]);
     }
     for (TensorId p : graph_.tensors_with_role(TensorRole::kParameter)) {
@@ -71,14 +84,14 @@ class Differentiator {
   static bool differentiable(const TensorInfo& info) { return dtype_is_floating(info.dtype); }
 
   static bool is_loss_op(const Node& node) {
-    return node.op == "softmax_cross_entropy" || node.op == "span_loss" ||
+    return node.op == "softmax_cross_entropy" || node.op == "span_loss" || node.op == "yolo_loss" ||
            (node.op == "add" && node.attributes.count("loss_sum") != 0);
   }
 
   bool needs_gradient(TensorId id) const {
     const TensorInfo& info = graph_.tensor(id);
     return static_cast<size_t>(id) < relevant_.size() && relevant_[static_cast<size_t>(id)] &&
-           info.role != TensorRole::kInput && differentiable(info);
+           info.role != TensorRole::kInput && info.role != TensorRole::kState && differentiable(info);
   }
 
   int find_producer(TensorId id) const {
@@ -179,6 +192,7 @@ class Differentiator {
   std::vector<int> uses_;
   std::vector<bool> relevant_;
   std::vector<bool> unit_gradient_;
+  std::vector<double> gradient_weight_;  // the factor of a loss's unit gradient inside weighted sums
   std::map<TensorId, TensorId> gradients_;
 };
 

@@ -255,7 +255,9 @@ const std::map<std::string, BackwardRule>& rules() {
 
 const BackwardRule* find_backward_rule(const std::string& op) {
   auto it = rules().find(op);
-  return it == rules().end() ? find_san_backward_rule(op) : &it->second;
+  if (it != rules().end()) return &it->second;
+  const BackwardRule* san = find_san_backward_rule(op);
+  return san != nullptr ? san : find_cnn_backward_rule(op);
 }
 
 }  // namespace sb::detail

@@ -21,6 +21,7 @@
 #include "src/cpu/select_column.h"
 #include "src/cpu/softmax.h"
 #include "src/cpu/span_loss.h"
+#include "src/engine/cpu_kernels_cnn.h"
 #include "src/engine/cpu_kernels_san.h"
 
 namespace sb {
@@ -30,6 +31,11 @@ using Kernel = std::function<void(CpuExecutor&, const Node&)>;
 
 int64_t size_attr(const Node& node, const char* name) { return static_cast<int64_t>(node.attributes.at(name)); }
 float float_attr(const Node& node, const char* name) { return static_cast<float>(node.attributes.at(name)); }
+// The factor a loss's backward seed carries inside a weighted sum of losses (GraphBuilder::add_losses), or 1.
+float gradient_weight(const Node& node) {
+  auto it = node.attributes.find("gradient_weight");
+  return it == node.attributes.end() ? 1.0f : static_cast<float>(it->second);
+}
 
 void run_gemm(CpuExecutor& e, const Node& node) {
   const bool ta = size_attr(node, "transpose_a") != 0, tb = size_attr(node, "transpose_b") != 0;
@@ -53,7 +59,14 @@ const std::map<std::string, Kernel>& kernels() {
        }},
       {"add",
        [](CpuExecutor& e, const Node& node) {
-         cpu::add_forward(e.f32(node.inputs[0]), e.f32(node.inputs[1]), e.f32(node.outputs[0]), size_attr(node, "n"));
+         float* out = e.f32(node.outputs[0]);
+         const float* b = e.f32(node.inputs[1]);
+         const int64_t n = size_attr(node, "n");
+         if (node.attributes.count("weight_b") != 0) {  // a weighted sum of losses: a + w b
+           cpu::scale_forward(b, out, n, float_attr(node, "weight_b"));
+           b = out;
+         }
+         cpu::add_forward(e.f32(node.inputs[0]), b, out, n);
        }},
       {"add_n",
        [](CpuExecutor& e, const Node& node) {
@@ -183,7 +196,9 @@ const std::map<std::string, Kernel>& kernels() {
          cpu::softmax_cross_entropy_backward(e.f32(n.inputs[0]), targets, e.f32(n.inputs[2]), e.f32(n.outputs[0]),
                                              rows, size_attr(n, "classes"), float_attr(n, "label_smoothing"),
                                              ignore,
-                                             counted > 0 ? e.loss_weight(n.inputs[1]) / static_cast<float>(counted) : 0.0f);
+                                             counted > 0 ? gradient_weight(n) * e.loss_weight(n.inputs[1]) /
+                                                               static_cast<float>(counted)
+                                                         : 0.0f);
        }},
       {"span_loss",
        [](CpuExecutor& e, const Node& n) {
@@ -191,11 +206,11 @@ const std::map<std::string, Kernel>& kernels() {
                                 e.f32(n.outputs[2]), e.f32(n.outputs[1]), e.f32(n.outputs[0]), size_attr(n, "batch"),
                                 size_attr(n, "seq"));
        }},
-      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1
+      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1 (times its weight in a sum)
        [](CpuExecutor& e, const Node& n) {
          cpu::span_loss_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]),
                                  e.f32(n.inputs[4]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), size_attr(n, "batch"),
-                                 size_attr(n, "seq"), 1.0f);
+                                 size_attr(n, "seq"), gradient_weight(n));
        }},
   };
   return table;
@@ -204,7 +219,9 @@ const std::map<std::string, Kernel>& kernels() {
 // The core table, then the op families kept in their own files.
 const Kernel* find_kernel(const std::string& op) {
   auto it = kernels().find(op);
-  return it != kernels().end() ? &it->second : detail::find_san_cpu_kernel(op);
+  if (it != kernels().end()) return &it->second;
+  const Kernel* san = detail::find_san_cpu_kernel(op);
+  return san != nullptr ? san : detail::find_cnn_cpu_kernel(op);
 }
 
 }  // namespace
@@ -225,6 +242,7 @@ CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(
   } catch (const std::bad_alloc&) {
     throw OutOfMemory("out of host memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
   }
+  initialize_state();
 }
 
 float* CpuExecutor::f32(TensorId id) {

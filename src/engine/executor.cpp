@@ -1,6 +1,8 @@
 // What every executor shares (include/scalebench/executor.h): node ranges and the dropout random stream.
 #include <algorithm>
+#include <vector>
 
+#include "scalebench/error.h"
 #include "scalebench/executor.h"
 
 namespace sb {
@@ -13,6 +15,15 @@ Executor::Executor(const Graph& graph, const MemoryPlan& plan) : graph_(graph), 
     const uint64_t end = static_cast<uint64_t>(node.attributes.at("block_offset")) +
                          (static_cast<uint64_t>(node.attributes.at("n")) + 3) / 4;
     blocks_per_step_ = std::max(blocks_per_step_, end);
+  }
+}
+
+void Executor::initialize_state() {
+  for (TensorId id : graph_.tensors_with_role(TensorRole::kState)) {
+    const TensorInfo& info = graph_.tensor(id);
+    if (info.dtype != DType::kFloat32) throw UsageError("state tensor '" + info.name + "' must be fp32");
+    const std::vector<float> values(static_cast<size_t>(info.elements()), info.initial_value);
+    write_tensor(id, values.data(), info.bytes());
   }
 }
 

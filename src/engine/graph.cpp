@@ -13,6 +13,7 @@ const char* tensor_role_name(TensorRole role) {
     case TensorRole::kInput: return "inputs";
     case TensorRole::kActivation: return "activations";
     case TensorRole::kWorkspace: return "workspace";
+    case TensorRole::kState: return "state";
   }
   return "unknown";
 }
@@ -95,7 +96,8 @@ const char* op_category(const Node& node) {
   const std::string& op = node.op;
   if (op == "gemm") return node.attributes.at("batch") > 1 ? "attention" : "gemm";
   if (op.rfind("masked_softmax", 0) == 0) return "attention";
-  if (op.rfind("layernorm", 0) == 0) return "normalization";
+  if (op.rfind("layernorm", 0) == 0 || op.rfind("batchnorm", 0) == 0) return "normalization";
+  if (op.rfind("conv2d", 0) == 0) return "convolution";
   if (op.find("cross_entropy") != std::string::npos || op.find("loss") != std::string::npos) return "loss";
   if (op == "cast") return "casts";
   return "elementwise";

@@ -262,13 +262,16 @@ TensorId GraphBuilder::dropout(TensorId x, double probability) {
   return out;
 }
 
-TensorId GraphBuilder::add_losses(TensorId a, TensorId b) {
+TensorId GraphBuilder::add_losses(TensorId a, TensorId b, double weight_b) {
   if (shape(a) != std::vector<int64_t>{1} || shape(b) != std::vector<int64_t>{1}) {
     throw UsageError("add_losses: both operands must be one-element losses");
   }
+  if (!(weight_b > 0)) throw UsageError("add_losses: the weight of the second loss must be > 0");
   TensorId out = activation(next_name("loss"), {1}, DType::kFloat32);
   graph_.tensor(out).read_after_step = true;
-  graph_.add_node(Node{"add", {a, b}, {out}, {{"n", 1.0}, {"loss_sum", 1.0}}, false});
+  NodeAttributes attributes{{"n", 1.0}, {"loss_sum", 1.0}};
+  if (weight_b != 1.0) attributes["weight_b"] = weight_b;  // a plain sum keeps the plain add kernel
+  graph_.add_node(Node{"add", {a, b}, {out}, attributes, false});
   return out;
 }
 

@@ -224,6 +224,9 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   offset = lay_out(graph, graph.tensors_with_role(TensorRole::kOptimizerState), start, a, plan);
   plan.optimizer_bytes = offset - start;
   start = align_up(offset, a);
+  offset = lay_out(graph, graph.tensors_with_role(TensorRole::kState), start, a, plan);
+  plan.state_bytes = offset - start;
+  start = align_up(offset, a);
   offset = lay_out(graph, graph.tensors_with_role(TensorRole::kInput), start, a, plan);
   plan.input_bytes = offset - start;
   start = align_up(offset, a);
@@ -239,6 +242,7 @@ PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
   categories.parameters = role_bytes(graph, TensorRole::kParameter);
   categories.gradients = role_bytes(graph, TensorRole::kGradient);
   categories.optimizer_state = role_bytes(graph, TensorRole::kOptimizerState);
+  categories.running_state = role_bytes(graph, TensorRole::kState);
   categories.inputs = role_bytes(graph, TensorRole::kInput);
   // Live bytes per node by a sweep: each tensor adds its bytes at its first node and removes them after its last.
   const size_t nodes = graph.nodes().size() + 1;  // + the host's reads after the step
@@ -261,7 +265,7 @@ PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
     }
   }
   categories.padding = plan.total_bytes - categories.parameters - categories.gradients - categories.optimizer_state -
-                       categories.inputs - categories.activations - categories.workspace;
+                       categories.running_state - categories.inputs - categories.activations - categories.workspace;
   return categories;
 }
 

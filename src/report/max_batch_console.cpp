@@ -54,10 +54,11 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
     std::fprintf(out, "# predicted: %s, needs %s:\n", max_batch_in_units(r, r.predicted).c_str(),
                  byte_text(r.predicted_bytes).c_str());
     std::fprintf(out,
-                 "#   parameters %s, gradients %s, optimizer state %s, inputs %s, activations %s, workspace %s, "
-                 "padding %s%s\n",
+                 "#   parameters %s, gradients %s, optimizer state %s, running state %s, inputs %s, activations %s, "
+                 "workspace %s, padding %s%s\n",
                  byte_text(c.parameters).c_str(), byte_text(c.gradients).c_str(),
-                 byte_text(c.optimizer_state + r.optimizer_state_bytes).c_str(), byte_text(c.inputs).c_str(),
+                 byte_text(c.optimizer_state + r.optimizer_state_bytes).c_str(), byte_text(c.running_state).c_str(),
+                 byte_text(c.inputs).c_str(),
                  byte_text(c.activations).c_str(), byte_text(c.workspace).c_str(), byte_text(c.padding).c_str(),
                  r.executor_bytes > 0 ? (", GEMM workspace and kernel scratch " + byte_text(r.executor_bytes)).c_str() : "");
   }

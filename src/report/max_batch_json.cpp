@@ -34,6 +34,7 @@ nlohmann::json max_batch_json(const MaxBatchResult& r) {
            {{"parameters", c.parameters},
             {"gradients", c.gradients},
             {"optimizer_state", c.optimizer_state + r.optimizer_state_bytes},
+            {"running_state", c.running_state},
             {"inputs", c.inputs},
             {"activations", c.activations},
             {"workspace", c.workspace},

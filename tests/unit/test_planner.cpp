@@ -217,7 +217,8 @@ TEST(Planner, CategoriesAddUpToTheArena) {
   // Live bytes: node 0 h + ws = 1536, node 1 h + y = 1152, node 2 h + y + dy = 1280, node 3 h + dy = 1152.
   EXPECT_EQ(c.activations, 1024u);
   EXPECT_EQ(c.workspace, 512u);
-  EXPECT_EQ(c.parameters + c.gradients + c.optimizer_state + c.inputs + c.activations + c.workspace + c.padding,
+  EXPECT_EQ(c.parameters + c.gradients + c.optimizer_state + c.running_state + c.inputs + c.activations +
+                c.workspace + c.padding,
             plan.total_bytes);
 }
 

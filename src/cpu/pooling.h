@@ -1,0 +1,28 @@
+// Max and average pooling over NHWC windows, CPU reference (sb::cuda::*_pool2d_* take the same arguments plus
+// a stream). The window geometry is a depthwise Conv2dGeometry (src/engine/conv2d_geometry.h: in_c = out_c =
+// groups = C, dilation 1) with per-side padding: max pooling treats padding as -inf (never chosen; every
+// window must hold an input pixel), average pooling as zeros, dividing by the window size
+// (count_include_pad = true) or by the input pixels inside it (false, NASNet's avg 3 x 3). A global average
+// pool is an average pool whose window is the whole image. Backward passes are scatters here (the CUDA kernels
+// gather, so the two formulations check each other). Tests: tests/unit/test_cpu_pooling.cpp (CpuPooling).
+#pragma once
+
+#include <cstdint>
+
+#include "src/engine/conv2d_geometry.h"
+
+namespace sb::cpu {
+
+// y (N, Ho, Wo, C); argmax (N, Ho, Wo, C): the chosen input pixel as ih · W + iw (the first maximum in
+// row-major window order), saved for the backward pass.
+void max_pool2d_forward(const float* x, float* y, int32_t* argmax, const Conv2dGeometry& g);
+// dx (N, H, W, C) = dy routed to each window's argmax, summed where windows overlap; overwritten.
+void max_pool2d_backward(const float* dy, const int32_t* argmax, float* dx, const Conv2dGeometry& g);
+
+void avg_pool2d_forward(const float* x, float* y, const Conv2dGeometry& g, bool count_include_pad);
+void avg_pool2d_backward(const float* dy, float* dx, const Conv2dGeometry& g, bool count_include_pad);
+
+// Throws UsageError unless g is a pooling geometry whose windows each hold at least one input pixel.
+void check_pool_geometry(const Conv2dGeometry& g);
+
+}  // namespace sb::cpu

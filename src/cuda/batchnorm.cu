@@ -1,0 +1,205 @@
+// BatchNorm kernels (batchnorm.h). Partial sums: a block of 32 x 8 threads covers 32 channels (one warp reads
+// 32 consecutive channels of a row: coalesced in NHWC) and one chunk of rows, 8 rows at a time; the 8 row
+// lanes are summed in shared memory and one partial per (chunk, channel) is written.
+#include "src/cuda/batchnorm.h"
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/grid.h"
+#include "src/engine/batchnorm_workspace.h"
+
+namespace sb::cuda {
+namespace {
+
+constexpr int kChannelsPerBlock = 32;
+constexpr int kRowLanes = 8;
+constexpr int kThreads = 256;
+
+__device__ inline float activate(float z, int activation, float slope) {
+  if (activation == 0 || z > 0.0f) return z;
+  return activation == 1 ? 0.0f : slope * z;
+}
+
+__device__ inline float derivative_from_output(float y, int activation, float slope) {
+  if (activation == 0 || y > 0.0f) return 1.0f;
+  return activation == 1 ? 0.0f : slope;
+}
+
+// partial[(chunk * channels + c) * 2 + {0, 1}] = Σ v, Σ v² over the chunk's rows, v = x - x[0, c].
+template <typename T>
+__global__ void forward_partial_kernel(const T* __restrict__ x, float* __restrict__ partial, int64_t rows,
+                                       int64_t channels, int64_t rows_per_chunk) {
+  __shared__ float s1[kRowLanes][kChannelsPerBlock], s2[kRowLanes][kChannelsPerBlock];
+  const int64_t c = int64_t(blockIdx.y) * kChannelsPerBlock + threadIdx.x;
+  const int64_t first = int64_t(blockIdx.x) * rows_per_chunk;
+  const int64_t last = min(rows, first + rows_per_chunk);
+  float a = 0.0f, b = 0.0f;
+  if (c < channels) {
+    const float shift = to_float(x[c]);
+    for (int64_t r = first + threadIdx.y; r < last; r += kRowLanes) {
+      const float v = to_float(x[r * channels + c]) - shift;
+      a += v;
+      b += v * v;
+    }
+  }
+  s1[threadIdx.y][threadIdx.x] = a;
+  s2[threadIdx.y][threadIdx.x] = b;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < channels) {
+    for (int lane = 1; lane < kRowLanes; ++lane) a += s1[lane][threadIdx.x], b += s2[lane][threadIdx.x];
+    partial[(blockIdx.x * channels + c) * 2] = a;
+    partial[(blockIdx.x * channels + c) * 2 + 1] = b;
+  }
+}
+
+template <typename T>
+__global__ void forward_finalize_kernel(const T* __restrict__ x, const float* __restrict__ partial, int64_t chunks,
+                                        int64_t rows, int64_t channels, float epsilon, float momentum,
+                                        float* __restrict__ mean, float* __restrict__ invstd,
+                                        float* __restrict__ running_mean, float* __restrict__ running_var) {
+  const int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (c >= channels) return;
+  double a = 0, b = 0;
+  for (int64_t k = 0; k < chunks; ++k) a += partial[(k * channels + c) * 2], b += partial[(k * channels + c) * 2 + 1];
+  const double n = double(rows);
+  const double shifted_mean = a / n;
+  const double var = max(b / n - shifted_mean * shifted_mean, 0.0);  // biased
+  const double mu = double(to_float(x[c])) + shifted_mean;
+  mean[c] = float(mu);
+  invstd[c] = float(1.0 / sqrt(var + double(epsilon)));
+  running_mean[c] = float((1.0 - momentum) * running_mean[c] + double(momentum) * mu);
+  running_var[c] = float((1.0 - momentum) * running_var[c] + double(momentum) * var * n / (n - 1.0));
+}
+
+template <typename T>
+__global__ void forward_apply_kernel(const T* __restrict__ x, const float* __restrict__ gamma,
+                                     const float* __restrict__ beta, const float* __restrict__ mean,
+                                     const float* __restrict__ invstd, T* __restrict__ y, int64_t total,
+                                     int64_t channels, int activation, float slope) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = i % channels;
+    const float z = (to_float(x[i]) - mean[c]) * invstd[c] * gamma[c] + beta[c];
+    y[i] = from_float<T>(activate(z, activation, slope));
+  }
+}
+
+// partial = Σ dz, Σ dz · xhat per (chunk, channel), dz = dy · act'(y).
+template <typename T>
+__global__ void backward_partial_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ y,
+                                        const float* __restrict__ mean, const float* __restrict__ invstd,
+                                        float* __restrict__ partial, int64_t rows, int64_t channels,
+                                        int64_t rows_per_chunk, int activation, float slope) {
+  __shared__ float s1[kRowLanes][kChannelsPerBlock], s2[kRowLanes][kChannelsPerBlock];
+  const int64_t c = int64_t(blockIdx.y) * kChannelsPerBlock + threadIdx.x;
+  const int64_t first = int64_t(blockIdx.x) * rows_per_chunk;
+  const int64_t last = min(rows, first + rows_per_chunk);
+  float a = 0.0f, b = 0.0f;
+  if (c < channels) {
+    const float mu = mean[c], inv = invstd[c];
+    for (int64_t r = first + threadIdx.y; r < last; r += kRowLanes) {
+      const int64_t i = r * channels + c;
+      const float dz = to_float(dy[i]) * derivative_from_output(to_float(y[i]), activation, slope);
+      a += dz;
+      b += dz * (to_float(x[i]) - mu) * inv;
+    }
+  }
+  s1[threadIdx.y][threadIdx.x] = a;
+  s2[threadIdx.y][threadIdx.x] = b;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < channels) {
+    for (int lane = 1; lane < kRowLanes; ++lane) a += s1[lane][threadIdx.x], b += s2[lane][threadIdx.x];
+    partial[(blockIdx.x * channels + c) * 2] = a;
+    partial[(blockIdx.x * channels + c) * 2 + 1] = b;
+  }
+}
+
+__global__ void backward_finalize_kernel(const float* __restrict__ partial, int64_t chunks, int64_t channels,
+                                         float* __restrict__ dgamma, float* __restrict__ dbeta) {
+  const int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (c >= channels) return;
+  double a = 0, b = 0;
+  for (int64_t k = 0; k < chunks; ++k) a += partial[(k * channels + c) * 2], b += partial[(k * channels + c) * 2 + 1];
+  dbeta[c] = float(a);
+  dgamma[c] = float(b);
+}
+
+template <typename T>
+__global__ void backward_dx_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ y,
+                                   const float* __restrict__ gamma, const float* __restrict__ mean,
+                                   const float* __restrict__ invstd, const float* __restrict__ dgamma,
+                                   const float* __restrict__ dbeta, T* __restrict__ dx, int64_t total, int64_t rows,
+                                   int64_t channels, int activation, float slope) {
+  const float inv_rows = 1.0f / float(rows);
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = i % channels;
+    const float dz = to_float(dy[i]) * derivative_from_output(to_float(y[i]), activation, slope);
+    const float xhat = (to_float(x[i]) - mean[c]) * invstd[c];
+    dx[i] = from_float<T>(gamma[c] * invstd[c] * (dz - dbeta[c] * inv_rows - xhat * dgamma[c] * inv_rows));
+  }
+}
+
+void check(int64_t rows, int64_t channels, cpu::BatchNormActivation activation, float slope) {
+  SB_CHECK(rows >= 2 && channels > 0, "batchnorm: needs rows >= 2 and channels > 0");
+  SB_CHECK(activation != cpu::BatchNormActivation::kLeakyRelu || slope > 0, "batchnorm: LeakyReLU slope must be > 0");
+}
+
+dim3 partial_grid(int64_t rows, int64_t channels) {
+  return dim3(static_cast<unsigned>(batchnorm_chunks(rows)),
+              static_cast<unsigned>((channels + kChannelsPerBlock - 1) / kChannelsPerBlock));
+}
+
+int64_t rows_per_chunk(int64_t rows) {
+  const int64_t chunks = batchnorm_chunks(rows);
+  return (rows + chunks - 1) / chunks;
+}
+
+}  // namespace
+
+template <typename T>
+void batchnorm_forward(const T* x, const float* gamma, const float* beta, T* y, float* mean, float* invstd,
+                       float* running_mean, float* running_var, int64_t rows, int64_t channels, float epsilon,
+                       float momentum, cpu::BatchNormActivation activation, float slope, float* workspace,
+                       cudaStream_t stream) {
+  check(rows, channels, activation, slope);
+  const dim3 block(kChannelsPerBlock, kRowLanes);
+  forward_partial_kernel<<<partial_grid(rows, channels), block, 0, stream>>>(x, workspace, rows, channels,
+                                                                             rows_per_chunk(rows));
+  SB_CUDA_CHECK_LAUNCH();
+  const int per_channel_blocks = static_cast<int>((channels + kThreads - 1) / kThreads);
+  forward_finalize_kernel<<<per_channel_blocks, kThreads, 0, stream>>>(x, workspace, batchnorm_chunks(rows), rows,
+                                                                       channels, epsilon, momentum, mean, invstd,
+                                                                       running_mean, running_var);
+  SB_CUDA_CHECK_LAUNCH();
+  const int64_t total = rows * channels;
+  forward_apply_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
+      x, gamma, beta, mean, invstd, y, total, channels, static_cast<int>(activation), slope);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void batchnorm_backward(const T* dy, const T* x, const T* y, const float* gamma, const float* mean,
+                        const float* invstd, T* dx, float* dgamma, float* dbeta, int64_t rows, int64_t channels,
+                        cpu::BatchNormActivation activation, float slope, float* workspace, cudaStream_t stream) {
+  check(rows, channels, activation, slope);
+  const dim3 block(kChannelsPerBlock, kRowLanes);
+  backward_partial_kernel<<<partial_grid(rows, channels), block, 0, stream>>>(
+      dy, x, y, mean, invstd, workspace, rows, channels, rows_per_chunk(rows), static_cast<int>(activation), slope);
+  SB_CUDA_CHECK_LAUNCH();
+  const int per_channel_blocks = static_cast<int>((channels + kThreads - 1) / kThreads);
+  backward_finalize_kernel<<<per_channel_blocks, kThreads, 0, stream>>>(workspace, batchnorm_chunks(rows), channels,
+                                                                        dgamma, dbeta);
+  SB_CUDA_CHECK_LAUNCH();
+  const int64_t total = rows * channels;
+  backward_dx_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
+      dy, x, y, gamma, mean, invstd, dgamma, dbeta, dx, total, rows, channels, static_cast<int>(activation), slope);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+#define SB_BATCHNORM(T)                                                                                              \
+  template void batchnorm_forward<T>(const T*, const float*, const float*, T*, float*, float*, float*, float*,      \
+                                     int64_t, int64_t, float, float, cpu::BatchNormActivation, float, float*,        \
+                                     cudaStream_t);                                                                  \
+  template void batchnorm_backward<T>(const T*, const T*, const T*, const float*, const float*, const float*, T*,   \
+                                      float*, float*, int64_t, int64_t, cpu::BatchNormActivation, float, float*,     \
+                                      cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_BATCHNORM)
+
+}  // namespace sb::cuda

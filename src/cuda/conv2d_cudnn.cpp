@@ -1,0 +1,252 @@
+// Conv2dRunner through cuDNN's convolution API (src/cuda/conv2d.h): NHWC tensor and filter descriptors, the
+// algorithm ranked first by cudnnGet*Algorithm_v7 among those that run, use an allowed math mode and fit the
+// workspace, chosen in the constructor (never per step).
+#include <cudnn.h>
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "scalebench/error.h"
+#include "src/cuda/conv2d.h"
+#include "src/cuda/conv2d_pad.h"
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/cudnn_check.h"
+
+namespace sb::cuda {
+namespace {
+
+// One handle per device for the process (cudnnCreate costs ~100 ms); its stream is set before each call.
+// Never destroyed: cudnnDestroy after the CUDA context is torn down at exit is not safe.
+cudnnHandle_t handle_for_current_device() {
+  static std::mutex mutex;
+  static std::map<int, cudnnHandle_t> handles;
+  int device = 0;
+  SB_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = handles.find(device);
+  if (it != handles.end()) return it->second;
+  cudnnHandle_t handle = nullptr;
+  SB_CUDNN_CHECK(cudnnCreate(&handle));
+  handles[device] = handle;
+  return handle;
+}
+
+cudnnDataType_t data_type(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return CUDNN_DATA_FLOAT;
+    case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
+    case DType::kFloat16: return CUDNN_DATA_HALF;
+    default: throw UsageError(std::string("conv2d: no cuDNN convolution for ") + dtype_name(dtype) + " tensors");
+  }
+}
+
+const char* math_name(cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_DEFAULT_MATH: return "default";
+    case CUDNN_TENSOR_OP_MATH: return "tensor_op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "tensor_op_allow_conversion";
+    case CUDNN_FMA_MATH: return "fma";
+  }
+  return "unknown";
+}
+
+template <typename T>
+void pad(const void* x, void* padded, const Conv2dGeometry& g, int64_t top, int64_t left, int64_t ph, int64_t pw,
+         cudaStream_t stream) {
+  conv2d_pad_input(static_cast<const T*>(x), static_cast<T*>(padded), g.batch, g.in_h, g.in_w, g.in_c, top, left, ph,
+                   pw, stream);
+}
+
+template <typename T>
+void crop(const void* padded, void* x, const Conv2dGeometry& g, int64_t top, int64_t left, int64_t ph, int64_t pw,
+          cudaStream_t stream) {
+  conv2d_crop(static_cast<const T*>(padded), static_cast<T*>(x), g.batch, g.in_h, g.in_w, g.in_c, top, left, ph, pw,
+              stream);
+}
+
+}  // namespace
+
+struct Conv2dRunner::State {
+  Conv2dGeometry g;
+  DType dtype = DType::kFloat32;
+  ConvPass pass = ConvPass::kForward;
+  cudnnHandle_t handle = nullptr;
+  cudnnTensorDescriptor_t x_desc = nullptr, y_desc = nullptr;
+  cudnnFilterDescriptor_t w_desc = nullptr;
+  cudnnConvolutionDescriptor_t conv_desc = nullptr;
+  int algo = -1;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  uint64_t padded_bytes = 0;   // the front of the workspace: x (or dx) with the asymmetric rows/columns
+  uint64_t library_bytes = 0;  // what the chosen algorithm uses, after the padded copy
+  // The zero-bordered input's extent and where x sits in it (asymmetric padding only).
+  int64_t padded_h = 0, padded_w = 0, top = 0, left = 0;
+
+  ~State() {
+    if (conv_desc != nullptr) cudnnDestroyConvolutionDescriptor(conv_desc);
+    if (w_desc != nullptr) cudnnDestroyFilterDescriptor(w_desc);
+    if (y_desc != nullptr) cudnnDestroyTensorDescriptor(y_desc);
+    if (x_desc != nullptr) cudnnDestroyTensorDescriptor(x_desc);
+  }
+};
+
+Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32, ConvPass pass,
+                           uint64_t workspace_bytes)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.g = g, s.dtype = dtype, s.pass = pass;
+  s.handle = handle_for_current_device();
+  const cudnnDataType_t type = data_type(dtype);
+  s.padded_bytes = conv2d_padded_copy_bytes(g, dtype_size(dtype));
+  if (s.padded_bytes > workspace_bytes) throw UsageError("conv2d: the workspace cannot hold the padded input");
+  const uint64_t budget = workspace_bytes - s.padded_bytes;
+
+  // cuDNN sees a symmetric padding of min(begin, end) per axis; the rest is materialised in the copy.
+  const int64_t sym_h = std::min(g.pad_top, g.pad_bottom), sym_w = std::min(g.pad_left, g.pad_right);
+  s.top = g.pad_top - sym_h, s.left = g.pad_left - sym_w;
+  s.padded_h = g.in_h + (g.pad_top - sym_h) + (g.pad_bottom - sym_h);
+  s.padded_w = g.in_w + (g.pad_left - sym_w) + (g.pad_right - sym_w);
+
+  SB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&s.x_desc));
+  SB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&s.y_desc));
+  SB_CUDNN_CHECK(cudnnCreateFilterDescriptor(&s.w_desc));
+  SB_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&s.conv_desc));
+  SB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(s.x_desc, CUDNN_TENSOR_NHWC, type, int(g.batch), int(g.in_c),
+                                            int(s.padded_h), int(s.padded_w)));
+  SB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(s.y_desc, CUDNN_TENSOR_NHWC, type, int(g.batch), int(g.out_c),
+                                            int(g.out_h), int(g.out_w)));
+  SB_CUDNN_CHECK(cudnnSetFilter4dDescriptor(s.w_desc, type, CUDNN_TENSOR_NHWC, int(g.out_c), int(g.in_per_group()),
+                                            int(g.kernel_h), int(g.kernel_w)));
+  SB_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(s.conv_desc, int(sym_h), int(sym_w), int(g.stride_h),
+                                                 int(g.stride_w), int(g.dilation_h), int(g.dilation_w),
+                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  SB_CUDNN_CHECK(cudnnSetConvolutionGroupCount(s.conv_desc, int(g.groups)));
+  int n = 0, c = 0, h = 0, w = 0;
+  SB_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(s.conv_desc, s.x_desc, s.w_desc, &n, &c, &h, &w));
+  if (h != g.out_h || w != g.out_w || c != g.out_c || n != g.batch) {
+    throw UsageError("conv2d: cuDNN's output extent differs from the graph's");
+  }
+
+  // fp32 without TF32 must not touch tensor cores; fp32 with TF32 and the 16-bit types may.
+  const bool exact = dtype == DType::kFloat32 && !allow_tf32;
+  const cudnnMathType_t asked = dtype != DType::kFloat32 ? CUDNN_TENSOR_OP_MATH
+                                : exact                  ? CUDNN_FMA_MATH
+                                                         : CUDNN_DEFAULT_MATH;
+  SB_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv_desc, asked));
+  auto allowed = [&](cudnnMathType_t math) {
+    if (math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;  // would round fp32 operands to 16 bits
+    return !exact || math == CUDNN_FMA_MATH || math == CUDNN_DEFAULT_MATH;
+  };
+  // Exact fp32 runs with FMA math whatever the heuristics report (CUDNN_DEFAULT_MATH lets fp32 convolutions
+  // use TF32 on Ampere and later); the workspace query then tells whether the algorithm supports it.
+  auto math_for = [&](cudnnMathType_t reported) { return exact ? CUDNN_FMA_MATH : reported; };
+  // Candidates in the heuristics' order; the first that works within the budget wins.
+  auto choose = [&](const auto& results, int returned, auto workspace_of) {
+    for (int i = 0; i < returned; ++i) {
+      const auto& r = results[size_t(i)];
+      if (r.status != CUDNN_STATUS_SUCCESS || !allowed(r.mathType)) continue;
+      SB_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv_desc, math_for(r.mathType)));
+      size_t bytes = 0;
+      if (workspace_of(static_cast<int>(r.algo), &bytes) != CUDNN_STATUS_SUCCESS || bytes > budget) continue;
+      s.algo = static_cast<int>(r.algo), s.math = math_for(r.mathType), s.library_bytes = bytes;
+      return;
+    }
+  };
+  int count = 0, returned = 0;
+  switch (pass) {
+    case ConvPass::kForward: {
+      SB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(s.handle, &count));
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> results(static_cast<size_t>(count));
+      SB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(s.handle, s.x_desc, s.w_desc, s.conv_desc, s.y_desc, count,
+                                                            &returned, results.data()));
+      choose(results, returned, [&](int algo, size_t* bytes) {
+        return cudnnGetConvolutionForwardWorkspaceSize(s.handle, s.x_desc, s.w_desc, s.conv_desc, s.y_desc,
+                                                       cudnnConvolutionFwdAlgo_t(algo), bytes);
+      });
+      break;
+    }
+    case ConvPass::kBackwardData: {
+      SB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(s.handle, &count));
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> results(static_cast<size_t>(count));
+      SB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(s.handle, s.w_desc, s.y_desc, s.conv_desc, s.x_desc,
+                                                                 count, &returned, results.data()));
+      choose(results, returned, [&](int algo, size_t* bytes) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(s.handle, s.w_desc, s.y_desc, s.conv_desc, s.x_desc,
+                                                            cudnnConvolutionBwdDataAlgo_t(algo), bytes);
+      });
+      break;
+    }
+    case ConvPass::kBackwardFilter: {
+      SB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(s.handle, &count));
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> results(static_cast<size_t>(count));
+      SB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(s.handle, s.x_desc, s.y_desc, s.conv_desc,
+                                                                   s.w_desc, count, &returned, results.data()));
+      choose(results, returned, [&](int algo, size_t* bytes) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(s.handle, s.x_desc, s.y_desc, s.conv_desc, s.w_desc,
+                                                              cudnnConvolutionBwdFilterAlgo_t(algo), bytes);
+      });
+      break;
+    }
+  }
+  if (s.algo < 0) {
+    throw UsageError("conv2d: cuDNN offers no algorithm for this " + std::string(dtype_name(dtype)) +
+                     " convolution within " + std::to_string(budget) + " bytes of workspace");
+  }
+  SB_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv_desc, s.math));
+}
+
+Conv2dRunner::~Conv2dRunner() = default;
+
+std::string Conv2dRunner::algorithm() const {
+  return "algo " + std::to_string(state_->algo) + " math " + math_name(state_->math);
+}
+
+uint64_t Conv2dRunner::library_workspace() const { return state_->library_bytes; }
+
+void Conv2dRunner::run(const void* first, const void* second, void* out, void* workspace, cudaStream_t stream) const {
+  const State& s = *state_;
+  SB_CUDNN_CHECK(cudnnSetStream(s.handle, stream));
+  const float one = 1.0f, zero = 0.0f;  // float scaling factors: the compute type is fp32 for every dtype
+  unsigned char* padded = s.padded_bytes > 0 ? static_cast<unsigned char*>(workspace) : nullptr;
+  void* library = static_cast<unsigned char*>(workspace) + s.padded_bytes;
+  // x copied into the zero-bordered buffer; returns what cuDNN reads.
+  auto padded_input = [&](const void* x) -> const void* {
+    if (padded == nullptr) return x;
+    switch (s.dtype) {
+      case DType::kFloat32: pad<float>(x, padded, s.g, s.top, s.left, s.padded_h, s.padded_w, stream); break;
+      case DType::kBFloat16: pad<bf16>(x, padded, s.g, s.top, s.left, s.padded_h, s.padded_w, stream); break;
+      default: pad<fp16>(x, padded, s.g, s.top, s.left, s.padded_h, s.padded_w, stream); break;
+    }
+    return padded;
+  };
+  switch (s.pass) {
+    case ConvPass::kForward: {
+      const void* x = padded_input(first);
+      SB_CUDNN_CHECK(cudnnConvolutionForward(s.handle, &one, s.x_desc, x, s.w_desc, second, s.conv_desc,
+                                             cudnnConvolutionFwdAlgo_t(s.algo), library, s.library_bytes, &zero,
+                                             s.y_desc, out));
+      return;
+    }
+    case ConvPass::kBackwardData: {
+      void* dx = padded != nullptr ? static_cast<void*>(padded) : out;
+      SB_CUDNN_CHECK(cudnnConvolutionBackwardData(s.handle, &one, s.w_desc, second, s.y_desc, first, s.conv_desc,
+                                                  cudnnConvolutionBwdDataAlgo_t(s.algo), library, s.library_bytes,
+                                                  &zero, s.x_desc, dx));
+      if (padded == nullptr) return;
+      switch (s.dtype) {
+        case DType::kFloat32: return crop<float>(padded, out, s.g, s.top, s.left, s.padded_h, s.padded_w, stream);
+        case DType::kBFloat16: return crop<bf16>(padded, out, s.g, s.top, s.left, s.padded_h, s.padded_w, stream);
+        default: return crop<fp16>(padded, out, s.g, s.top, s.left, s.padded_h, s.padded_w, stream);
+      }
+    }
+    case ConvPass::kBackwardFilter: {
+      const void* x = padded_input(first);
+      SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(s.handle, &one, s.x_desc, x, s.y_desc, second, s.conv_desc,
+                                                    cudnnConvolutionBwdFilterAlgo_t(s.algo), library,
+                                                    s.library_bytes, &zero, s.w_desc, out));
+      return;
+    }
+  }
+}
+
+}  // namespace sb::cuda

@@ -1,0 +1,160 @@
+// Pooling kernels (pooling.h). Channels are the fastest index, so consecutive threads read consecutive
+// channels of one pixel (coalesced in NHWC).
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/grid.h"
+#include "src/cuda/pooling.h"
+
+namespace sb::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+// Plain-old-data copy of the geometry for kernel arguments.
+struct Window {
+  int64_t n, h, w, c, oh, ow, kh, kw, sh, sw, pt, pl;
+};
+
+Window window_of(const Conv2dGeometry& g) {
+  return Window{g.batch, g.in_h, g.in_w, g.in_c, g.out_h, g.out_w, g.kernel_h, g.kernel_w,
+                g.stride_h, g.stride_w, g.pad_top, g.pad_left};
+}
+
+__device__ inline int64_t window_count(const Window& g, int64_t oh, int64_t ow, bool include_pad) {
+  if (include_pad) return g.kh * g.kw;
+  const int64_t h0 = oh * g.sh - g.pt, w0 = ow * g.sw - g.pl;
+  return (min(h0 + g.kh, g.h) - max(h0, int64_t(0))) * (min(w0 + g.kw, g.w) - max(w0, int64_t(0)));
+}
+
+// The outputs whose window covers input index i along one axis: [first, last].
+__device__ inline void covering(int64_t i, int64_t pad, int64_t kernel, int64_t stride, int64_t outputs,
+                                int64_t* first, int64_t* last) {
+  const int64_t low = i + pad - kernel + 1;
+  *first = low <= 0 ? 0 : (low + stride - 1) / stride;
+  *last = min(outputs - 1, (i + pad) / stride);
+}
+
+template <typename T>
+__global__ void max_forward_kernel(const T* __restrict__ x, T* __restrict__ y, int32_t* __restrict__ argmax,
+                                   Window g) {
+  const int64_t total = g.n * g.oh * g.ow * g.c;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = i % g.c, ow = (i / g.c) % g.ow, oh = (i / (g.c * g.ow)) % g.oh, n = i / (g.c * g.ow * g.oh);
+    float best = 0.0f;
+    int32_t where = -1;
+    T best_value = from_float<T>(0.0f);
+    for (int64_t r = 0; r < g.kh; ++r) {
+      const int64_t ih = oh * g.sh - g.pt + r;
+      if (ih < 0 || ih >= g.h) continue;
+      for (int64_t s = 0; s < g.kw; ++s) {
+        const int64_t iw = ow * g.sw - g.pl + s;
+        if (iw < 0 || iw >= g.w) continue;
+        const T value = x[((n * g.h + ih) * g.w + iw) * g.c + c];
+        if (where < 0 || to_float(value) > best) {
+          best = to_float(value);
+          best_value = value;
+          where = int32_t(ih * g.w + iw);
+        }
+      }
+    }
+    y[i] = best_value;
+    argmax[i] = where;
+  }
+}
+
+template <typename T>
+__global__ void max_backward_kernel(const T* __restrict__ dy, const int32_t* __restrict__ argmax, T* __restrict__ dx,
+                                    Window g) {
+  const int64_t total = g.n * g.h * g.w * g.c;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = i % g.c, iw = (i / g.c) % g.w, ih = (i / (g.c * g.w)) % g.h, n = i / (g.c * g.w * g.h);
+    int64_t oh0, oh1, ow0, ow1;
+    covering(ih, g.pt, g.kh, g.sh, g.oh, &oh0, &oh1);
+    covering(iw, g.pl, g.kw, g.sw, g.ow, &ow0, &ow1);
+    const int32_t self = int32_t(ih * g.w + iw);
+    float sum = 0.0f;
+    for (int64_t oh = oh0; oh <= oh1; ++oh) {
+      for (int64_t ow = ow0; ow <= ow1; ++ow) {
+        const int64_t o = ((n * g.oh + oh) * g.ow + ow) * g.c + c;
+        if (argmax[o] == self) sum += to_float(dy[o]);
+      }
+    }
+    dx[i] = from_float<T>(sum);
+  }
+}
+
+template <typename T>
+__global__ void avg_forward_kernel(const T* __restrict__ x, T* __restrict__ y, Window g, bool include_pad) {
+  const int64_t total = g.n * g.oh * g.ow * g.c;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = i % g.c, ow = (i / g.c) % g.ow, oh = (i / (g.c * g.ow)) % g.oh, n = i / (g.c * g.ow * g.oh);
+    float sum = 0.0f;
+    for (int64_t r = 0; r < g.kh; ++r) {
+      const int64_t ih = oh * g.sh - g.pt + r;
+      if (ih < 0 || ih >= g.h) continue;
+      for (int64_t s = 0; s < g.kw; ++s) {
+        const int64_t iw = ow * g.sw - g.pl + s;
+        if (iw >= 0 && iw < g.w) sum += to_float(x[((n * g.h + ih) * g.w + iw) * g.c + c]);
+      }
+    }
+    y[i] = from_float<T>(sum / float(window_count(g, oh, ow, include_pad)));
+  }
+}
+
+template <typename T>
+__global__ void avg_backward_kernel(const T* __restrict__ dy, T* __restrict__ dx, Window g, bool include_pad) {
+  const int64_t total = g.n * g.h * g.w * g.c;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = i % g.c, iw = (i / g.c) % g.w, ih = (i / (g.c * g.w)) % g.h, n = i / (g.c * g.w * g.h);
+    int64_t oh0, oh1, ow0, ow1;
+    covering(ih, g.pt, g.kh, g.sh, g.oh, &oh0, &oh1);
+    covering(iw, g.pl, g.kw, g.sw, g.ow, &ow0, &ow1);
+    float sum = 0.0f;
+    for (int64_t oh = oh0; oh <= oh1; ++oh) {
+      for (int64_t ow = ow0; ow <= ow1; ++ow) {
+        sum += to_float(dy[((n * g.oh + oh) * g.ow + ow) * g.c + c]) / float(window_count(g, oh, ow, include_pad));
+      }
+    }
+    dx[i] = from_float<T>(sum);
+  }
+}
+
+int blocks(int64_t items) { return detail::grid_stride_blocks(items, kThreads); }
+
+}  // namespace
+
+template <typename T>
+void max_pool2d_forward(const T* x, T* y, int32_t* argmax, const Conv2dGeometry& g, cudaStream_t stream) {
+  if (g.y_elements() == 0) return;
+  max_forward_kernel<<<blocks(g.y_elements()), kThreads, 0, stream>>>(x, y, argmax, window_of(g));
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void max_pool2d_backward(const T* dy, const int32_t* argmax, T* dx, const Conv2dGeometry& g, cudaStream_t stream) {
+  if (g.x_elements() == 0) return;
+  max_backward_kernel<<<blocks(g.x_elements()), kThreads, 0, stream>>>(dy, argmax, dx, window_of(g));
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void avg_pool2d_forward(const T* x, T* y, const Conv2dGeometry& g, bool count_include_pad, cudaStream_t stream) {
+  if (g.y_elements() == 0) return;
+  avg_forward_kernel<<<blocks(g.y_elements()), kThreads, 0, stream>>>(x, y, window_of(g), count_include_pad);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void avg_pool2d_backward(const T* dy, T* dx, const Conv2dGeometry& g, bool count_include_pad, cudaStream_t stream) {
+  if (g.x_elements() == 0) return;
+  avg_backward_kernel<<<blocks(g.x_elements()), kThreads, 0, stream>>>(dy, dx, window_of(g), count_include_pad);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+#define SB_POOLING(T)                                                                                         \
+  template void max_pool2d_forward<T>(const T*, T*, int32_t*, const Conv2dGeometry&, cudaStream_t);           \
+  template void max_pool2d_backward<T>(const T*, const int32_t*, T*, const Conv2dGeometry&, cudaStream_t);    \
+  template void avg_pool2d_forward<T>(const T*, T*, const Conv2dGeometry&, bool, cudaStream_t);               \
+  template void avg_pool2d_backward<T>(const T*, T*, const Conv2dGeometry&, bool, cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_POOLING)
+
+}  // namespace sb::cuda

@@ -1,0 +1,18 @@
+// The scratch of the YOLOv3 loss on a device that works per prediction (src/cuda/yolo_loss.h): the slot map
+// (int32 per prediction) and the per-prediction losses (fp32), N · 3 · Σ G² entries each. The graph builder
+// declares it as a kWorkspace tensor so the planner accounts for it.
+#pragma once
+
+#include <cstdint>
+
+namespace sb {
+
+inline int64_t yolo_predictions(int64_t batch, const int64_t grid[3]) {
+  return batch * 3 * (grid[0] * grid[0] + grid[1] * grid[1] + grid[2] * grid[2]);
+}
+
+inline int64_t yolo_workspace_bytes(int64_t batch, const int64_t grid[3]) {
+  return yolo_predictions(batch, grid) * 8;
+}
+
+}  // namespace sb

@@ -1,0 +1,183 @@
+// sb::cuda::Conv2dRunner (cuDNN, src/cuda/conv2d.h) against the CPU reference (src/cpu/conv2d.h): forward,
+// backward data and backward filter for k x k "same", pointwise, strided with TF-"SAME" asymmetric padding,
+// atrous, depthwise (stride 1 and 2, channel multiplier 2) and grouped convolutions, in exact fp32, TF32,
+// bf16 and fp16; outputs poisoned first and written everywhere. Then conv2d graphs (bias, asymmetric padding,
+// depthwise) through the CUDA executor against the CPU executor, fp32 and bf16.
+// Run: gpu_tests --gtest_filter='CudaConv2d*'. Skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "scalebench/device.h"
+#include "scalebench/half_precision.h"
+#include "src/cpu/conv2d.h"
+#include "src/cuda/conv2d.h"
+#include "tests/gpu/cnn_graph_check.h"
+#include "tests/support/cuda_array.h"
+#include "tests/support/random_data.h"
+#include "tests/support/tensor_compare.h"
+
+namespace sb {
+namespace {
+
+// Relative L2 error of each pass against the fp64-accumulated CPU reference on identical inputs:
+// exact fp32 (FMA, other summation orders over <= 1,200 taps): ~1e-7 for direct and GEMM algorithms; the
+// Winograd and FFT transforms cuDNN may pick lose up to ~1e-5, so the bound is 5e-5;
+// TF32 (10-bit mantissa operands, fp32 accumulation): ~5e-4 per product, bound 3e-3;
+// bf16 / fp16 (fp32 accumulation, the output rounded once to 8 / 11 bits): 2^-9 / 2^-12 per element, plus
+// fp16 Winograd's transform error (~1e-3); bounds 1e-2 / 5e-3 (a wrong tap, stride or padding is off by O(1)).
+constexpr double kFp32Tolerance = 5e-5;
+constexpr double kTf32Tolerance = 3e-3;
+constexpr double kBf16Tolerance = 1e-2;
+constexpr double kFp16Tolerance = 5e-3;
+// The graph comparisons chain three convolutions, a bias and the loss: about twice the single-pass bounds.
+constexpr double kGraphFp32Tolerance = 1e-4;
+constexpr double kGraphBf16Tolerance = 2e-2;
+
+// cuDNN's scratch offered in these tests (the graph builder offers min(256 MiB, max(1 MiB, 2 x operand))).
+constexpr uint64_t kLibraryWorkspace = 64ull << 20;
+
+Conv2dGeometry geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t r, int64_t s, int64_t stride,
+                        int64_t dilation, int64_t top, int64_t bottom, int64_t left, int64_t right,
+                        int64_t groups = 1) {
+  Conv2dGeometry g;
+  g.batch = n, g.in_h = h, g.in_w = w, g.in_c = c, g.out_c = k, g.kernel_h = r, g.kernel_w = s;
+  g.stride_h = g.stride_w = stride, g.dilation_h = g.dilation_w = dilation;
+  g.pad_top = top, g.pad_bottom = bottom, g.pad_left = left, g.pad_right = right, g.groups = groups;
+  g.out_h = conv_output_size(h, r, stride, dilation, top, bottom);
+  g.out_w = conv_output_size(w, s, stride, dilation, left, right);
+  return g;
+}
+
+struct Mode {
+  DType dtype;
+  bool tf32;
+  double tolerance;
+  const char* name;
+};
+
+// Host values as the device holds them: rounded to the dtype (both devices see the same numbers).
+std::vector<float> representable(std::vector<float> values, DType dtype) {
+  for (float& v : values) {
+    if (dtype == DType::kBFloat16) v = bf16_bits_to_float(float_to_bf16_bits(v));
+    if (dtype == DType::kFloat16) v = fp16_bits_to_float(float_to_fp16_bits(v));
+  }
+  return values;
+}
+
+// A device buffer of `values` in `dtype` (fp32 or 16-bit bit patterns).
+struct DeviceTensor {
+  DType dtype;
+  size_t count;
+  test::CudaArray<unsigned char> bytes;
+  DeviceTensor(DType type, size_t n) : dtype(type), count(n), bytes(n * dtype_size(type)) { bytes.poison(); }
+  DeviceTensor(DType type, const std::vector<float>& values) : DeviceTensor(type, values.size()) {
+    std::vector<unsigned char> host(bytes.size());
+    for (size_t i = 0; i < count; ++i) {
+      if (dtype == DType::kFloat32) {
+        std::memcpy(&host[4 * i], &values[i], 4);
+      } else {
+        const uint16_t b = dtype == DType::kBFloat16 ? float_to_bf16_bits(values[i]) : float_to_fp16_bits(values[i]);
+        std::memcpy(&host[2 * i], &b, 2);
+      }
+    }
+    bytes.upload(host);
+  }
+  std::vector<float> download() const {
+    const std::vector<unsigned char> host = bytes.download();
+    std::vector<float> values(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (dtype == DType::kFloat32) {
+        std::memcpy(&values[i], &host[4 * i], 4);
+      } else {
+        uint16_t b = 0;
+        std::memcpy(&b, &host[2 * i], 2);
+        values[i] = dtype == DType::kBFloat16 ? bf16_bits_to_float(b) : fp16_bits_to_float(b);
+      }
+    }
+    return values;
+  }
+};
+
+void check_passes(const Conv2dGeometry& g, const Mode& mode) {
+  const auto x = representable(test::random_normal(size_t(g.x_elements()), 11), mode.dtype);
+  const auto w = representable(test::random_normal(size_t(g.w_elements()), 12, 0.3f), mode.dtype);
+  const auto dy = representable(test::random_normal(size_t(g.y_elements()), 13), mode.dtype);
+  std::vector<float> y_ref(dy.size()), dx_ref(x.size()), dw_ref(w.size());
+  cpu::conv2d_forward(x.data(), w.data(), y_ref.data(), g);
+  cpu::conv2d_backward_data(dy.data(), w.data(), dx_ref.data(), g);
+  cpu::conv2d_backward_filter(x.data(), dy.data(), dw_ref.data(), g);
+
+  const uint64_t workspace_bytes = conv2d_padded_copy_bytes(g, dtype_size(mode.dtype)) + kLibraryWorkspace;
+  test::CudaArray<unsigned char> workspace(workspace_bytes);
+  DeviceTensor dx_in(mode.dtype, x), w_in(mode.dtype, w), dy_in(mode.dtype, dy);
+  DeviceTensor y(mode.dtype, dy.size()), dx(mode.dtype, x.size()), dw(mode.dtype, w.size());
+  test::TestStream stream;
+  const cuda::Conv2dRunner forward(g, mode.dtype, mode.tf32, cuda::ConvPass::kForward, workspace_bytes);
+  const cuda::Conv2dRunner data(g, mode.dtype, mode.tf32, cuda::ConvPass::kBackwardData, workspace_bytes);
+  const cuda::Conv2dRunner filter(g, mode.dtype, mode.tf32, cuda::ConvPass::kBackwardFilter, workspace_bytes);
+  forward.run(dx_in.bytes.get(), w_in.bytes.get(), y.bytes.get(), workspace.get(), stream.get());
+  data.run(dy_in.bytes.get(), w_in.bytes.get(), dx.bytes.get(), workspace.get(), stream.get());
+  filter.run(dx_in.bytes.get(), dy_in.bytes.get(), dw.bytes.get(), workspace.get(), stream.get());
+  stream.sync();
+  const std::string where = std::string(mode.name) + " " + forward.algorithm() + " / " + data.algorithm() + " / " +
+                            filter.algorithm();
+  for (const auto& [name, got, want] : {std::tuple{"y", y.download(), y_ref}, std::tuple{"dx", dx.download(), dx_ref},
+                                        std::tuple{"dw", dw.download(), dw_ref}}) {
+    ASSERT_GT(test::l2_norm(want), 0.0) << name;
+    EXPECT_EQ(test::count_non_finite(got), 0u) << name << " (poison left or overflow) " << where;
+    EXPECT_LE(test::relative_l2(got, want), mode.tolerance) << name << " " << where;
+  }
+}
+
+const Mode kModes[] = {{DType::kFloat32, false, kFp32Tolerance, "fp32"},
+                       {DType::kFloat32, true, kTf32Tolerance, "tf32"},
+                       {DType::kBFloat16, false, kBf16Tolerance, "bf16"},
+                       {DType::kFloat16, false, kFp16Tolerance, "fp16"}};
+
+class CudaConv2d : public ::testing::TestWithParam<Conv2dGeometry> {};
+
+TEST_P(CudaConv2d, ThreePassesMatchTheCpuInEveryPrecision) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  for (const Mode& mode : kModes) {
+    SCOPED_TRACE(mode.name);
+    check_passes(GetParam(), mode);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Geometries, CudaConv2d,
+    ::testing::Values(geometry(2, 13, 11, 16, 32, 3, 3, 1, 1, 1, 1, 1, 1),      // 3 x 3 "same"
+                      geometry(2, 9, 9, 64, 24, 1, 1, 1, 1, 0, 0, 0, 0),        // pointwise
+                      geometry(2, 12, 10, 8, 16, 3, 3, 2, 1, 0, 1, 0, 1),       // stride 2, TF "SAME" (asymmetric)
+                      geometry(1, 11, 11, 16, 16, 3, 3, 2, 1, 1, 0, 1, 0),      // ZeroPad2d((1, 0, 1, 0)), stride 2
+                      geometry(2, 17, 17, 16, 16, 3, 3, 1, 6, 6, 6, 6, 6),      // atrous rate 6
+                      geometry(2, 21, 21, 32, 32, 5, 5, 2, 1, 2, 2, 2, 2, 32),  // depthwise 5 x 5 stride 2
+                      geometry(2, 11, 11, 16, 16, 7, 7, 1, 1, 3, 3, 3, 3, 16),  // depthwise 7 x 7
+                      geometry(1, 8, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 8),      // depthwise, multiplier 2
+                      geometry(2, 9, 8, 12, 8, 3, 3, 1, 2, 2, 2, 2, 2, 4),      // grouped, dilated
+                      geometry(2, 19, 19, 3, 32, 7, 7, 2, 1, 3, 3, 3, 3)));     // ResNet stem 7 x 7 s2, C = 3
+
+// Two convolutions with a bias, asymmetric "SAME" padding and a depthwise layer, through both executors.
+TensorId conv_graph(GraphBuilder& b) {
+  TensorId x = b.parameter("x", {2, 10, 9, 8});
+  TensorId h = b.conv2d(x, b.parameter("w0", {16, 3, 3, 8}), b.parameter("b0", {16}), Conv2dOptions::same_padding(2));
+  h = b.conv2d(h, b.parameter("dw", {16, 3, 3, 1}), kNoTensor, Conv2dOptions::with(1, 2, 2, 16));
+  h = b.conv2d(h, b.parameter("pw", {4, 1, 1, 16}), b.parameter("b1", {4}));
+  const int64_t rows = b.graph().tensor(h).elements() / 4;
+  return b.softmax_cross_entropy(b.reshape(h, {rows, 4}), b.input("targets", {rows}, DType::kInt32), 0.0, -1);
+}
+
+TEST(CudaConv2dGraph, ExecutorMatchesTheCpuFp32AndBf16) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  test::expect_gpu_matches_cpu(conv_graph, DType::kFloat32, kGraphFp32Tolerance);
+  test::expect_gpu_matches_cpu(conv_graph, DType::kBFloat16, kGraphBf16Tolerance);
+}
+
+}  // namespace
+}  // namespace sb

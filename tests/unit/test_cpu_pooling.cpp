@@ -1,0 +1,117 @@
+// sb::cpu::max_pool2d_* and avg_pool2d_* (src/cpu/pooling.h): hand-computed 3 x 3 stride-2 windows with
+// padding (max ignores it; average with and without count_include_pad), argmax ties, the global average,
+// and finite-difference gradients. Run: unit_tests --gtest_filter='CpuPooling*'.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "scalebench/error.h"
+#include "src/cpu/pooling.h"
+#include "tests/support/gradient_check.h"
+#include "tests/support/random_data.h"
+#include "tests/support/tensor_compare.h"
+
+namespace sb {
+namespace {
+
+// fp32 storage of double sums of a few O(1) values.
+constexpr double kForwardTolerance = 1e-6;
+// Central differences (eps 1e-3) on data with no ties within 2e-3: 1e-2 relative on the norm.
+constexpr double kGradientTolerance = 1e-2;
+
+Conv2dGeometry pool(int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t stride, int64_t pad_begin,
+                    int64_t pad_end) {
+  Conv2dGeometry g;
+  g.batch = n, g.in_h = h, g.in_w = w, g.in_c = g.out_c = g.groups = c;
+  g.kernel_h = g.kernel_w = k, g.stride_h = g.stride_w = stride;
+  g.pad_top = g.pad_left = pad_begin, g.pad_bottom = g.pad_right = pad_end;
+  g.out_h = conv_output_size(h, k, stride, 1, pad_begin, pad_end);
+  g.out_w = conv_output_size(w, k, stride, 1, pad_begin, pad_end);
+  return g;
+}
+
+// 4 x 4 image 1..16, 3 x 3 windows, stride 2, padding 1: out 2 x 2 with windows rows/cols {-1..1} and {1..3}.
+const std::vector<float> kImage{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+
+TEST(CpuPooling, MaxIgnoresPaddingAndRecordsArgmax) {
+  const Conv2dGeometry g = pool(1, 4, 4, 1, 3, 2, 1, 1);
+  std::vector<float> y(4);
+  std::vector<int32_t> argmax(4);
+  cpu::max_pool2d_forward(kImage.data(), y.data(), argmax.data(), g);
+  EXPECT_EQ(y, (std::vector<float>{6, 8, 14, 16}));
+  EXPECT_EQ(argmax, (std::vector<int32_t>{5, 7, 13, 15}));
+  std::vector<float> dx = test::poisoned(16);
+  cpu::max_pool2d_backward(std::vector<float>{1, 2, 3, 4}.data(), argmax.data(), dx.data(), g);
+  EXPECT_EQ(dx, (std::vector<float>{0, 0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4}));
+}
+
+TEST(CpuPooling, MaxTieGoesToTheFirstInWindowOrderAndOverlapsSum) {
+  // Constant image, 2 x 2 windows at stride 1: every window's first pixel wins; pixel (0, 1) is the first of
+  // window (0, 1) only.
+  const Conv2dGeometry g = pool(1, 3, 3, 1, 2, 1, 0, 0);
+  const std::vector<float> x(9, 7.0f);
+  std::vector<float> y(4);
+  std::vector<int32_t> argmax(4);
+  cpu::max_pool2d_forward(x.data(), y.data(), argmax.data(), g);
+  EXPECT_EQ(argmax, (std::vector<int32_t>{0, 1, 3, 4}));
+}
+
+TEST(CpuPooling, AverageWithAndWithoutPaddingInTheCount) {
+  const Conv2dGeometry g = pool(1, 4, 4, 1, 3, 2, 1, 1);
+  std::vector<float> with(4), without(4);
+  cpu::avg_pool2d_forward(kImage.data(), with.data(), g, true);
+  cpu::avg_pool2d_forward(kImage.data(), without.data(), g, false);
+  // Window (0, 0) holds 1, 2, 5, 6 (sum 14) and five padding zeros; window (1, 1) holds 6,7,8,10,11,12,14,15,16.
+  EXPECT_NEAR(with[0], 14.0 / 9, kForwardTolerance);
+  EXPECT_NEAR(without[0], 14.0 / 4, kForwardTolerance);
+  EXPECT_NEAR(with[3], 99.0 / 9, kForwardTolerance);
+  EXPECT_NEAR(without[3], 99.0 / 9, kForwardTolerance);
+  EXPECT_NEAR(without[1], (2 + 3 + 4 + 6 + 7 + 8) / 6.0, kForwardTolerance);
+}
+
+TEST(CpuPooling, GlobalAverageIsTheImageMean) {
+  const Conv2dGeometry g = pool(2, 4, 4, 2, 4, 1, 0, 0);
+  std::vector<float> x(64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = float(i);
+  std::vector<float> y(4);
+  cpu::avg_pool2d_forward(x.data(), y.data(), g, true);
+  // Image 0 channel 0 holds 0, 2, ..., 30 (mean 15); channel 1: mean 16; image 1: +32.
+  EXPECT_EQ(y, (std::vector<float>{15, 16, 47, 48}));
+}
+
+TEST(CpuPooling, RefusesWindowsThatCanBeAllPadding) {
+  EXPECT_THROW(cpu::check_pool_geometry(pool(1, 4, 4, 1, 2, 2, 2, 2)), UsageError);
+}
+
+TEST(CpuPooling, GradientsMatchFiniteDifferences) {
+  const Conv2dGeometry g = pool(2, 7, 6, 3, 3, 2, 1, 1);
+  std::vector<float> x = test::random_normal(size_t(g.x_elements()), 51);
+  const std::vector<float> w = test::random_normal(size_t(g.y_elements()), 52);
+  for (bool include : {true, false}) {
+    std::vector<float> dx(x.size());
+    cpu::avg_pool2d_backward(w.data(), dx.data(), g, include);
+    auto loss = [&] {
+      std::vector<float> y(w.size());
+      cpu::avg_pool2d_forward(x.data(), y.data(), g, include);
+      return test::project(y, w);
+    };
+    const auto cmp = test::compare_with_finite_differences(x, loss, dx);
+    EXPECT_LE(cmp.relative_error, kGradientTolerance) << "avg " << include << ": " << cmp.describe();
+  }
+  std::vector<float> y(w.size()), dx(x.size());
+  std::vector<int32_t> argmax(w.size());
+  cpu::max_pool2d_forward(x.data(), y.data(), argmax.data(), g);
+  cpu::max_pool2d_backward(w.data(), argmax.data(), dx.data(), g);
+  auto loss = [&] {
+    std::vector<float> out(w.size());
+    std::vector<int32_t> where(w.size());
+    cpu::max_pool2d_forward(x.data(), out.data(), where.data(), g);
+    return test::project(out, w);
+  };
+  const auto cmp = test::compare_with_finite_differences(x, loss, dx);
+  EXPECT_GT(cmp.analytic_norm, 0.0);
+  EXPECT_LE(cmp.relative_error, kGradientTolerance) << "max: " << cmp.describe();
+}
+
+}  // namespace
+}  // namespace sb
