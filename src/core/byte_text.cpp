@@ -25,4 +25,14 @@ std::string byte_text(uint64_t bytes) {
   return text;
 }
 
+std::string grouped_text(int64_t value) {
+  const std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string text;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+    text += digits[i];
+  }
+  return (value < 0 ? "-" : "") + text;
+}
+
 }  // namespace sb

@@ -7,23 +7,12 @@
 #include "scalebench/report.h"
 
 namespace sb {
-namespace {
-
-// "3,456"
-std::string grouped(int64_t value) {
-  std::string digits = std::to_string(value < 0 ? -value : value), text;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
-    text += digits[i];
-  }
-  return (value < 0 ? "-" : "") + text;
-}
-
-}  // namespace
 
 std::string max_batch_in_units(const MaxBatchResult& r, int64_t batch) {
-  std::string text = grouped(batch) + " " + r.batch_unit;
-  if (r.batch_unit != r.unit) text += " (" + grouped(static_cast<int64_t>(batch * r.units_per_sample + 0.5)) + " " + r.unit + ")";
+  std::string text = grouped_text(batch) + " " + r.batch_unit;
+  if (r.batch_unit != r.unit) {
+    text += " (" + grouped_text(static_cast<int64_t>(batch * r.units_per_sample + 0.5)) + " " + r.unit + ")";
+  }
   return text;
 }
 
@@ -74,7 +63,7 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
     char error[32];
     std::snprintf(error, sizeof error, "%+.1f%%", 100 * max_batch_prediction_error(r));
     std::fprintf(out, "# max batch per GPU: predicted %s, verified %s (prediction error %s)%s\n",
-                 grouped(r.predicted).c_str(), max_batch_in_units(r, r.verified).c_str(), error,
+                 grouped_text(r.predicted).c_str(), max_batch_in_units(r, r.verified).c_str(), error,
                  r.next_failed_cleanly ? "; one more runs out of memory" : "");
   } else {
     std::fprintf(out, "# max batch per GPU: predicted %s (not verified)\n", max_batch_in_units(r, r.predicted).c_str());

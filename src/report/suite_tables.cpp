@@ -9,15 +9,7 @@
 namespace sb {
 namespace {
 
-std::string grouped(double value) {
-  const std::string digits = std::to_string(static_cast<long long>(value + 0.5));
-  std::string text;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
-    text += digits[i];
-  }
-  return text;
-}
+std::string grouped(double value) { return grouped_text(static_cast<int64_t>(value + 0.5)); }
 
 std::string percent(double fraction) {
   char text[16];
