@@ -157,8 +157,8 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
   const DeviceMemoryUsage after_warm_up = device.memory_usage();
   if (cuda) {
     result.communication_bytes = bytes_less(at_start.free, after_warm_up.free);
-    // A batch-1 probe step: what stays allocated afterwards (the GEMM workspace, kernels loaded on first use)
-    // joins the context; what went away with the replica, beyond its plan, is the outside-plan cost of a replica.
+    // A batch-1 probe step: what stays allocated afterwards (kernels loaded on first use, library state) joins the
+    // context; what went away with the replica beyond its counted buffers is the outside-plan cost of a replica.
     uint64_t during_free = 0, charged = 0;
     std::optional<std::string> error;
     try {
