@@ -21,94 +21,14 @@
 #include "tests/support/gradient_check.h"
 #include "tests/support/random_data.h"
 #include "tests/unit/cpu_loss_checks.h"
+#include "tests/unit/engine_op_graph.h"
 
 namespace sb {
 namespace {
 
-// Tolerance of the whole-graph finite differences: fp32 forward passes, eps 1e-3 on O(1) parameters.
-constexpr double kGraphGradientEps = 1e-3;
-constexpr double kGraphGradientRelativeError = 1e-2;
-
-// A small graph around one op: float operands are parameters with random values, the op's output (rows,
-// classes) feeds softmax_cross_entropy against random targets.
-struct OpGraph {
-  Graph graph;
-  GraphBuilder b{graph};
-  std::vector<std::pair<TensorId, std::vector<float>>> parameters;
-  std::vector<std::pair<TensorId, std::vector<uint8_t>>> masks;
-  TensorId loss = kNoTensor;
-  std::map<TensorId, TensorId> gradients;
-  MemoryPlan plan;
-  std::unique_ptr<CpuExecutor> e;
-  uint32_t seed = 300;
-
-  TensorId parameter(const std::string& name, std::vector<int64_t> shape, float stddev = 1.0f) {
-    const TensorId id = b.parameter(name, shape);
-    parameters.push_back({id, test::random_normal(static_cast<size_t>(graph.tensor(id).elements()), seed++, stddev)});
-    return id;
-  }
-  TensorId mask(const std::string& name, int64_t batch, int64_t length, const std::vector<uint8_t>& values) {
-    const TensorId id = b.input(name, {batch, length}, DType::kUInt8);
-    masks.push_back({id, values});
-    return id;
-  }
-  std::vector<float>& values(TensorId parameter) {
-    for (auto& [id, v] : parameters) {
-      if (id == parameter) return v;
-    }
-    throw UsageError("not a parameter of the test graph");
-  }
-
-  // `logits` and `kept` stay live to the end of the step (the planner would reuse their memory), so the test
-  // can read them after run().
-  void finish(TensorId logits, const std::vector<TensorId>& kept = {}) {
-    for (TensorId id : kept) graph.tensor(id).read_after_step = true;
-    graph.tensor(logits).read_after_step = true;
-    const auto& shape = graph.tensor(logits).shape;
-    const int64_t classes = shape.back(), rows = graph.tensor(logits).elements() / classes;
-    const TensorId targets = b.input("targets", {rows}, DType::kInt32);
-    loss = b.softmax_cross_entropy(b.reshape(logits, {rows, classes}), targets, 0.0, -1);
-    gradients = append_backward(graph, loss);
-    plan = plan_memory(graph);
-    e = std::make_unique<CpuExecutor>(graph, plan);
-    const auto ids = test::random_ids(static_cast<size_t>(rows), seed++, 0, static_cast<int32_t>(classes - 1));
-    std::memcpy(e->i32(targets), ids.data(), ids.size() * sizeof(int32_t));
-    for (const auto& [id, v] : masks) std::memcpy(e->u8(id), v.data(), v.size());
-    write_parameters();
-  }
-  void write_parameters() {
-    for (const auto& [id, v] : parameters) std::memcpy(e->f32(id), v.data(), v.size() * sizeof(float));
-  }
-  double forward_loss() {
-    write_parameters();
-    e->run_nodes(0, e->forward_node_count());
-    return *e->f32(loss);
-  }
-  std::vector<float> read(TensorId id) const {
-    const float* p = static_cast<const CpuExecutor&>(*e).f32(id);
-    return std::vector<float>(p, p + graph.tensor(id).elements());
-  }
-
-  // Runs forward and backward, then checks every parameter's gradient against finite differences (a
-  // parameter whose gradient is 0 in exact arithmetic, `zero_gradient`, must be small on both sides).
-  void expect_gradients_match(const std::vector<TensorId>& zero_gradient = {}) {
-    write_parameters();
-    e->run();
-    ASSERT_TRUE(std::isfinite(*e->f32(loss)));
-    for (auto& [id, v] : parameters) {
-      const std::string& name = graph.tensor(id).name;
-      const std::vector<float> analytic = read(gradients.at(id));
-      const auto cmp = test::compare_with_finite_differences(v, [this] { return forward_loss(); }, analytic,
-                                                             kGraphGradientEps);
-      if (std::find(zero_gradient.begin(), zero_gradient.end(), id) != zero_gradient.end()) {
-        EXPECT_LE(cmp.analytic_norm, 1e-6) << name;
-        EXPECT_LE(cmp.numeric_norm, 1e-3) << name;
-        continue;
-      }
-      EXPECT_LE(cmp.relative_error, kGraphGradientRelativeError) << name << ": " << cmp.describe();
-      EXPECT_GT(cmp.analytic_norm, 0.0) << name;
-    }
-  }
+// The shared op-graph fixture (tests/unit/engine_op_graph.h) with this file's seeds.
+struct OpGraph : test::OpGraph {
+  OpGraph() { seed = 300; }
 };
 
 // Row 0 keeps everything, row 1 is right-padded, row 2 keeps one middle segment (mt-dnn's premise mask).
@@ -152,7 +72,8 @@ TEST(EngineSan, SelfAttentionMatchesTheKernelAndFiniteDifferences) {
                                   g.values(bias).data(), ref.data(), alpha.data(), batch, length, hidden);
   EXPECT_EQ(g.read(out), ref);
   EXPECT_GT(test::l2_norm(ref), 0.0);
-  g.expect_gradients_match({bias});  // softmax ignores a shift shared by every position
+  // softmax ignores a shift shared by every position
+  g.expect_gradients_match(test::kOpGraphGradientTolerance, test::kOpGraphStep, {bias});
 }
 
 TEST(EngineSan, BilinearAttentionWithSeparateKeysAndValues) {
