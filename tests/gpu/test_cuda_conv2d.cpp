@@ -16,12 +16,15 @@
 #include "src/cpu/conv2d.h"
 #include "src/cuda/conv2d.h"
 #include "tests/gpu/cnn_graph_check.h"
+#include "tests/support/conv_geometry.h"
 #include "tests/support/cuda_array.h"
 #include "tests/support/random_data.h"
 #include "tests/support/tensor_compare.h"
 
 namespace sb {
 namespace {
+
+using test::geometry;
 
 // Relative L2 error of each pass against the fp64-accumulated CPU reference on identical inputs:
 // exact fp32 (FMA, other summation orders over <= 1,200 taps): ~1e-7 for direct and GEMM algorithms; the
@@ -39,18 +42,6 @@ constexpr double kGraphBf16Tolerance = 2e-2;
 
 // cuDNN's scratch offered in these tests (the graph builder offers min(256 MiB, max(1 MiB, 2 x operand))).
 constexpr uint64_t kLibraryWorkspace = 64ull << 20;
-
-Conv2dGeometry geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t r, int64_t s, int64_t stride,
-                        int64_t dilation, int64_t top, int64_t bottom, int64_t left, int64_t right,
-                        int64_t groups = 1) {
-  Conv2dGeometry g;
-  g.batch = n, g.in_h = h, g.in_w = w, g.in_c = c, g.out_c = k, g.kernel_h = r, g.kernel_w = s;
-  g.stride_h = g.stride_w = stride, g.dilation_h = g.dilation_w = dilation;
-  g.pad_top = top, g.pad_bottom = bottom, g.pad_left = left, g.pad_right = right, g.groups = groups;
-  g.out_h = conv_output_size(h, r, stride, dilation, top, bottom);
-  g.out_w = conv_output_size(w, s, stride, dilation, left, right);
-  return g;
-}
 
 struct Mode {
   DType dtype;

@@ -14,12 +14,15 @@
 #include "src/cuda/pooling.h"
 #include "tests/gpu/cnn_graph_check.h"
 #include "tests/support/bf16_data.h"
+#include "tests/support/conv_geometry.h"
 #include "tests/support/cuda_array.h"
 #include "tests/support/random_data.h"
 #include "tests/support/tensor_compare.h"
 
 namespace sb {
 namespace {
+
+using test::pool;
 
 using test::CudaArray;
 
@@ -29,17 +32,6 @@ constexpr double kFp32Tolerance = 1e-5;
 constexpr double kBf16Tolerance = 1e-2;
 constexpr double kGraphFp32Tolerance = 1e-4;
 constexpr double kGraphBf16Tolerance = 3e-2;
-
-Conv2dGeometry pool(int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t stride, int64_t pad_begin,
-                    int64_t pad_end) {
-  Conv2dGeometry g;
-  g.batch = n, g.in_h = h, g.in_w = w, g.in_c = g.out_c = g.groups = c;
-  g.kernel_h = g.kernel_w = k, g.stride_h = g.stride_w = stride;
-  g.pad_top = g.pad_left = pad_begin, g.pad_bottom = g.pad_right = pad_end;
-  g.out_h = conv_output_size(h, k, stride, 1, pad_begin, pad_end);
-  g.out_w = conv_output_size(w, k, stride, 1, pad_begin, pad_end);
-  return g;
-}
 
 template <typename T>
 struct Buffers {

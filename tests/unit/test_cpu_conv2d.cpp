@@ -9,29 +9,20 @@
 
 #include "scalebench/error.h"
 #include "src/cpu/conv2d.h"
+#include "tests/support/conv_geometry.h"
 #include "tests/support/random_data.h"
 #include "tests/support/tensor_compare.h"
 
 namespace sb {
 namespace {
 
+using test::geometry;
+
 // Hand-computed cases are small integers: exact in fp32.
 constexpr double kExact = 0.0;
 // The adjoint identity: three double sums of O(100) products of O(1) values, each rounded once to fp32 per
 // element before the dot products; 1e-5 relative is ~100 ulps of margin.
 constexpr double kAdjointRtol = 1e-5;
-
-Conv2dGeometry geometry(int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t r, int64_t s, int64_t stride,
-                        int64_t dilation, int64_t top, int64_t bottom, int64_t left, int64_t right,
-                        int64_t groups = 1) {
-  Conv2dGeometry g;
-  g.batch = n, g.in_h = h, g.in_w = w, g.in_c = c, g.out_c = k, g.kernel_h = r, g.kernel_w = s;
-  g.stride_h = g.stride_w = stride, g.dilation_h = g.dilation_w = dilation;
-  g.pad_top = top, g.pad_bottom = bottom, g.pad_left = left, g.pad_right = right, g.groups = groups;
-  g.out_h = conv_output_size(h, r, stride, dilation, top, bottom);
-  g.out_w = conv_output_size(w, s, stride, dilation, left, right);
-  return g;
-}
 
 std::vector<float> run_forward(const std::vector<float>& x, const std::vector<float>& w, const Conv2dGeometry& g) {
   std::vector<float> y = test::poisoned(static_cast<size_t>(g.y_elements()));

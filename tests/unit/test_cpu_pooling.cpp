@@ -7,6 +7,7 @@
 
 #include "scalebench/error.h"
 #include "src/cpu/pooling.h"
+#include "tests/support/conv_geometry.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/random_data.h"
 #include "tests/support/tensor_compare.h"
@@ -14,21 +15,12 @@
 namespace sb {
 namespace {
 
+using test::pool;
+
 // fp32 storage of double sums of a few O(1) values.
 constexpr double kForwardTolerance = 1e-6;
 // Central differences (eps 1e-3) on data with no ties within 2e-3: 1e-2 relative on the norm.
 constexpr double kGradientTolerance = 1e-2;
-
-Conv2dGeometry pool(int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t stride, int64_t pad_begin,
-                    int64_t pad_end) {
-  Conv2dGeometry g;
-  g.batch = n, g.in_h = h, g.in_w = w, g.in_c = g.out_c = g.groups = c;
-  g.kernel_h = g.kernel_w = k, g.stride_h = g.stride_w = stride;
-  g.pad_top = g.pad_left = pad_begin, g.pad_bottom = g.pad_right = pad_end;
-  g.out_h = conv_output_size(h, k, stride, 1, pad_begin, pad_end);
-  g.out_w = conv_output_size(w, k, stride, 1, pad_begin, pad_end);
-  return g;
-}
 
 // 4 x 4 image 1..16, 3 x 3 windows, stride 2, padding 1: out 2 x 2 with windows rows/cols {-1..1} and {1..3}.
 const std::vector<float> kImage{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
