@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch counterpart of scalebench's transformer_big and bert_base workloads (same layers, shapes, tied
-embeddings, losses, synthetic-data distributions and AdamW settings as workloads/*.cpp), trained on one device
+embeddings, losses, synthetic-data distributions and AdamW settings as workloads/*.cpp) and of its convolutional
+ones (scripts/pytorch_cnn_models.py: torchvision, timm, SGD momentum, channels_last), trained on one device
 so a GPU job can report it beside `scalebench run`; with --ddp, one process per GPU times the same step alone
 and under DistributedDataParallel for the data-parallel scaling efficiency. Prints one JSON line on stdout (rank 0
 only under --ddp), progress on stderr.
@@ -17,6 +18,8 @@ import random
 import sys
 import time
 
+import pytorch_cnn_models as cnn
+
 # Full and tiny shapes of workloads/transformer_big.cpp and workloads/bert_base.cpp (shape_for).
 TRANSFORMER_SHAPES = {"full": dict(vocab=32768, model=1024, heads=16, ffn=4096, layers=6, time=32),
                       "tiny": dict(vocab=64, model=32, heads=4, ffn=64, layers=2, time=8)}
@@ -26,7 +29,9 @@ BERT_SHAPES = {"full": dict(vocab=30522, model=768, heads=12, ffn=3072, layers=1
                             predictions=3)}
 # scalebench's WorkloadInfo: unit, default batch and the full-scale parameter count its registry test pins.
 WORKLOADS = {"transformer_big": dict(unit="tokens", batch=500, parameters=209_911_808),
-             "bert_base": dict(unit="sequences", batch=128, parameters=110_106_428)}
+             "bert_base": dict(unit="sequences", batch=128, parameters=110_106_428),
+             **{name: dict(unit=w["unit"], batch=w["batch"], parameters=w["parameters"])
+                for name, w in cnn.CNN_WORKLOADS.items()}}
 PAD, EOS, FIRST_WORD = 1, 2, 4  # fairseq's dictionary: bos, pad, eos, unk first
 SOURCE_MEAN_LENGTH, TARGET_MEAN_LENGTH = 29.5, 30.6  # WMT16 en-de tokens per sentence, WORKLOADS.md §7
 CLS, SEP, MASK, FIRST_WORDPIECE = 101, 102, 103, 999  # BERT uncased vocabulary; [PAD] 0 below
@@ -84,6 +89,8 @@ def parse_arguments(argv):
         p.error("--ddp and --count-only exclude each other")
     if a.max_batch and (a.ddp or a.count_only or a.device != "cuda"):
         p.error("--max-batch needs the cuda device, alone (not with --ddp or --count-only)")
+    if a.workload in cnn.CNN_WORKLOADS and a.scale != "full":
+        p.error(f"--workload {a.workload} has no tiny scale here (its model comes from torchvision or timm)")
     if a.bucket_mb is not None and not (a.bucket_mb > 0 and math.isfinite(a.bucket_mb)):
         p.error("--bucket-mb must be positive")
     a.batch = a.batch or WORKLOADS[a.workload]["batch"]
@@ -382,8 +389,11 @@ def log(message):
 
 def describe(a, torch):
     """What both modes share: model class, shape, analytic counts and scalebench's units per step."""
-    TransformerBig, BertForPreTraining = build_modules(torch)
     info = WORKLOADS[a.workload]
+    if a.workload in cnn.CNN_WORKLOADS:
+        return dict(info=info, expected=info["parameters"], units_per_step=float(a.batch),
+                    build=lambda: cnn.build(torch, a.workload), flops=cnn.train_flops_per_step(a.workload, a.batch))
+    TransformerBig, BertForPreTraining = build_modules(torch)
     s = (TRANSFORMER_SHAPES if a.workload == "transformer_big" else BERT_SHAPES)[a.scale]
     model_class = TransformerBig if a.workload == "transformer_big" else BertForPreTraining
     expected = expected_parameters(a.workload, s)
@@ -393,21 +403,28 @@ def describe(a, torch):
     # scale, x (T - 1) tiny, rather than the drawn count, so both tools divide by the same number.
     units_per_step = float(a.batch) * ((TARGET_MEAN_LENGTH if a.scale == "full" else s["time"] - 1)
                                        if a.workload == "transformer_big" else 1)
-    return dict(info=info, s=s, model_class=model_class, expected=expected, units_per_step=units_per_step,
+    return dict(info=info, s=s, build=lambda: model_class(s), expected=expected, units_per_step=units_per_step,
                 flops=train_matmul_flops(a.workload, s, a.batch))
 
 
 def build_model(torch, a, w, device):
-    """The model on `device`, weights from seed + 1000 (identical on every rank), parameter count checked."""
+    """The model on `device`, weights from seed + 1000 (identical on every rank), parameter count checked.
+    The convolutional models keep their library's initialisation and move to channels_last (NHWC)."""
+    torch.manual_seed(a.seed + 1000)
     with device:  # built in place: no 0.8 GB host copy and host-side default init to wait for
-        model = w["model_class"](w["s"])
-    initialise(torch, model, a.seed + 1000)
+        model = w["build"]()
+    if a.workload in cnn.CNN_WORKLOADS:
+        model = model.to(device, memory_format=torch.channels_last)
+    else:
+        initialise(torch, model, a.seed + 1000)
     check_parameters(a.workload, sum(p.numel() for p in model.parameters()), w["expected"])
     return model
 
 
 def synthesize(torch, a, w, seed, device):
     """One fixed batch on `device`, and the real target-token count (transformer_big) or None."""
+    if a.workload in cnn.CNN_WORKLOADS:
+        return cnn.synthesize(torch, a.workload, a.batch, seed, device), None
     if a.workload == "transformer_big":
         data, target_tokens = synthesize_transformer(torch, w["s"], a.batch, seed)
     else:
@@ -416,6 +433,8 @@ def synthesize(torch, a, w, seed, device):
 
 
 def make_optimizer(torch, a, parameters, cuda):
+    if a.workload in cnn.CNN_WORKLOADS:
+        return cnn.make_optimizer(torch, a.workload, parameters, a.lr, cuda)
     return torch.optim.AdamW(parameters, lr=a.lr, fused=cuda, **ADAMW)
 
 
@@ -465,13 +484,13 @@ def time_steps(torch, a, step, cuda, say=log):
 
 def run(a, torch):
     w = describe(a, torch)
-    info, s, flops, units_per_step = w["info"], w["s"], w["flops"], w["units_per_step"]
+    info, s, flops, units_per_step = w["info"], w.get("s"), w["flops"], w["units_per_step"]
     result = dict(framework="pytorch", torch=torch.__version__, workload=a.workload, scale=a.scale, batch=a.batch,
                   precision=a.precision, compile=a.compile, device=a.device, unit=info["unit"], status="ok")
 
     if a.count_only:
         with torch.device("meta"):
-            model = w["model_class"](s)
+            model = w["build"]()
         parameters = sum(p.numel() for p in model.parameters())  # a tied weight is counted once
         check_parameters(a.workload, parameters, w["expected"])
         result.update(parameters=parameters, train_flops_per_step=flops, units_per_step=units_per_step)
@@ -485,6 +504,7 @@ def run(a, torch):
     # fp32 is IEEE fp32 GEMMs (scalebench's fp32), tf32 its --precision tf32; under bf16 autocast this only
     # governs the few fp32 matmuls left outside autocast.
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
+    torch.backends.cudnn.benchmark = True  # what a convolutional training script sets: its best algorithms
     torch.manual_seed(a.seed)  # dropout masks
 
     model = build_model(torch, a, w, device)
@@ -511,8 +531,10 @@ def run(a, torch):
         step_ms_min=ordered[0], step_ms_max=ordered[-1],
         units_per_step=units_per_step, units_per_s=units_per_step / (median / 1e3),
         train_flops_per_step=flops,
-        flops_formula="analytic matmul FLOPs, 3 x forward GEMMs (projections, QK^T, PV, vocabulary) on padded "
-                      "shapes, 2 per multiply-add; the same count as `scalebench list`",
+        flops_formula=("3 x shared/WORKLOADS.md's measured forward multiply-adds per image, 2 FLOPs each"
+                       if a.workload in cnn.CNN_WORKLOADS else
+                       "analytic matmul FLOPs, 3 x forward GEMMs (projections, QK^T, PV, vocabulary) on padded "
+                       "shapes, 2 per multiply-add; the same count as `scalebench list`"),
         tflops_per_s=flops / (median / 1e3) / 1e12, mfu=flops / (median / 1e3) / (PEAK_TFLOPS * 1e12),
         mfu_peak_tflops=PEAK_TFLOPS, loss_first=losses[0], loss_last=losses[-1],
         peak_allocated_bytes=torch.cuda.max_memory_allocated() if cuda else None,
@@ -604,6 +626,7 @@ def run_ddp(a, torch):
     dist.init_process_group("nccl", rank=rank, world_size=a.world_size)
     barrier = lambda: dist.barrier(device_ids=[a.local_rank])  # phases start together on every rank
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
+    torch.backends.cudnn.benchmark = True  # what a convolutional training script sets: its best algorithms
     data, target_tokens = synthesize(torch, a, w, a.seed + rank, device)
     say(f"# {a.workload} ({a.scale}) batch {a.batch} per rank x {a.world_size} ranks, {a.precision}, "
         f"compile {a.compile}, bucket {a.bucket_mb:g} MiB; {a.warmup} warm-up + {a.steps} timed steps per phase")
