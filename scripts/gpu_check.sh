@@ -17,6 +17,9 @@
 #          scripts/gpu_check.sh suite [steps]  gpu-labelled tests, `scalebench suite` on GPU 0 alone (maxbatch,
 #                                              then throughput at the reference and the max batch, every workload),
 #                                              and PyTorch's max batch of transformer_big and bert_base on it
+#          scripts/gpu_check.sh cnn [steps]    gpu-labelled tests, then every convolutional workload on every visible GPU
+#                                              (alone, and data-parallel on more than one) by scalebench, and PyTorch's
+#                                              same-shape model alone on GPU 0 and under DDP; table last
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -144,6 +147,41 @@ if [ "$max_bytes" = tune ]; then
   grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|fp16|dp step)|  (solo|dp) |rc=|Traceback|Error)" "$out/dp.txt"
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz" "$out/ddp.jsonl"
+  echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = cnn ]; then
+  steps=${2:-20}
+  ngpu=$(nvidia-smi -L | wc -l)
+  run_gpu_tests
+  runs="$out/runs" && mkdir -p "$runs"
+  : > "$out/torch.jsonl"
+  mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)
+  # Every rank alone, then (on more than one GPU) data-parallel in the same job; SGD momentum as the references.
+  # PyTorch after each: the same-shape model alone on GPU 0 (deeplabv3 also as torchvision ships it, OS8), then
+  # DDP on every GPU.
+  for workload in ${CNN_WORKLOADS:-deeplabv3 nasnet_large yolov3}; do
+    echo "== $workload: scalebench on $ngpu GPU(s), then PyTorch" >> "$out/cnn.txt"
+    timeout 240 "${mpi[@]}" build-gpu/scalebench run --workload "$workload" --optimizer reference --warmup 5 \
+      --steps "$steps" --force --json "$runs/${workload}.json" >> "$out/cnn.txt" 2>&1 || echo "rc=$?" >> "$out/cnn.txt"
+    for model in $workload $([ "$workload" = deeplabv3 ] && echo deeplabv3_os8); do
+      CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout 240 python3 scripts/pytorch_reference.py --workload "$model" \
+        --precision bf16 --lr 1e-3 --warmup 10 --steps "$steps" >> "$out/torch.jsonl" 2>> "$out/cnn.txt"
+    done
+    if [ "$ngpu" -gt 1 ]; then
+      PYTHONUNBUFFERED=1 timeout 300 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
+        --precision bf16 --lr 1e-3 --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/cnn.txt"
+    fi
+  done
+  tar czf "$out/runs.tgz" -C "$out" runs && rm -rf "$runs"
+  grep -E "^(==|# (scaling|overlap|busbw|status|comm|dp step|breakdown|time)|  (solo|dp) |rc=|Traceback|Error|error)" "$out/cnn.txt"
+  echo "== summary"
+  python3 scripts/scaling_summary.py "$out/runs.tgz" "$out/ddp.jsonl" 2>&1 | tail -20
+  python3 -c 'import json,sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    print("pytorch %-14s batch %3d  %8.1f img/s  %7.2f ms  %.1f GiB" % (d["workload"], d["batch"], d.get("units_per_s", 0), d.get("step_ms_median", 0), (d.get("peak_allocated_bytes") or 0) / 2**30))' "$out/torch.jsonl"
   echo "tests rc=$tests_rc"
   exit 0
 fi

@@ -6,7 +6,8 @@ usage: scaling_summary.py RUNS.tgz|DIR [DDP.jsonl]
   <variant>_<workload>.json   N-rank jobs: nvlink, host (NCCL_P2P_DISABLE=1), sockets (+ NCCL_SHM_DISABLE=1),
                               *_bf16 with bf16 gradients on the wire
 Prints per run: solo and dp step times, scaling efficiency E(N), exposed communication, overlap, the bound
-min(1, solo / comm), bus bandwidth in training and alone, and the solo rate against the 1-rank job's.
+min(1, solo / comm), bus bandwidth in training and alone, the solo rate against the 1-rank job's, and the
+solo rate per GPU in the workload's unit.
 """
 import glob
 import json
@@ -39,7 +40,7 @@ def main():
         sys.exit("usage: scaling_summary.py RUNS.tgz|DIR [DDP.jsonl]")
     runs = load_runs(sys.argv[1])
     header = (f"{'run':26} {'solo ms':>8} {'dp ms':>8} {'E(N)':>7} {'bound':>6} {'exposed':>8} {'overlap':>7} "
-              f"{'busbw':>7} {'alone':>7} {'solo/1-rank':>11}")
+              f"{'busbw':>7} {'alone':>7} {'solo/1-rank':>11} {'solo/s/GPU':>11}")
     print(header)
     print("-" * len(header))
     for name in sorted(runs):
@@ -58,7 +59,8 @@ def main():
         print(f"{name:26} {fmt(solo.get('step_ms_p50'), '8.2f')} {fmt(dp.get('step_ms_p50'), '8.2f')} "
               f"{fmt(eff and 100 * eff, '6.1f')}% {fmt(bound and 100 * bound, '5.0f')}% "
               f"{fmt(doc.get('exposed_comm_ms'), '8.2f')} {fmt(doc.get('overlap_pct'), '6.0f')}% "
-              f"{fmt(doc.get('busbw_gbps'), '7.1f')} {fmt(doc.get('comm_busbw_gbps'), '7.1f')} {fmt(ratio, '11.3f')}")
+              f"{fmt(doc.get('busbw_gbps'), '7.1f')} {fmt(doc.get('comm_busbw_gbps'), '7.1f')} {fmt(ratio, '11.3f')} "
+              f"{fmt(solo.get('units_per_s_per_gpu'), '11.1f')}")
     if len(sys.argv) > 2 and os.path.exists(sys.argv[2]):
         print("PyTorch DDP (same model, batch and bucket size):")
         with open(sys.argv[2]) as f:
