@@ -20,6 +20,8 @@
 #          scripts/gpu_check.sh cnn [steps]    gpu-labelled tests, then every convolutional workload on every visible GPU
 #                                              (alone, and data-parallel on more than one) by scalebench, and PyTorch's
 #                                              same-shape model alone on GPU 0 and under DDP; table last
+#          scripts/gpu_check.sh sockets [n]    transformer_big and bert_base over the emulated socket path n times
+#                                              (run-to-run spread), each predicted by `plan --validate`
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -148,6 +150,25 @@ if [ "$max_bytes" = tune ]; then
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz" "$out/ddp.jsonl"
   echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = sockets ]; then
+  # Run-to-run spread of the emulated socket path (TCP over loopback), the path `plan --validate` missed: the
+  # same two jobs repeated, then the plan's predictions of every repeat with the shipped calibration.
+  repeats=${2:-3}
+  ngpu=$(nvidia-smi -L | wc -l)
+  runs="$out/sockets" && mkdir -p "$runs"
+  for repeat in $(seq "$repeats"); do
+    for workload in transformer_big bert_base; do
+      timeout 150 mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench --workload "$workload" \
+        --emulate socket --warmup 3 --steps 10 --force --json "$runs/${workload}_socket_$repeat.json" \
+        >> "$out/sockets.txt" 2>&1 || echo "rc=$? $workload $repeat" >> "$out/sockets.txt"
+    done
+  done
+  grep -E "^(# scaling|rc=)" "$out/sockets.txt"
+  build-gpu/scalebench plan --validate "$runs"/*.json | tail -8
+  tar czf "$out/sockets.tgz" -C "$out" sockets && rm -rf "$runs"
   exit 0
 fi
 
