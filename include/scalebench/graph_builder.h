@@ -94,6 +94,11 @@ class GraphBuilder {
   // The running mean and variance are kState tensors named after gamma ("<gamma>.running_mean", ".running_var",
   // starting at 0 and 1) that every forward pass updates; they take no gradient and are not all-reduced.
   TensorId batchnorm(TensorId x, TensorId gamma, TensorId beta, const BatchNormOptions& options = {});
+  // Every later batchnorm() computes its statistics separately over `groups` contiguous equal parts of x's
+  // first dimension (the batch: sample s in group s / (batch / groups)), as that many data-parallel ranks
+  // without SyncBN do on their slices ("ghost batch"); the --check reference of N ranks sets N. The batch must
+  // divide by groups (UsageError). Running statistics follow group 0, i.e. rank 0 (src/cpu/batchnorm.h).
+  void set_batchnorm_groups(int64_t groups);
 
   // y (N, Ho, Wo, K) = x (N, H, W, C) convolved with weight (K, R, S, C / groups) (+ bias (K)), NHWC
   // (src/engine/conv2d_geometry.h). The weight is cast to the compute dtype once per step like a linear
@@ -210,6 +215,7 @@ class GraphBuilder {
   int64_t dropout_blocks_ = 0;
   bool dropout_enabled_ = true;  // Philox blocks used by this graph's dropout nodes so far
   uint64_t conv_workspace_limit_ = kDefaultConvWorkspaceLimitBytes;
+  int64_t batchnorm_groups_ = 1;
 };
 
 }  // namespace sb

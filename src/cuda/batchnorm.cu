@@ -1,6 +1,7 @@
 // BatchNorm kernels (batchnorm.h). Partial sums: a block of 32 x 8 threads covers 32 channels (one warp reads
 // 32 consecutive channels of a row: coalesced in NHWC) and one chunk of rows, 8 rows at a time; the 8 row
-// lanes are summed in shared memory and one partial per (chunk, channel) is written.
+// lanes are summed in shared memory and one partial per (chunk, channel) is written. Statistics groups: the
+// launchers run the kernels once per group with pointers offset to its rows and statistics.
 #include "src/cuda/batchnorm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
@@ -50,6 +51,7 @@ __global__ void forward_partial_kernel(const T* __restrict__ x, float* __restric
   }
 }
 
+// running_mean null: the running statistics stay (groups after the first).
 template <typename T>
 __global__ void forward_finalize_kernel(const T* __restrict__ x, const float* __restrict__ partial, int64_t chunks,
                                         int64_t rows, int64_t channels, float epsilon, float momentum,
@@ -65,6 +67,7 @@ __global__ void forward_finalize_kernel(const T* __restrict__ x, const float* __
   const double mu = double(to_float(x[c])) + shifted_mean;
   mean[c] = float(mu);
   invstd[c] = float(1.0 / sqrt(var + double(epsilon)));
+  if (running_mean == nullptr) return;
   running_mean[c] = float((1.0 - momentum) * running_mean[c] + double(momentum) * mu);
   running_var[c] = float((1.0 - momentum) * running_var[c] + double(momentum) * var * n / (n - 1.0));
 }
@@ -121,6 +124,20 @@ __global__ void backward_finalize_kernel(const float* __restrict__ partial, int6
   dgamma[c] = float(b);
 }
 
+// dbeta[c], dgamma[c] = Σ over groups of per_group (groups, 2, channels) = (dbeta_g, dgamma_g), in group order.
+__global__ void sum_over_groups_kernel(const float* __restrict__ per_group, int64_t groups, int64_t channels,
+                                       float* __restrict__ dgamma, float* __restrict__ dbeta) {
+  const int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (c >= channels) return;
+  double a = 0, b = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    a += per_group[(2 * g) * channels + c];
+    b += per_group[(2 * g + 1) * channels + c];
+  }
+  dbeta[c] = float(a);
+  dgamma[c] = float(b);
+}
+
 template <typename T>
 __global__ void backward_dx_kernel(const T* __restrict__ dy, const T* __restrict__ x, const T* __restrict__ y,
                                    const float* __restrict__ gamma, const float* __restrict__ mean,
@@ -136,8 +153,9 @@ __global__ void backward_dx_kernel(const T* __restrict__ dy, const T* __restrict
   }
 }
 
-void check(int64_t rows, int64_t channels, cpu::BatchNormActivation activation, float slope) {
-  SB_CHECK(rows >= 2 && channels > 0, "batchnorm: needs rows >= 2 and channels > 0");
+void check(int64_t rows, int64_t channels, int64_t groups, cpu::BatchNormActivation activation, float slope) {
+  SB_CHECK(groups >= 1 && rows % groups == 0, "batchnorm: the groups must divide the rows");
+  SB_CHECK(rows / groups >= 2 && channels > 0, "batchnorm: needs rows >= 2 per group and channels > 0");
   SB_CHECK(activation != cpu::BatchNormActivation::kLeakyRelu || slope > 0, "batchnorm: LeakyReLU slope must be > 0");
 }
 
@@ -155,51 +173,72 @@ int64_t rows_per_chunk(int64_t rows) {
 
 template <typename T>
 void batchnorm_forward(const T* x, const float* gamma, const float* beta, T* y, float* mean, float* invstd,
-                       float* running_mean, float* running_var, int64_t rows, int64_t channels, float epsilon,
-                       float momentum, cpu::BatchNormActivation activation, float slope, float* workspace,
-                       cudaStream_t stream) {
-  check(rows, channels, activation, slope);
+                       float* running_mean, float* running_var, int64_t rows, int64_t channels, int64_t groups,
+                       float epsilon, float momentum, cpu::BatchNormActivation activation, float slope,
+                       float* workspace, cudaStream_t stream) {
+  check(rows, channels, groups, activation, slope);
+  const int64_t n = rows / groups, total = n * channels;
   const dim3 block(kChannelsPerBlock, kRowLanes);
-  forward_partial_kernel<<<partial_grid(rows, channels), block, 0, stream>>>(x, workspace, rows, channels,
-                                                                             rows_per_chunk(rows));
-  SB_CUDA_CHECK_LAUNCH();
   const int per_channel_blocks = static_cast<int>((channels + kThreads - 1) / kThreads);
-  forward_finalize_kernel<<<per_channel_blocks, kThreads, 0, stream>>>(x, workspace, batchnorm_chunks(rows), rows,
-                                                                       channels, epsilon, momentum, mean, invstd,
-                                                                       running_mean, running_var);
-  SB_CUDA_CHECK_LAUNCH();
-  const int64_t total = rows * channels;
-  forward_apply_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
-      x, gamma, beta, mean, invstd, y, total, channels, static_cast<int>(activation), slope);
-  SB_CUDA_CHECK_LAUNCH();
+  for (int64_t g = 0; g < groups; ++g) {  // one group's rows after another, sharing the partial sums
+    const T* gx = x + g * total;
+    float* g_mean = mean + g * channels;
+    float* g_invstd = invstd + g * channels;
+    forward_partial_kernel<<<partial_grid(n, channels), block, 0, stream>>>(gx, workspace, n, channels,
+                                                                            rows_per_chunk(n));
+    SB_CUDA_CHECK_LAUNCH();
+    forward_finalize_kernel<<<per_channel_blocks, kThreads, 0, stream>>>(
+        gx, workspace, batchnorm_chunks(n), n, channels, epsilon, momentum, g_mean, g_invstd,
+        g == 0 ? running_mean : nullptr, g == 0 ? running_var : nullptr);  // running statistics: group 0 only
+    SB_CUDA_CHECK_LAUNCH();
+    forward_apply_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
+        gx, gamma, beta, g_mean, g_invstd, y + g * total, total, channels, static_cast<int>(activation), slope);
+    SB_CUDA_CHECK_LAUNCH();
+  }
 }
 
 template <typename T>
 void batchnorm_backward(const T* dy, const T* x, const T* y, const float* gamma, const float* mean,
                         const float* invstd, T* dx, float* dgamma, float* dbeta, int64_t rows, int64_t channels,
-                        cpu::BatchNormActivation activation, float slope, float* workspace, cudaStream_t stream) {
-  check(rows, channels, activation, slope);
+                        int64_t groups, cpu::BatchNormActivation activation, float slope, float* workspace,
+                        cudaStream_t stream) {
+  check(rows, channels, groups, activation, slope);
+  const int64_t n = rows / groups, total = n * channels;
   const dim3 block(kChannelsPerBlock, kRowLanes);
-  backward_partial_kernel<<<partial_grid(rows, channels), block, 0, stream>>>(
-      dy, x, y, mean, invstd, workspace, rows, channels, rows_per_chunk(rows), static_cast<int>(activation), slope);
-  SB_CUDA_CHECK_LAUNCH();
   const int per_channel_blocks = static_cast<int>((channels + kThreads - 1) / kThreads);
-  backward_finalize_kernel<<<per_channel_blocks, kThreads, 0, stream>>>(workspace, batchnorm_chunks(rows), channels,
-                                                                        dgamma, dbeta);
-  SB_CUDA_CHECK_LAUNCH();
-  const int64_t total = rows * channels;
-  backward_dx_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
-      dy, x, y, gamma, mean, invstd, dgamma, dbeta, dx, total, rows, channels, static_cast<int>(activation), slope);
-  SB_CUDA_CHECK_LAUNCH();
+  // One group: its sums are the outputs. Several: each group's (dbeta_g, dgamma_g) after the partial sums.
+  float* per_group = workspace + batchnorm_partial_floats(rows, channels, groups);
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t at = g * total;
+    const float* g_mean = mean + g * channels;
+    const float* g_invstd = invstd + g * channels;
+    float* g_dbeta = groups == 1 ? dbeta : per_group + (2 * g) * channels;
+    float* g_dgamma = groups == 1 ? dgamma : per_group + (2 * g + 1) * channels;
+    backward_partial_kernel<<<partial_grid(n, channels), block, 0, stream>>>(
+        dy + at, x + at, y + at, g_mean, g_invstd, workspace, n, channels, rows_per_chunk(n),
+        static_cast<int>(activation), slope);
+    SB_CUDA_CHECK_LAUNCH();
+    backward_finalize_kernel<<<per_channel_blocks, kThreads, 0, stream>>>(workspace, batchnorm_chunks(n), channels,
+                                                                          g_dgamma, g_dbeta);
+    SB_CUDA_CHECK_LAUNCH();
+    backward_dx_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
+        dy + at, x + at, y + at, gamma, g_mean, g_invstd, g_dgamma, g_dbeta, dx + at, total, n, channels,
+        static_cast<int>(activation), slope);
+    SB_CUDA_CHECK_LAUNCH();
+  }
+  if (groups > 1) {
+    sum_over_groups_kernel<<<per_channel_blocks, kThreads, 0, stream>>>(per_group, groups, channels, dgamma, dbeta);
+    SB_CUDA_CHECK_LAUNCH();
+  }
 }
 
 #define SB_BATCHNORM(T)                                                                                              \
   template void batchnorm_forward<T>(const T*, const float*, const float*, T*, float*, float*, float*, float*,      \
-                                     int64_t, int64_t, float, float, cpu::BatchNormActivation, float, float*,        \
-                                     cudaStream_t);                                                                  \
+                                     int64_t, int64_t, int64_t, float, float, cpu::BatchNormActivation, float,       \
+                                     float*, cudaStream_t);                                                          \
   template void batchnorm_backward<T>(const T*, const T*, const T*, const float*, const float*, const float*, T*,   \
-                                      float*, float*, int64_t, int64_t, cpu::BatchNormActivation, float, float*,     \
-                                      cudaStream_t);
+                                      float*, float*, int64_t, int64_t, int64_t, cpu::BatchNormActivation, float,    \
+                                      float*, cudaStream_t);
 SB_INSTANTIATE_FOR_ELEMENTS(SB_BATCHNORM)
 
 }  // namespace sb::cuda

@@ -705,14 +705,14 @@ const std::map<std::string, Kernel>& kernels() {
       {"sigmoid_backward", SB_TYPED(cuda::sigmoid_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
                                                            e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
       // BatchNorm (src/cuda/batchnorm.h): activations in T, statistics, parameters and running state fp32; the
-      // node's uint8 workspace holds the partial sums.
+      // node's uint8 workspace holds the partial sums (and, with statistics groups, each group's dgamma, dbeta).
       {"batchnorm", SB_TYPED({
          const auto& in = n.inputs;
          const auto& out = n.outputs;
          cuda::batchnorm_forward(e.at<T>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<T>(out[0]),
                                  e.at<float>(out[1]), e.at<float>(out[2]), e.at<float>(in[3]), e.at<float>(in[4]),
-                                 size_attr(n, "rows"), size_attr(n, "channels"), float_attr(n, "epsilon"),
-                                 float_attr(n, "momentum"),
+                                 size_attr(n, "rows"), size_attr(n, "channels"), size_attr(n, "groups"),
+                                 float_attr(n, "epsilon"), float_attr(n, "momentum"),
                                  static_cast<cpu::BatchNormActivation>(size_attr(n, "activation")),
                                  float_attr(n, "slope"), reinterpret_cast<float*>(e.u8(out[3])), e.stream());
        })},
@@ -722,6 +722,7 @@ const std::map<std::string, Kernel>& kernels() {
          cuda::batchnorm_backward(e.at<T>(in[0]), e.at<T>(in[1]), e.at<T>(in[2]), e.at<float>(in[3]),
                                   e.at<float>(in[4]), e.at<float>(in[5]), e.at<T>(out[0]), e.at<float>(out[1]),
                                   e.at<float>(out[2]), size_attr(n, "rows"), size_attr(n, "channels"),
+                                  size_attr(n, "groups"),
                                   static_cast<cpu::BatchNormActivation>(size_attr(n, "activation")),
                                   float_attr(n, "slope"), reinterpret_cast<float*>(e.u8(out[3])), e.stream());
        })},

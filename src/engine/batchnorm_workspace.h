@@ -1,6 +1,8 @@
 // The scratch BatchNorm's reductions need on a device that sums in parallel (src/cuda/batchnorm.h): per
 // chunk of rows and per channel, two fp32 partial sums, combined afterwards in a fixed order (deterministic,
-// no atomics). The graph builder declares it as a kWorkspace tensor so the planner accounts for it.
+// no atomics). With statistics groups (GraphBuilder::set_batchnorm_groups) the groups run one after another
+// and share the partial sums; the backward pass adds each group's (dbeta, dgamma) pair (groups, 2, C), summed
+// over the groups at the end. The graph builder declares it as a kWorkspace tensor so the planner accounts for it.
 #pragma once
 
 #include <algorithm>
@@ -15,8 +17,15 @@ inline int64_t batchnorm_chunks(int64_t rows) {
   return std::min(kBatchNormMaxChunks, (rows + kBatchNormRowsPerChunk - 1) / kBatchNormRowsPerChunk);
 }
 
-inline int64_t batchnorm_workspace_bytes(int64_t rows, int64_t channels) {
-  return batchnorm_chunks(rows) * channels * 2 * int64_t(sizeof(float));
+// Floats before the per-group sums: the partial sums of one group of rows / groups rows.
+inline int64_t batchnorm_partial_floats(int64_t rows, int64_t channels, int64_t groups = 1) {
+  return batchnorm_chunks(rows / groups) * channels * 2;
+}
+
+// rows: all rows of the tensor (every group); groups divides rows.
+inline int64_t batchnorm_workspace_bytes(int64_t rows, int64_t channels, int64_t groups = 1) {
+  const int64_t per_group_sums = groups > 1 ? groups * 2 * channels : 0;
+  return (batchnorm_partial_floats(rows, channels, groups) + per_group_sums) * int64_t(sizeof(float));
 }
 
 }  // namespace sb

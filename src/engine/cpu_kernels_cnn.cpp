@@ -48,7 +48,8 @@ void batchnorm(CpuExecutor& e, const Node& n) {
   const auto& out = n.outputs;
   cpu::batchnorm_forward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(out[0]), e.f32(out[1]), e.f32(out[2]),
                          e.f32(in[3]), e.f32(in[4]), size_attr(n, "rows"), size_attr(n, "channels"),
-                         float_attr(n, "epsilon"), float_attr(n, "momentum"), bn_activation(n), float_attr(n, "slope"));
+                         size_attr(n, "groups"), float_attr(n, "epsilon"), float_attr(n, "momentum"), bn_activation(n),
+                         float_attr(n, "slope"));
 }
 
 void batchnorm_backward(CpuExecutor& e, const Node& n) {
@@ -56,7 +57,7 @@ void batchnorm_backward(CpuExecutor& e, const Node& n) {
   const auto& out = n.outputs;
   cpu::batchnorm_backward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(in[4]), e.f32(in[5]),
                           e.f32(out[0]), e.f32(out[1]), e.f32(out[2]), size_attr(n, "rows"), size_attr(n, "channels"),
-                          bn_activation(n), float_attr(n, "slope"));
+                          size_attr(n, "groups"), bn_activation(n), float_attr(n, "slope"));
 }
 
 cpu::ResizeGeometry resize_geometry(const Node& n) {

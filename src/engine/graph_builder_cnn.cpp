@@ -1,5 +1,5 @@
 // GraphBuilder's convolutional-network ops other than conv2d and pooling (include/scalebench/graph_builder.h):
-// BatchNorm with its running statistics and workspace, LeakyReLU, sigmoid, resizing, concatenation and split,
+// BatchNorm with its running statistics, statistics groups and workspace, LeakyReLU, sigmoid, resizing, concatenation and split,
 // drop-path and the YOLOv3 loss.
 #include <algorithm>
 
@@ -30,11 +30,17 @@ TensorId GraphBuilder::leaky_relu(TensorId x, double slope) {
 
 TensorId GraphBuilder::sigmoid(TensorId x) { return elementwise("sigmoid", x); }
 
+void GraphBuilder::set_batchnorm_groups(int64_t groups) {
+  if (groups < 1) throw UsageError("batchnorm groups must be >= 1, got " + std::to_string(groups));
+  batchnorm_groups_ = groups;
+}
+
 TensorId GraphBuilder::batchnorm(TensorId x, TensorId gamma, TensorId beta, const BatchNormOptions& options) {
   x = in_compute_dtype(x);
   const std::vector<int64_t> xs = graph_.tensor(x).shape;
   const int64_t channels = xs.back();
   const int64_t rows = graph_.tensor(x).elements() / channels;
+  const int64_t groups = batchnorm_groups_;
   const std::vector<int64_t> feature{channels};
   if (graph_.tensor(gamma).shape != feature || graph_.tensor(beta).shape != feature) {
     throw UsageError("batchnorm: gamma and beta must be (channels) = (" + std::to_string(channels) + ")");
@@ -43,6 +49,16 @@ TensorId GraphBuilder::batchnorm(TensorId x, TensorId gamma, TensorId beta, cons
     throw UsageError("batchnorm: gamma and beta must be fp32");
   }
   if (rows < 2) throw UsageError("batchnorm: training needs more than one value per channel");
+  // Whole samples per group: the rows of one sample are contiguous (batch-major), so rows / groups splits the
+  // batch exactly when the batch (first dimension) does.
+  if (xs[0] % groups != 0) {
+    throw UsageError("batchnorm: the batch of x " + dims(xs) + " does not divide into " + std::to_string(groups) +
+                     " statistics groups");
+  }
+  if (rows / groups < 2) {
+    throw UsageError("batchnorm: each of the " + std::to_string(groups) +
+                     " statistics groups needs more than one value per channel, x is " + dims(xs));
+  }
   if (!(options.epsilon > 0) || options.momentum < 0 || options.momentum > 1) {
     throw UsageError("batchnorm: epsilon must be > 0 and momentum in [0, 1]");
   }
@@ -59,17 +75,18 @@ TensorId GraphBuilder::batchnorm(TensorId x, TensorId gamma, TensorId beta, cons
   };
   const TensorId running_mean = state(".running_mean", 0.0f), running_var = state(".running_var", 1.0f);
   const TensorId y = activation(next_name("batchnorm"), xs);
-  const TensorId mean = activation(next_name("batchnorm_mean"), feature, DType::kFloat32);
-  const TensorId invstd = activation(next_name("batchnorm_invstd"), feature, DType::kFloat32);
+  const TensorId mean = activation(next_name("batchnorm_mean"), {groups, channels}, DType::kFloat32);
+  const TensorId invstd = activation(next_name("batchnorm_invstd"), {groups, channels}, DType::kFloat32);
   TensorInfo scratch;
   scratch.name = next_name("batchnorm_workspace");
-  scratch.shape = {batchnorm_workspace_bytes(rows, channels)};
+  scratch.shape = {batchnorm_workspace_bytes(rows, channels, groups)};
   scratch.dtype = DType::kUInt8;
   scratch.role = TensorRole::kWorkspace;
   const TensorId workspace = graph_.add_tensor(scratch);
   graph_.add_node(Node{"batchnorm", {x, gamma, beta, running_mean, running_var}, {y, mean, invstd, workspace},
                        {{"rows", double(rows)},
                         {"channels", double(channels)},
+                        {"groups", double(groups)},
                         {"epsilon", options.epsilon},
                         {"momentum", options.momentum},
                         {"activation", double(static_cast<int>(options.activation))},

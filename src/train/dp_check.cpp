@@ -88,6 +88,9 @@ CheckRecord run_dp_check(const TrainOptions& options, const ReplicaOptions& repl
     try {
       ReplicaOptions reference_options = ranks_options;
       reference_options.batch = ranks_options.batch * group.size();
+      // Each rank's BatchNorm normalises over its own b samples (no SyncBN, as PyTorch DDP): the reference's
+      // over each rank's b of its N·b, not over all of them. Graphs without BatchNorm are unaffected.
+      reference_options.batchnorm_groups = group.size();
       std::unique_ptr<Replica> reference = build_replica(reference_options, device, options.seed, 0, weight_seed);
       train_steps(*reference, options, nullptr);
       const std::vector<float> single = read_parameters(*reference);

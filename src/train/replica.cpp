@@ -18,6 +18,7 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   auto replica = std::make_unique<Replica>();
   GraphBuilder builder(replica->graph, activation_dtype(options.precision));
   if (!options.dropout) builder.disable_dropout();
+  builder.set_batchnorm_groups(options.batchnorm_groups);
   replica->built = workload.build(builder, options.batch, options.scale);
   append_backward(replica->graph, replica->built.loss);
   if (options.recompute) recompute_in_backward(replica->graph, {"gelu"});

@@ -26,6 +26,9 @@ struct ReplicaOptions {
   Precision precision = Precision::kFp32;
   bool recompute = false;       // GELU outputs recomputed in the backward pass
   bool dropout = true;          // false: no dropout nodes (the --check graphs)
+  // BatchNorm statistics over this many contiguous equal parts of the batch (GraphBuilder::
+  // set_batchnorm_groups): the --check's one-rank reference of N ranks uses N, each part one rank's batch.
+  int64_t batchnorm_groups = 1;
   uint64_t bucket_bytes = 25ull << 20;
   int optimizer_state_buffers = 2;  // for the memory check: 2 Adam family, 1 SGD momentum and NAG
   // The plan and the optimizer's state must fit in this many bytes, checked before anything is allocated;

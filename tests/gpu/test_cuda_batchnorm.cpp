@@ -1,8 +1,10 @@
 // sb::cuda::batchnorm_* (src/cuda/batchnorm.h) and the LeakyReLU / sigmoid kernels against the CPU reference
 // on fresh random data with a channel mean far from 0 (the shifted sums must not cancel): one chunk, many
 // chunks (rows > 64 · 1024 rows), channel counts that do not fill a 32-channel tile, each fused activation,
+// statistics groups (the CPU's groups equal separate batchnorms on the slices: tests/unit/test_cpu_batchnorm.cpp),
 // fp32 and bf16 (inputs rounded to bf16 on both sides). Outputs poisoned first. Then conv → BN+LeakyReLU →
-// conv → BN+ReLU (+ a skip conv) → sigmoid graphs through both executors. Run: gpu_tests --gtest_filter='CudaBatchNorm*'.
+// conv → BN+ReLU (+ a skip conv) → sigmoid graphs through both executors, without and with statistics groups.
+// Run: gpu_tests --gtest_filter='CudaBatchNorm*'.
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -38,24 +40,25 @@ constexpr double kGraphFp32Tolerance = 2e-4;  // two convolutions (cuDNN's Winog
 constexpr double kGraphBf16Tolerance = 3e-2;
 
 struct Case {
-  int64_t rows, channels;
+  int64_t rows, channels;  // rows of all the groups together
   Act act;
+  int64_t groups = 1;
 };
 
 template <typename T>
 void check_batchnorm(const Case& k, double tolerance, double statistics_tolerance) {
-  const size_t n = size_t(k.rows * k.channels), c = size_t(k.channels);
+  const size_t n = size_t(k.rows * k.channels), c = size_t(k.channels), stats = size_t(k.groups * k.channels);
   std::vector<float> x = test::random_normal(n, 31, 2.0f);
   for (float& v : x) v += 5.0f;  // mean 5, std 2
   std::vector<float> dy = test::random_normal(n, 32);
   if constexpr (!std::is_same_v<T, float>) x = test::round_to_bf16(x).values, dy = test::round_to_bf16(dy).values;
   const auto gamma = test::random_uniform(c, 33, 0.5f, 1.5f), beta = test::random_normal(c, 34, 0.5f);
-  std::vector<float> y(n), mean(c), invstd(c), rm(c, 0.5f), rv(c, 2.0f), dx(n), dgamma(c), dbeta(c);
+  std::vector<float> y(n), mean(stats), invstd(stats), rm(c, 0.5f), rv(c, 2.0f), dx(n), dgamma(c), dbeta(c);
   std::vector<float> rm_ref = rm, rv_ref = rv;
   cpu::batchnorm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), invstd.data(), rm_ref.data(),
-                         rv_ref.data(), k.rows, k.channels, 1e-3f, 0.1f, k.act, 0.1f);
+                         rv_ref.data(), k.rows, k.channels, k.groups, 1e-3f, 0.1f, k.act, 0.1f);
   cpu::batchnorm_backward(dy.data(), x.data(), y.data(), gamma.data(), mean.data(), invstd.data(), dx.data(),
-                          dgamma.data(), dbeta.data(), k.rows, k.channels, k.act, 0.1f);
+                          dgamma.data(), dbeta.data(), k.rows, k.channels, k.groups, k.act, 0.1f);
 
   auto upload = [](const std::vector<float>& values) {
     if constexpr (std::is_same_v<T, float>) {
@@ -75,16 +78,18 @@ void check_batchnorm(const Case& k, double tolerance, double statistics_toleranc
   auto d_x = upload(x), d_dy = upload(dy), d_y = upload(x), d_dx = upload(x);
   d_y->poison();
   d_dx->poison();
-  CudaArray<float> d_gamma(gamma), d_beta(beta), d_mean(c), d_invstd(c), d_rm(rm), d_rv(rv), d_dgamma(c), d_dbeta(c);
-  CudaArray<float> workspace(size_t(batchnorm_workspace_bytes(k.rows, k.channels)) / sizeof(float));
+  CudaArray<float> d_gamma(gamma), d_beta(beta), d_mean(stats), d_invstd(stats), d_rm(rm), d_rv(rv), d_dgamma(c),
+      d_dbeta(c);
+  CudaArray<float> workspace(size_t(batchnorm_workspace_bytes(k.rows, k.channels, k.groups)) / sizeof(float));
   for (auto* a : {&d_mean, &d_invstd, &d_dgamma, &d_dbeta}) a->poison();
   test::TestStream stream;
   cuda::batchnorm_forward(as_t(d_x), d_gamma.get(), d_beta.get(), as_t(d_y), d_mean.get(), d_invstd.get(), d_rm.get(),
-                          d_rv.get(), k.rows, k.channels, 1e-3f, 0.1f, k.act, 0.1f, workspace.get(), stream.get());
+                          d_rv.get(), k.rows, k.channels, k.groups, 1e-3f, 0.1f, k.act, 0.1f, workspace.get(),
+                          stream.get());
   // The backward reads the CPU's y (the same numbers in fp32; rounded to bf16 like the device's own y).
   auto d_y_ref = upload(y);
   cuda::batchnorm_backward(as_t(d_dy), as_t(d_x), as_t(d_y_ref), d_gamma.get(), d_mean.get(), d_invstd.get(),
-                           as_t(d_dx), d_dgamma.get(), d_dbeta.get(), k.rows, k.channels, k.act, 0.1f,
+                           as_t(d_dx), d_dgamma.get(), d_dbeta.get(), k.rows, k.channels, k.groups, k.act, 0.1f,
                            workspace.get(), stream.get());
   stream.sync();
   for (const auto& [name, got, want, bound] :
@@ -97,7 +102,8 @@ void check_batchnorm(const Case& k, double tolerance, double statistics_toleranc
         std::tuple{"dbeta", d_dbeta.download(), dbeta, statistics_tolerance}}) {
     ASSERT_GT(test::l2_norm(want), 0.0) << name;
     EXPECT_EQ(test::count_non_finite(got), 0u) << name;
-    EXPECT_LE(test::relative_l2(got, want), bound) << name << " rows " << k.rows << " channels " << k.channels;
+    EXPECT_LE(test::relative_l2(got, want), bound)
+        << name << " rows " << k.rows << " channels " << k.channels << " groups " << k.groups;
   }
 }
 
@@ -118,7 +124,13 @@ TEST_P(CudaBatchNorm, Bf16MatchesTheCpu) {
 INSTANTIATE_TEST_SUITE_P(Shapes, CudaBatchNorm,
                          ::testing::Values(Case{37, 19, Act::kNone}, Case{2 * 19 * 19, 96, Act::kLeakyRelu},
                                            Case{131072 + 77, 3, Act::kRelu}, Case{500, 200, Act::kRelu},
-                                           Case{5, 33, Act::kNone}));  // (two rows: dx ~ eps, all cancellation)
+                                           Case{5, 33, Act::kNone},  // (two rows: dx ~ eps, all cancellation)
+                                           // Statistics groups: each a slice of rows with its own chunks.
+                                           Case{4 * 37, 19, Act::kNone, 4},
+                                           Case{2 * 2 * 19 * 19, 96, Act::kLeakyRelu, 2},
+                                           Case{2 * (131072 + 77), 3, Act::kRelu, 2},  // > 1024 x 64 rows per group
+                                           Case{3 * 500, 200, Act::kRelu, 3},
+                                           Case{3 * 5, 33, Act::kNone, 3}));  // five rows per group, as above
 
 TEST(CudaBatchNormActivations, LeakyReluAndSigmoidMatchTheCpu) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
@@ -176,6 +188,26 @@ TEST(CudaBatchNormGraph, ExecutorMatchesTheCpuFp32AndBf16) {
   auto device = make_cuda_device(0);
   test::expect_gpu_matches_cpu(bn_graph, DType::kFloat32, kGraphFp32Tolerance);
   test::expect_gpu_matches_cpu(bn_graph, DType::kBFloat16, kGraphBf16Tolerance);
+}
+
+// The same graph with two statistics groups of two images (the --check reference of two ranks): the node's
+// "groups" reaches both kernels, the backward pass through the workspace's per-group sums. fp32 and bf16 apart,
+// so a failure says which.
+TensorId grouped_bn_graph(GraphBuilder& b) {
+  b.set_batchnorm_groups(2);
+  return bn_graph(b);
+}
+
+TEST(CudaBatchNormGraph, ExecutorWithStatisticsGroupsMatchesTheCpuFp32) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  test::expect_gpu_matches_cpu(grouped_bn_graph, DType::kFloat32, kGraphFp32Tolerance);
+}
+
+TEST(CudaBatchNormGraph, ExecutorWithStatisticsGroupsMatchesTheCpuBf16) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  test::expect_gpu_matches_cpu(grouped_bn_graph, DType::kBFloat16, kGraphBf16Tolerance);
 }
 
 }  // namespace

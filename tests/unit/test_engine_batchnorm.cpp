@@ -1,11 +1,13 @@
 // BatchNorm, LeakyReLU and sigmoid through the graph on the CPU device: the builder's checks, running
 // statistics as kState tensors (initialised by the executor to 0 and 1, updated by every forward pass, no
 // gradient, planned outside the activations), and finite-difference gradients through autodiff of conv → BN
-// with each fused activation, and of two conv+BN blocks followed by LeakyReLU and sigmoid.
+// with each fused activation, of two conv+BN blocks followed by LeakyReLU and sigmoid, and of BNs with
+// statistics groups (GraphBuilder::set_batchnorm_groups) and the builder's checks of them.
 // Run: unit_tests --gtest_filter='EngineBatchNorm*'.
 #include <gtest/gtest.h>
 
 #include "src/cpu/batchnorm.h"
+#include "src/engine/batchnorm_workspace.h"
 #include "tests/unit/engine_op_graph.h"
 
 namespace sb {
@@ -28,6 +30,34 @@ TEST(EngineBatchNorm, BuilderChecks) {
   flat.slope = 0;
   EXPECT_THROW(b.batchnorm(x, b.parameter("g2", {6}), b.parameter("b2", {6}), flat), UsageError);
   EXPECT_THROW(b.leaky_relu(x, -0.1), UsageError);
+}
+
+// set_batchnorm_groups applies to the batchnorm nodes after it: recorded as the node's "groups", the saved
+// statistics (groups, C) and the workspace sized for the groups; the batch must divide into groups of more than
+// one value per channel.
+TEST(EngineBatchNorm, StatisticsGroupsAreANodeAttributeOfLaterNodes) {
+  Graph graph;
+  GraphBuilder b(graph);
+  const TensorId x = b.input("x", {6, 2, 2, 4});
+  b.batchnorm(x, b.parameter("g0", {4}), b.parameter("b0", {4}));
+  EXPECT_THROW(b.set_batchnorm_groups(0), UsageError);
+  b.set_batchnorm_groups(3);
+  b.batchnorm(x, b.parameter("g1", {4}), b.parameter("b1", {4}));
+  EXPECT_THROW(b.batchnorm(b.input("odd", {4, 2, 2, 4}), b.parameter("g2", {4}), b.parameter("b2", {4})), UsageError)
+      << "a batch of 4 in 3 groups";
+  EXPECT_THROW(b.batchnorm(b.input("flat", {3, 4}), b.parameter("g3", {4}), b.parameter("b3", {4})), UsageError)
+      << "one value per channel in each group";
+  std::vector<int64_t> forward_groups;
+  for (const Node& node : graph.nodes()) {
+    if (node.op == "batchnorm") {
+      forward_groups.push_back(static_cast<int64_t>(node.attributes.at("groups")));
+      const int64_t groups = forward_groups.back();
+      EXPECT_EQ(graph.tensor(node.outputs[1]).shape, (std::vector<int64_t>{groups, 4})) << "saved mean";
+      EXPECT_EQ(graph.tensor(node.outputs[2]).shape, (std::vector<int64_t>{groups, 4})) << "saved invstd";
+      EXPECT_EQ(graph.tensor(node.outputs[3]).bytes(), uint64_t(batchnorm_workspace_bytes(24, 4, groups)));
+    }
+  }
+  EXPECT_EQ(forward_groups, (std::vector<int64_t>{1, 3}));
 }
 
 TEST(EngineBatchNorm, RunningStatisticsAreStateUpdatedEachForward) {
@@ -72,6 +102,28 @@ TEST_P(EngineBatchNormFused, GradientsMatchFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Activations, EngineBatchNormFused,
                          ::testing::Values(BatchNormOptions::Activation::kNone, BatchNormOptions::Activation::kRelu,
                                            BatchNormOptions::Activation::kLeakyRelu));
+
+// Statistics groups through autodiff: three groups of two images (the backward node reads the groups from the
+// attributes it copies), then two groups of three images after a stride-2 convolution (3 x 3 pixels each). Not
+// one image per group before the pooling: a BatchNorm's output averages to beta over its group. Smooth (sigmoid
+// between the blocks, as above): the fused activations with groups are checked in test_cpu_batchnorm.cpp.
+TEST(EngineBatchNorm, GradientsMatchFiniteDifferencesWithStatisticsGroups) {
+  test::OpGraph t;
+  const TensorId x = t.parameter("x", {6, 5, 5, 3});
+  t.b.set_batchnorm_groups(3);
+  TensorId h = t.b.conv2d(x, t.parameter("w0", {6, 3, 3, 3}, 0.4f), kNoTensor, Conv2dOptions::same_padding());
+  h = t.b.batchnorm(h, t.parameter("bn0.gamma", {6}, 0.2f, 1.0f), t.parameter("bn0.beta", {6}, 0.2f), fused({}));
+  t.b.set_batchnorm_groups(2);
+  h = t.b.conv2d(t.b.sigmoid(h), t.parameter("w1", {4, 3, 3, 6}, 0.4f), kNoTensor, Conv2dOptions::same_padding(2));
+  h = t.b.batchnorm(h, t.parameter("bn1.gamma", {4}, 0.2f, 1.0f), t.parameter("bn1.beta", {4}, 0.2f), fused({}));
+  t.finish(t.b.sigmoid(t.b.global_avg_pool(h)));
+  std::vector<int64_t> backward_groups;
+  for (const Node& node : t.graph.nodes()) {
+    if (node.op == "batchnorm_backward") backward_groups.push_back(int64_t(node.attributes.at("groups")));
+  }
+  EXPECT_EQ(backward_groups, (std::vector<int64_t>{2, 3}));
+  t.expect_gradients_match(test::kOpGraphGradientTolerance, test::kOpGraphSmoothStep);
+}
 
 TEST(EngineBatchNorm, GradientsMatchFiniteDifferencesThroughTwoBlocksAndActivations) {
   test::OpGraph t;
