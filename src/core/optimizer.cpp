@@ -74,6 +74,19 @@ OptimizerSettings reference_optimizer(const std::string& workload) {
     s.max_grad_norm = 1.0f;
     return s;
   }
+  if (workload == "yolov3") {
+    // §3 darknet cfg/yolov3.cfg: learning_rate=0.001, momentum=0.9, decay=0.0005. darknet's
+    // update_convolutional_layer keeps u = m u + g + decay w (g the batch-mean gradient) and steps w -= lr u,
+    // which is torch.optim.SGD(momentum=0.9, weight_decay=5e-4). Chosen over ultralytics' Nesterov recipe because
+    // the network and the loss (yolo_loss: MSE box terms, ignore_thresh 0.7) are darknet's. Not modelled: burn_in
+    // (the lr ramp over the first 1,000 batches), the step schedule, and darknet's exemption of biases and
+    // BatchNorm gains from decay (the flat buffer decays every parameter).
+    OptimizerSettings s = default_optimizer(OptimizerKind::kSgdMomentum);
+    s.learning_rate = 1e-3f;
+    s.momentum = 0.9f;
+    s.weight_decay = 5e-4f;
+    return s;
+  }
   throw UsageError("no reference optimizer for workload '" + workload + "'");
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data parallelism on the CPU device (issue 4's CI bar): every transformer workload at tiny scale under
+# Data parallelism on the CPU device (issue 4's CI bar): every workload at tiny scale under
 # mpiexec -n 2 and -n 4 with --check passing and the JSON carrying the documented keys; --no-overlap and
 # other bucket sizes change the schedule (buckets, timing) but not the numbers (the weights after dp).
 source "$(dirname "$0")/lib/common.bash"
@@ -10,7 +10,7 @@ if ! mpi_available; then
 fi
 tiny=(--device cpu --scale tiny --batch 2 --warmup 1 --steps 2)
 for ranks in 2 4; do
-  for workload in transformer_big bert_base bert_finetune mt_dnn; do
+  for workload in transformer_big bert_base bert_finetune mt_dnn yolov3; do
     json="$WORK/$workload-$ranks.json"
     expect_exit 0 "$workload on $ranks ranks with --check" -- "$MPIEXEC" -n "$ranks" $OVERSUBSCRIBE "$SB" \
       --workload "$workload" "${tiny[@]}" --check --json "$json"

@@ -43,6 +43,21 @@ TEST_P(EveryWorkload, FullScaleParameterCountAndPlan) {
   EXPECT_GT(built.units_per_step, 0);
 }
 
+// The ReLU or LeakyReLU fused into each BatchNorm becomes LeakyReLU with slope 1, the identity. A CNN of BatchNorm
+// and such activations has thousands of activations within h of their kink, and a central difference across a
+// kink averages the two slopes: on yolov3's tiny graph at widths 2 and 4, 13-23% error from the kinks alone and 0.2% without
+// them (measured). The fused activation's own backward is checked by finite differences in
+// test_engine_batchnorm.cpp; TinyScaleTrainsOnTheCpu trains the graph as built.
+void make_batchnorm_activations_linear(Graph& graph) {
+  std::vector<Node> nodes = graph.nodes();
+  for (Node& node : nodes) {
+    if (node.op != "batchnorm" || node.attributes.at("activation") == 0) continue;
+    node.attributes["activation"] = static_cast<double>(BatchNormOptions::Activation::kLeakyRelu);
+    node.attributes["slope"] = 1.0;
+  }
+  graph.set_nodes(nodes);
+}
+
 // A tiny instance on the CPU device with synthetic inputs and small random weights (LayerNorm gains 1).
 struct TinyRun {
   Graph graph;
@@ -51,9 +66,10 @@ struct TinyRun {
   MemoryPlan plan;
   std::unique_ptr<CpuExecutor> executor;
 
-  explicit TinyRun(const Workload& workload) {
+  explicit TinyRun(const Workload& workload, bool linear_batchnorm_activations = false) {
     GraphBuilder builder(graph);
     built = workload.build(builder, 3, WorkloadScale::kTiny);
+    if (linear_batchnorm_activations) make_batchnorm_activations_linear(graph);
     gradients = append_backward(graph, built.loss);
     plan = plan_memory(graph);
     executor = std::make_unique<CpuExecutor>(graph, plan);
@@ -75,7 +91,7 @@ struct TinyRun {
 };
 
 TEST_P(EveryWorkload, TinyScaleGradientsMatchFiniteDifferences) {
-  TinyRun run(*GetParam());
+  TinyRun run(*GetParam(), true);
   run.executor->run();
   const size_t forward = run.executor->forward_node_count();
   std::mt19937 random(9);
