@@ -5,7 +5,7 @@
 // with momentum, and the reference's running statistics equal to rank 0's. Without the groups the reference
 // fails --check's tolerance, so the test can fail. The CNN is built here, not registered: replicas
 // (src/train/replica.h) build registered workloads only, and none has BatchNorm yet.
-// Run: unit_tests --gtest_filter='BatchNormDataParallel*'.
+// Run: unit_tests --gtest_filter='*BatchNormDataParallel*'.
 #include <gtest/gtest.h>
 
 #include <cmath>
