@@ -37,7 +37,10 @@ constexpr double kFp32Tolerance = 2e-5;
 constexpr double kBf16Tolerance = 1e-2;
 constexpr double kBf16StatisticsTolerance = 1e-4;
 constexpr double kGraphFp32Tolerance = 2e-4;  // two convolutions (cuDNN's Winograd/FFT: ~1e-5 each) and two BNs
-constexpr double kGraphBf16Tolerance = 3e-2;
+// bf16 graphs: BN's backward subtracts per-channel means, so the rounding of every dy term (2^-9) reaches the
+// gradients above it amplified; measured on H200 with the skip path: 0.032 (x) and, with two statistics groups of
+// 50 rows, 0.040 (bn1.gamma). A wrong kernel is off by O(1).
+constexpr double kGraphBf16Tolerance = 6e-2;
 
 struct Case {
   int64_t rows, channels;  // rows of all the groups together

@@ -93,10 +93,10 @@ TEST(Yolov3, TinyScaleFlopsAreTheGraphs) {
   EXPECT_NEAR(built.forward_flops_per_unit, matmul_flops(graph, false) / 3, 1e-9 * built.forward_flops_per_unit);
 }
 
-TEST(Yolov3, ReferenceOptimizerIsDarknets) {  // yolov3.cfg: momentum=0.9 decay=0.0005 learning_rate=0.001
+TEST(Yolov3, ReferenceOptimizerIsDarknets) {  // yolov3.cfg: momentum=0.9 decay=0.0005; lr: burn-in (optimizer.cpp)
   const OptimizerSettings s = reference_optimizer("yolov3");
   EXPECT_EQ(s.kind, OptimizerKind::kSgdMomentum);
-  EXPECT_FLOAT_EQ(s.learning_rate, 1e-3f);
+  EXPECT_FLOAT_EQ(s.learning_rate, 1e-6f);
   EXPECT_FLOAT_EQ(s.momentum, 0.9f);
   EXPECT_FLOAT_EQ(s.weight_decay, 5e-4f);
   EXPECT_EQ(s.max_grad_norm, 0.0f);
