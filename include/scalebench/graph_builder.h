@@ -108,7 +108,9 @@ class GraphBuilder {
   TensorId conv2d(TensorId x, TensorId weight, TensorId bias = kNoTensor, const Conv2dOptions& options = {});
   // Pooling over kernel x kernel windows of x (N, H, W, C) -> (N, Ho, Wo, C) with the stride and padding of
   // `options` (no dilation, no groups): max pooling ignores the padding, average pooling divides by the
-  // window (count_include_pad, PyTorch's default) or by the input pixels in it (NASNet). src/cpu/pooling.h.
+  // window (count_include_pad, PyTorch's default) or by the input pixels in it (NASNet). A negative pad_top /
+  // pad_left crops (NASNet's one-pixel shift: a 1 x 1 stride-2 average with pads -1 and +1 that counts the
+  // padding). src/cpu/pooling.h.
   TensorId max_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options);
   TensorId avg_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options, bool count_include_pad);
   // (N, H, W, C) -> (N, 1, 1, C): the mean over the image (an average pool with the whole image as window).

@@ -2,7 +2,10 @@
 // a stream). The window geometry is a depthwise Conv2dGeometry (src/engine/conv2d_geometry.h: in_c = out_c =
 // groups = C, dilation 1) with per-side padding: max pooling treats padding as -inf (never chosen; every
 // window must hold an input pixel), average pooling as zeros, dividing by the window size
-// (count_include_pad = true) or by the input pixels inside it (false, NASNet's avg 3 x 3). A global average
+// (count_include_pad = true; a window of padding only is 0) or by the input pixels inside it (false, NASNet's
+// avg 3 x 3). A negative padding crops that side, as a negative side of ZeroPad2d does: NASNet's factorized
+// reduction reads its input shifted by one pixel (ZeroPad2d((0, 1, 0, 1)), crop [1:, 1:], 1 x 1 stride 2),
+// which is the padding (top -1, bottom +1) of a 1 x 1 stride-2 average that counts the padding. A global average
 // pool is an average pool whose window is the whole image. Backward passes are scatters here (the CUDA kernels
 // gather, so the two formulations check each other). Tests: tests/unit/test_cpu_pooling.cpp (CpuPooling).
 #pragma once
@@ -22,7 +25,8 @@ void max_pool2d_backward(const float* dy, const int32_t* argmax, float* dx, cons
 void avg_pool2d_forward(const float* x, float* y, const Conv2dGeometry& g, bool count_include_pad);
 void avg_pool2d_backward(const float* dy, float* dx, const Conv2dGeometry& g, bool count_include_pad);
 
-// Throws UsageError unless g is a pooling geometry whose windows each hold at least one input pixel.
-void check_pool_geometry(const Conv2dGeometry& g);
+// Throws UsageError unless g is a pooling geometry whose windows each hold at least one input pixel; with
+// windows_of_padding_allowed (an average that counts the padding) windows of padding only are accepted.
+void check_pool_geometry(const Conv2dGeometry& g, bool windows_of_padding_allowed = false);
 
 }  // namespace sb::cpu

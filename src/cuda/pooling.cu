@@ -25,12 +25,14 @@ __device__ inline int64_t window_count(const Window& g, int64_t oh, int64_t ow, 
   return (min(h0 + g.kh, g.h) - max(h0, int64_t(0))) * (min(w0 + g.kw, g.w) - max(w0, int64_t(0)));
 }
 
-// The outputs whose window covers input index i along one axis: [first, last].
+// The outputs whose window covers input index i along one axis: [first, last], empty when last < first. A
+// negative pad (a crop) leaves the first input indices in no window: i + pad < 0 gives last = -1 (C++'s
+// division truncates toward zero, which would wrongly give 0).
 __device__ inline void covering(int64_t i, int64_t pad, int64_t kernel, int64_t stride, int64_t outputs,
                                 int64_t* first, int64_t* last) {
   const int64_t low = i + pad - kernel + 1;
   *first = low <= 0 ? 0 : (low + stride - 1) / stride;
-  *last = min(outputs - 1, (i + pad) / stride);
+  *last = i + pad < 0 ? -1 : min(outputs - 1, (i + pad) / stride);
 }
 
 template <typename T>

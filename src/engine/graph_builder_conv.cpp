@@ -104,13 +104,13 @@ namespace sb {
 namespace {
 
 Conv2dGeometry pool_geometry(const char* op, const std::vector<int64_t>& xs, int64_t kh, int64_t kw,
-                             Conv2dOptions options) {
+                             Conv2dOptions options, bool windows_of_padding_allowed = false) {
   if (options.dilation_h != 1 || options.dilation_w != 1 || options.groups != 1) {
     throw UsageError(std::string(op) + ": pooling takes no dilation or groups");
   }
   if (xs.size() == 4) options.groups = xs[3];  // a pooling window is depthwise
   const Conv2dGeometry g = window_geometry(op, xs, xs.size() == 4 ? xs[3] : 0, kh, kw, options);
-  cpu::check_pool_geometry(g);
+  cpu::check_pool_geometry(g, windows_of_padding_allowed);
   return g;
 }
 
@@ -129,7 +129,8 @@ TensorId GraphBuilder::max_pool2d(TensorId x, int64_t kernel, const Conv2dOption
 
 TensorId GraphBuilder::avg_pool2d(TensorId x, int64_t kernel, const Conv2dOptions& options, bool count_include_pad) {
   x = in_compute_dtype(x);
-  const Conv2dGeometry g = pool_geometry("avg_pool2d", graph_.tensor(x).shape, kernel, kernel, options);
+  const Conv2dGeometry g =
+      pool_geometry("avg_pool2d", graph_.tensor(x).shape, kernel, kernel, options, count_include_pad);
   const TensorId y = activation(next_name("avg_pool"), {g.batch, g.out_h, g.out_w, g.out_c});
   Node node{"avg_pool2d", {x}, {y}, {{"count_include_pad", count_include_pad ? 1.0 : 0.0}}, false};
   store_conv2d_geometry(g, node.attributes);

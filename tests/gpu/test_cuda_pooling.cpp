@@ -1,8 +1,9 @@
 // sb::cuda::max_pool2d_* / avg_pool2d_* (src/cuda/pooling.h) against the CPU reference (src/cpu/pooling.h):
 // TF-"SAME" max 3 x 3 stride 2 (asymmetric), ResNet's max 3 x 3 s2 p1, NASNet's avg 3 x 3 s1 without the
-// padding in the count, a padded average with it, and a global average over 33 x 33; fp32 and bf16. Max
-// values and argmax are exact; gradients are gathered on the GPU and scattered on the CPU. Then a pooling
-// graph through both executors. Run: gpu_tests --gtest_filter='CudaPooling*'.
+// padding in the count, a padded average with it, a global average over 33 x 33 and NASNet's shifted 1 x 1
+// subsample (a negative padding); fp32 and bf16. Max values and argmax are exact; gradients are gathered on
+// the GPU and scattered on the CPU. Then a pooling graph through both executors.
+// Run: gpu_tests --gtest_filter='CudaPooling*'.
 #include <gtest/gtest.h>
 
 #include <tuple>
@@ -112,6 +113,40 @@ INSTANTIATE_TEST_SUITE_P(Windows, CudaPooling,
                                            pool(2, 21, 21, 36, 3, 1, 1, 1),     // NASNet avg 3 x 3 s1
                                            pool(3, 33, 33, 21, 33, 1, 0, 0),    // global average
                                            pool(1, 11, 13, 5, 1, 2, 0, 0)));    // 1 x 1 stride 2 (subsample)
+
+// NASNet's factorized reduction, path 2 (src/cpu/pooling.h): a 1 x 1 stride-2 average with pads -1 (a crop)
+// and +1, whose last window is padding only on an odd input; the only pooling that allows such windows is the
+// average that counts the padding, so max pooling is not run here.
+template <typename T>
+void check_shifted_subsample(int64_t size, double tolerance) {
+  using B = Buffers<T>;
+  const Conv2dGeometry g = test::pool(2, size, size, 24, 1, 2, -1, 1);
+  const auto x = B::representable(test::random_normal(size_t(g.x_elements()), 63));
+  const auto dy = B::representable(test::random_normal(size_t(g.y_elements()), 64));
+  std::vector<float> y(dy.size()), dx(x.size());
+  cpu::avg_pool2d_forward(x.data(), y.data(), g, true);
+  cpu::avg_pool2d_backward(dy.data(), dx.data(), g, true);
+  auto d_x = B::upload(x), d_dy = B::upload(dy), d_y = B::upload(dy), d_dx = B::upload(x);
+  test::TestStream stream;
+  d_y->poison(), d_dx->poison();
+  cuda::avg_pool2d_forward(B::ptr(d_x), B::ptr(d_y), g, true, stream.get());
+  cuda::avg_pool2d_backward(B::ptr(d_dy), B::ptr(d_dx), g, true, stream.get());
+  stream.sync();
+  const auto got_y = B::download(*d_y), got_dx = B::download(*d_dx);
+  ASSERT_GT(test::l2_norm(y), 0.0);
+  EXPECT_EQ(test::count_non_finite(got_y) + test::count_non_finite(got_dx), 0u);
+  EXPECT_LE(test::relative_l2(got_y, y), tolerance) << "shifted subsample y, size " << size;
+  EXPECT_LE(test::relative_l2(got_dx, dx), tolerance) << "shifted subsample dx, size " << size;
+}
+
+TEST(CudaPoolingShifted, SubsampleMatchesTheCpuFp32AndBf16) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  for (int64_t size : {83, 42}) {  // the odd and even inputs of NASNet's factorized reductions
+    check_shifted_subsample<float>(size, kFp32Tolerance);
+    check_shifted_subsample<cuda::bf16>(size, kBf16Tolerance);
+  }
+}
 
 // With max pooling first (fp32) or a stride-2 average in its place (bf16: rounding x to bf16 on the GPU only
 // would move some windows' maxima and their gradients to a neighbour; the kernel test above covers bf16 max

@@ -1,6 +1,7 @@
 // sb::cpu::max_pool2d_* and avg_pool2d_* (src/cpu/pooling.h): hand-computed 3 x 3 stride-2 windows with
 // padding (max ignores it; average with and without count_include_pad), argmax ties, the global average,
-// and finite-difference gradients. Run: unit_tests --gtest_filter='CpuPooling*'.
+// NASNet's shifted subsample (a negative padding), and finite-difference gradients.
+// Run: unit_tests --gtest_filter='CpuPooling*'.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -73,6 +74,39 @@ TEST(CpuPooling, GlobalAverageIsTheImageMean) {
 
 TEST(CpuPooling, RefusesWindowsThatCanBeAllPadding) {
   EXPECT_THROW(cpu::check_pool_geometry(pool(1, 4, 4, 1, 2, 2, 2, 2)), UsageError);
+}
+
+// NASNet's factorized-reduction path 2: ZeroPad2d((0, 1, 0, 1)), crop [1:, 1:], 1 x 1 average at stride 2 =
+// the odd rows and columns, and a zero row/column past an odd-sized input. As pool geometry: pads -1 / +1.
+TEST(CpuPooling, NegativePaddingCropsTheShiftedSubsample) {
+  for (int64_t size : {5, 6}) {
+    const Conv2dGeometry g = pool(2, size, size, 3, 1, 2, -1, 1);
+    ASSERT_EQ(g.out_h, (size + 1) / 2);  // PyTorch: floor((size + 1 - 1 - 1) / 2) + 1
+    const std::vector<float> x = test::random_normal(size_t(g.x_elements()), 53);
+    std::vector<float> y = test::poisoned(size_t(g.y_elements()));
+    cpu::avg_pool2d_forward(x.data(), y.data(), g, true);
+    std::vector<float> dy = test::random_normal(y.size(), 54), dx = test::poisoned(x.size());
+    cpu::avg_pool2d_backward(dy.data(), dx.data(), g, true);
+    std::vector<float> expected_dx(x.size(), 0.0f);
+    for (int64_t n = 0; n < 2; ++n) {
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          for (int64_t c = 0; c < 3; ++c) {
+            const int64_t ih = 2 * oh + 1, iw = 2 * ow + 1, o = ((n * g.out_h + oh) * g.out_w + ow) * 3 + c;
+            const bool inside = ih < size && iw < size;
+            const int64_t i = ((n * size + ih) * size + iw) * 3 + c;
+            EXPECT_EQ(y[size_t(o)], inside ? x[size_t(i)] : 0.0f) << "size " << size << " at " << oh << ", " << ow;
+            if (inside) expected_dx[size_t(i)] = dy[size_t(o)];
+          }
+        }
+      }
+    }
+    EXPECT_EQ(dx, expected_dx) << "size " << size;
+  }
+  // A window of padding only has no maximum and no input pixel to divide by.
+  EXPECT_NO_THROW(cpu::check_pool_geometry(pool(1, 5, 5, 1, 1, 2, -1, 1), true));
+  EXPECT_THROW(cpu::check_pool_geometry(pool(1, 5, 5, 1, 1, 2, -1, 1)), UsageError);
+  EXPECT_NO_THROW(cpu::check_pool_geometry(pool(1, 6, 6, 1, 1, 2, -1, 1)));  // even: every window inside
 }
 
 TEST(CpuPooling, GradientsMatchFiniteDifferences) {

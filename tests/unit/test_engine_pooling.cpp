@@ -1,5 +1,6 @@
 // Pooling through the graph on the CPU device: the builder's shapes and checks (TF "SAME" windows, NASNet's
-// avg 3 x 3 stride 1, the global average) and finite-difference gradients through autodiff's rules.
+// avg 3 x 3 stride 1 and its shifted 1 x 1 subsample, the global average) and finite-difference gradients
+// through autodiff's rules.
 // Run: unit_tests --gtest_filter='EnginePooling*'.
 #include <gtest/gtest.h>
 
@@ -7,6 +8,14 @@
 
 namespace sb {
 namespace {
+
+// ZeroPad2d((0, 1, 0, 1)), crop [1:, 1:], then a 1 x 1 window at stride 2: pads -1 (a crop) and +1.
+Conv2dOptions shifted_subsample() {
+  Conv2dOptions o = Conv2dOptions::with(2, 0);
+  o.pad_top = o.pad_left = -1;
+  o.pad_bottom = o.pad_right = 1;
+  return o;
+}
 
 TEST(EnginePooling, BuilderShapesAndChecks) {
   Graph graph;
@@ -23,6 +32,19 @@ TEST(EnginePooling, BuilderShapesAndChecks) {
   EXPECT_THROW(b.max_pool2d(x, 3, Conv2dOptions::with(2, 3)), UsageError);     // a window of padding only
   EXPECT_THROW(b.avg_pool2d(x, 3, Conv2dOptions::with(1, 1, 2), true), UsageError);  // dilation
   EXPECT_THROW(b.global_avg_pool(b.input("flat", {2, 8})), UsageError);
+  // NASNet's factorized reduction, path 2: the input shifted by one pixel, then 1 x 1 at stride 2 (165: 83).
+  EXPECT_EQ(b.graph().tensor(b.avg_pool2d(x, 1, shifted_subsample(), true)).shape,
+            (std::vector<int64_t>{2, 83, 83, 8}));
+  EXPECT_THROW(b.avg_pool2d(x, 1, shifted_subsample(), false), UsageError);  // the last window is padding only
+  EXPECT_THROW(b.max_pool2d(x, 1, shifted_subsample()), UsageError);
+}
+
+TEST(EnginePooling, ShiftedSubsampleGradientsMatchFiniteDifferences) {
+  test::OpGraph t;
+  const TensorId x = t.parameter("x", {2, 5, 6, 3});
+  const TensorId h = t.b.avg_pool2d(x, 1, shifted_subsample(), true);  // 3 x 3: rows 1, 3, pad; cols 1, 3, 5
+  t.finish(t.b.conv2d(h, t.parameter("w", {4, 1, 1, 3})));
+  t.expect_gradients_match();
 }
 
 TEST(EnginePooling, GradientsMatchFiniteDifferences) {
