@@ -9,6 +9,7 @@ const Workload& transformer_big();
 const Workload& bert_base();
 const Workload& bert_finetune();
 const Workload& mt_dnn();
+const Workload& nasnet_large();
 const Workload& yolov3();
 }  // namespace workloads
 
@@ -34,6 +35,7 @@ const std::vector<const Workload*>& workload_registry() {
       &workloads::bert_base(),
       &workloads::bert_finetune(),
       &workloads::mt_dnn(),
+      &workloads::nasnet_large(),
       &workloads::yolov3(),
   };
   return kWorkloads;

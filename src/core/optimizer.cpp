@@ -74,6 +74,18 @@ OptimizerSettings reference_optimizer(const std::string& workload) {
     s.max_grad_norm = 1.0f;
     return s;
   }
+  if (workload == "nasnet_large") {
+    // §1 [choice]: SGD momentum 0.9 as the PyTorch ports retrain (pytorch/examples imagenet/main.py: --lr 0.1
+    // for batch 256, momentum 0.9) with TF-slim's NASNet-Large weight decay, nasnet_large_arg_scope(weight_decay=
+    // 5e-5) (its l2_regularizer(5e-5) adds 5e-5 · w to the gradient, as torch.optim.SGD's weight_decay does).
+    // TF-slim regularises conv and FC weights only; the flat buffer here decays every parameter. No clipping:
+    // TF-slim's global-norm clip of 10 belongs to its RMSProp recipe.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kSgdMomentum);
+    s.learning_rate = 0.1f;
+    s.momentum = 0.9f;
+    s.weight_decay = 5e-5f;
+    return s;
+  }
   if (workload == "yolov3") {
     // §3 darknet cfg/yolov3.cfg: learning_rate=0.001, momentum=0.9, decay=0.0005. darknet's
     // update_convolutional_layer keeps u = m u + g + decay w (g the batch-mean gradient) and steps w -= lr u,
