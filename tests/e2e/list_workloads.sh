@@ -6,6 +6,7 @@ expect_output "transformer_big .* 209911808" "transformer_big's parameter count"
 expect_output "bert_base .* 110106428" "bert_base's parameter count"
 expect_output "bert_finetune .* 108893186" "bert_finetune's parameter count"
 expect_output "mt_dnn .* 371933205" "mt_dnn's parameter count"
+expect_output "conv_seq2seq .* 216005176" "conv_seq2seq's parameter count"
 "$SB" list --json - 2> /dev/null > "$WORK/list.json"
 python3 - "$WORK/list.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: list JSON"; failures=$((failures + 1)); }
 import json, sys
@@ -15,6 +16,7 @@ counts = {w["name"]: w["parameters"] for w in doc["workloads"]}
 assert counts["transformer_big"] == 209911808 and counts["bert_base"] == 110106428, counts
 assert counts["bert_finetune"] == 108893186, counts
 assert counts["mt_dnn"] == 371933205, counts
+assert counts["conv_seq2seq"] == 216005176, counts
 assert all(w["forward_gflops_per_unit"] > 0 and w["gradient_bytes"] > 0 for w in doc["workloads"])
 PY
 finish
