@@ -63,11 +63,14 @@ struct MacCount {
   double source = 0, target = 0;
 };
 
-// fairseq's Linear: nn.Linear under weight_norm (dim 0): v (out, in), g (out), bias (out).
+// fairseq's Linear: nn.Linear under weight_norm (dim 0): v (out, in), g (out), bias (out). g, fairseq's weight_g,
+// is called weight_norm here: it is the norm of each output row of the weight, and the name makes it a gain
+// (initialised to 1, as fairseq's g = ||v|| starts near 1) for the initialisation rule that matches "orm"
+// (src/train/replica.cpp, the tests).
 TensorId weight_normed_linear(GraphBuilder& b, const std::string& name, TensorId x, int64_t in, int64_t out,
                               double& macs) {
   const TensorId v = b.parameter(name + ".weight_v", {out, in});
-  const TensorId g = b.parameter(name + ".weight_g", {out});
+  const TensorId g = b.parameter(name + ".weight_norm", {out});
   macs += static_cast<double>(in) * static_cast<double>(out);
   return b.linear(x, b.weight_norm(v, g), b.parameter(name + ".bias", {out}));
 }
@@ -79,7 +82,7 @@ TensorId convolution_glu(GraphBuilder& b, const std::string& name, TensorId x, i
                          bool causal, double& macs) {
   const int64_t k = block.kernel, out = 2 * block.channels;
   const TensorId v = b.parameter(name + ".weight_v", {out, 1, k, in});
-  const TensorId g = b.parameter(name + ".weight_g", {out});
+  const TensorId g = b.parameter(name + ".weight_norm", {out});
   Conv2dOptions padding;
   padding.pad_left = causal ? k - 1 : (k - 1) / 2;
   padding.pad_right = causal ? 0 : k / 2;

@@ -59,7 +59,7 @@ TEST(ConvSeq2Seq, FullScaleParametersAsWorkloadsMdCountsThem) {
   EXPECT_EQ(count_with_prefix(graph, "decoder.fc2."), 1049600);
   EXPECT_EQ(count_with_prefix(graph, "decoder.fc3."), 22449464);
   // The weight-norm g vectors are parameters of their own: one per output channel of every Linear and conv.
-  EXPECT_EQ(graph.tensor(graph.find_tensor("encoder.convolutions.0.weight_g")).shape, (std::vector<int64_t>{1024}));
+  EXPECT_EQ(graph.tensor(graph.find_tensor("encoder.convolutions.0.weight_norm")).shape, (std::vector<int64_t>{1024}));
   EXPECT_EQ(graph.tensor(graph.find_tensor("encoder.convolutions.0.weight_v")).shape,
             (std::vector<int64_t>{1024, 1, 3, 512}));
 }

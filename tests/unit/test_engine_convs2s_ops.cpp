@@ -84,13 +84,13 @@ TEST(EngineConvS2S, BlockGradientsMatchFiniteDifferences) {
   same.pad_left = same.pad_right = 1;
   causal.pad_left = 2;
   const TensorId w0 = t.b.weight_norm(t.parameter("conv0.weight_v", {2 * channels, 1, 3, channels}, 0.5f),
-                                      t.parameter("conv0.weight_g", {2 * channels}));
+                                      t.parameter("conv0.weight_norm", {2 * channels}));
   TensorId h = t.b.glu(t.b.conv2d(t.b.scale_rows(x, mask), w0, t.parameter("conv0.bias", {2 * channels}), same));
   h = t.b.scale(t.b.add(h, x), std::sqrt(0.5));
   const TensorId w1 = t.b.weight_norm(t.parameter("conv1.weight_v", {2 * channels, 1, 3, channels}, 0.5f),
-                                      t.parameter("conv1.weight_g", {2 * channels}));
+                                      t.parameter("conv1.weight_norm", {2 * channels}));
   h = t.b.glu(t.b.conv2d(h, w1, t.parameter("conv1.bias", {2 * channels}), causal));
-  const TensorId w2 = t.b.weight_norm(t.parameter("fc.weight_v", {3, channels}), t.parameter("fc.weight_g", {3}));
+  const TensorId w2 = t.b.weight_norm(t.parameter("fc.weight_v", {3, channels}), t.parameter("fc.weight_norm", {3}));
   t.finish(t.b.scale(t.b.linear(h, w2, t.parameter("fc.bias", {3})), 3.0));
   t.write_float_inputs();
   t.expect_gradients_match(test::kOpGraphGradientTolerance, test::kOpGraphSmoothStep);  // smooth: no kinks

@@ -66,9 +66,7 @@ struct TinyRun {
     uint32_t seed = 1;
     for (TensorId p : graph.tensors_with_role(TensorRole::kParameter)) {
       const TensorInfo& info = graph.tensor(p);
-      // Gains near 1: normalisation layers' and weight normalisation's g (fairseq's weight_g, ||v|| at init).
-      const bool gain = (info.name.find("norm") != std::string::npos || info.name.find("LayerNorm") != std::string::npos ||
-                         info.name.find("weight_g") != std::string::npos) &&
+      const bool gain = (info.name.find("norm") != std::string::npos || info.name.find("LayerNorm") != std::string::npos) &&
                         info.name.find("bias") == std::string::npos;
       std::mt19937 random(seed++);
       std::normal_distribution<float> normal(0.0f, 0.1f);
