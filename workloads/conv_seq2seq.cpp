@@ -16,10 +16,13 @@
 // once to the encoder's values, (z + e) · sqrt(s), instead of to the context of each of the 15 attention
 // layers: ctx · sqrt(s) = softmax(...) · ((z + e) · sqrt(s)), the same numbers and gradients.
 // Deviation: fairseq pads the source on the left (left_pad_source); here both sides are padded on the right as
-// in transformer_big (the masks make the two equivalent up to the positions' numbering).
+// in transformer_big. The masks make the two equivalent: a sentence's words see zeros beyond its ends either way,
+// and make_positions numbers the words from kPad + 1 on either side.
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "scalebench/workload.h"
 #include "src/cpu/positions.h"
@@ -127,11 +130,9 @@ class ConvSeq2Seq final : public Workload {
     built.loss = b.softmax_cross_entropy(b.reshape(logits, {batch * time, s.target_vocab}), targets, 0.1, kPad);
     built.units_per_step = static_cast<double>(batch) *
                            (scale == WorkloadScale::kFull ? kTargetMeanLength : static_cast<double>(time - 1));
-    // Per target position of the padded batch (source and target are both `time` long, so this is WORKLOADS.md's
-    // per-target-token figure at equal source and target lengths).
-    const double source_positions = static_cast<double>(batch * time), target_positions = source_positions;
-    built.forward_flops_per_unit = 2 * (macs.source * source_positions + macs.target * target_positions) /
-                                   target_positions;
+    // Per target position of the padded batch; source and target are both `time` positions long, so one source
+    // position comes with each: WORKLOADS.md's per-target-token figure at equal source and target lengths.
+    built.forward_flops_per_unit = 2 * (macs.source + macs.target);
     return built;
   }
 
