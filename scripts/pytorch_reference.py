@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch counterpart of scalebench's transformer_big and bert_base workloads (same layers, shapes, tied
-embeddings, losses, synthetic-data distributions and AdamW settings as workloads/*.cpp) and of its convolutional
-ones (scripts/pytorch_cnn_models.py: torchvision, timm, SGD momentum, channels_last), trained on one device
+embeddings, losses, synthetic-data distributions and AdamW settings as workloads/*.cpp), of conv_seq2seq
+(scripts/pytorch_convs2s_model.py: fairseq's fconv layers) and of its convolutional ones
+(scripts/pytorch_cnn_models.py: torchvision, timm, SGD momentum, channels_last), trained on one device
 so a GPU job can report it beside `scalebench run`; with --ddp, one process per GPU times the same step alone
 and under DistributedDataParallel for the data-parallel scaling efficiency. Prints one JSON line on stdout (rank 0
 only under --ddp), progress on stderr.
@@ -19,6 +20,7 @@ import sys
 import time
 
 import pytorch_cnn_models as cnn
+import pytorch_convs2s_model as convs2s
 
 # Full and tiny shapes of workloads/transformer_big.cpp and workloads/bert_base.cpp (shape_for).
 TRANSFORMER_SHAPES = {"full": dict(vocab=32768, model=1024, heads=16, ffn=4096, layers=6, time=32),
@@ -30,6 +32,7 @@ BERT_SHAPES = {"full": dict(vocab=30522, model=768, heads=12, ffn=3072, layers=1
 # scalebench's WorkloadInfo: unit, default batch and the full-scale parameter count its registry test pins.
 WORKLOADS = {"transformer_big": dict(unit="tokens", batch=500, parameters=209_911_808),
              "bert_base": dict(unit="sequences", batch=128, parameters=110_106_428),
+             "conv_seq2seq": dict(unit="tokens", batch=500, parameters=convs2s.PARAMETERS),
              **{name: dict(unit=w["unit"], batch=w["batch"], parameters=w["parameters"])
                 for name, w in cnn.CNN_WORKLOADS.items()}}
 PAD, EOS, FIRST_WORD = 1, 2, 4  # fairseq's dictionary: bos, pad, eos, unk first
@@ -393,6 +396,15 @@ def describe(a, torch):
     if a.workload in cnn.CNN_WORKLOADS:
         return dict(info=info, expected=info["parameters"], units_per_step=float(a.batch),
                     build=lambda: cnn.build(torch, a.workload), flops=cnn.train_flops_per_step(a.workload, a.batch))
+    if a.workload == "conv_seq2seq":  # scripts/pytorch_convs2s_model.py
+        s = convs2s.SHAPES[a.scale]
+        expected = convs2s.expected_parameters(s)
+        if a.scale == "full" and expected != info["parameters"]:
+            raise AssertionError(f"conv_seq2seq: analytic count {expected} != scalebench's {info['parameters']}")
+        model_class = convs2s.build_model_class(torch)
+        return dict(info=info, s=s, build=lambda: model_class(s), expected=expected,
+                    units_per_step=convs2s.units_per_step(s, a.batch, a.scale),
+                    flops=convs2s.train_matmul_flops(s, a.batch))
     TransformerBig, BertForPreTraining = build_modules(torch)
     s = (TRANSFORMER_SHAPES if a.workload == "transformer_big" else BERT_SHAPES)[a.scale]
     model_class = TransformerBig if a.workload == "transformer_big" else BertForPreTraining
@@ -427,6 +439,8 @@ def synthesize(torch, a, w, seed, device):
         return cnn.synthesize(torch, a.workload, a.batch, seed, device), None
     if a.workload == "transformer_big":
         data, target_tokens = synthesize_transformer(torch, w["s"], a.batch, seed)
+    elif a.workload == "conv_seq2seq":
+        data, target_tokens = convs2s.synthesize(torch, w["s"], a.batch, seed)
     else:
         data, target_tokens = synthesize_bert(torch, w["s"], a.batch, seed), None
     return {k: v.to(device) for k, v in data.items()}, target_tokens

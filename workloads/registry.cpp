@@ -11,6 +11,7 @@ const Workload& bert_finetune();
 const Workload& mt_dnn();
 const Workload& nasnet_large();
 const Workload& yolov3();
+const Workload& conv_seq2seq();
 }  // namespace workloads
 
 WorkloadScale parse_workload_scale(const std::string& text) {
@@ -37,6 +38,7 @@ const std::vector<const Workload*>& workload_registry() {
       &workloads::mt_dnn(),
       &workloads::nasnet_large(),
       &workloads::yolov3(),
+      &workloads::conv_seq2seq(),
   };
   return kWorkloads;
 }

@@ -131,6 +131,26 @@ class GraphBuilder {
   // against an fp32 input of ground-truth boxes (N, B, 5) = (class, cx, cy, w, h) normalised, w <= 0 padding.
   // Returns a one-element fp32 loss; the graph's backward starts there.
   TensorId yolo_loss(TensorId head0, TensorId head1, TensorId head2, TensorId truth, int64_t classes);
+  // ConvS2S's ops (fairseq fconv.py), implemented in src/engine/graph_builder_convs2s.cpp.
+  // Gated linear unit over the last dimension (F.glu(x, dim=-1)): x (..., 2C) -> (..., C) = a · sigmoid(b) with
+  // a, b the first and second halves (src/cpu/glu.h). The backward pass reads x.
+  TensorId glu(TensorId x);
+  // Weight normalisation (torch.nn.utils.weight_norm, src/cpu/weight_norm.h): fp32 parameters v (rows, ...) and
+  // g (rows) -> the fp32 weight w = g[r] · v[r] / ||v[r]|| shaped as v, one norm per output channel (the first
+  // dimension: nn.Linear's output rows, conv2d's K of a (K, R, S, C) weight, fairseq ConvTBC's dim 2). linear()
+  // and conv2d() read w (and cast it to the compute dtype) as any weight; gradients reach v and g.
+  TensorId weight_norm(TensorId v, TensorId g);
+  // fairseq's GradMultiply: the forward pass is the identity (a view of x, nothing runs), the backward pass
+  // scales the gradient by `factor`. After disable_gradient_scaling() it is x itself.
+  TensorId grad_multiply(TensorId x, double factor);
+  // y[r, ...] = factors[r] · x[r, ...] with fp32 factors shaped as the leading dimensions of x (x viewed as
+  // (rows, cols)); the factors are data (a kInput: no gradient), e.g. 0/1 masks of padded positions or per-
+  // sentence length scalings (src/cpu/scale_rows.h).
+  TensorId scale_rows(TensorId x, TensorId factors);
+  // Every later grad_multiply is the identity in the backward pass as well: a finite-difference check of a
+  // whole model compares against the loss's true gradient, which GradMultiply deliberately is not.
+  void disable_gradient_scaling() { gradient_scaling_enabled_ = false; }
+
   // The largest workspace a conv pass is offered (default kDefaultConvWorkspaceLimitBytes); applies to the
   // conv2d calls after it and to their backward passes.
   void set_conv_workspace_limit(uint64_t bytes) { conv_workspace_limit_ = bytes; }
@@ -216,6 +236,7 @@ class GraphBuilder {
   int counter_ = 0;
   int64_t dropout_blocks_ = 0;
   bool dropout_enabled_ = true;  // Philox blocks used by this graph's dropout nodes so far
+  bool gradient_scaling_enabled_ = true;  // grad_multiply scales gradients (disable_gradient_scaling)
   uint64_t conv_workspace_limit_ = kDefaultConvWorkspaceLimitBytes;
   int64_t batchnorm_groups_ = 1;
 };

@@ -102,6 +102,18 @@ OptimizerSettings reference_optimizer(const std::string& workload) {
     s.weight_decay = 5e-4f;
     return s;
   }
+  if (workload == "conv_seq2seq") {
+    // §8 fairseq examples/translation/README.md (fconv_wmt_en_de): --optimizer nag --lr 0.5 --clip-norm 0.1
+    // --lr-scheduler fixed; fairseq's NAG defaults: momentum 0.99, weight decay 0. fairseq/optim/nag.py keeps its
+    // buffer scaled by -lr; at a fixed lr its update is torch.optim.SGD(nesterov=True)'s, i.e. kNag. Clipping is
+    // fairseq's clip_grad_norm_ (max_norm / (norm + 1e-6)) of the all-reduced gradients.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kNag);
+    s.learning_rate = 0.5f;
+    s.momentum = 0.99f;
+    s.weight_decay = 0;
+    s.max_grad_norm = 0.1f;
+    return s;
+  }
   throw UsageError("no reference optimizer for workload '" + workload + "'");
 }
 

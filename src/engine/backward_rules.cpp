@@ -257,7 +257,9 @@ const BackwardRule* find_backward_rule(const std::string& op) {
   auto it = rules().find(op);
   if (it != rules().end()) return &it->second;
   const BackwardRule* san = find_san_backward_rule(op);
-  return san != nullptr ? san : find_cnn_backward_rule(op);
+  if (san != nullptr) return san;
+  const BackwardRule* cnn = find_cnn_backward_rule(op);
+  return cnn != nullptr ? cnn : find_convs2s_backward_rule(op);
 }
 
 }  // namespace sb::detail

@@ -42,7 +42,9 @@ const BackwardRule* find_backward_rule(const std::string& op);
 
 // The rules of the SAN answer-module ops (backward_rules_san.cpp); find_backward_rule falls back on it.
 const BackwardRule* find_san_backward_rule(const std::string& op);
-// The rules of the convolutional-network ops (backward_rules_cnn.cpp), the last fallback.
+// The rules of the convolutional-network ops (backward_rules_cnn.cpp).
 const BackwardRule* find_cnn_backward_rule(const std::string& op);
+// The rules of the ConvS2S ops (backward_rules_convs2s.cpp), the last fallback.
+const BackwardRule* find_convs2s_backward_rule(const std::string& op);
 
 }  // namespace sb::detail

@@ -22,6 +22,7 @@
 #include "src/cpu/softmax.h"
 #include "src/cpu/span_loss.h"
 #include "src/engine/cpu_kernels_cnn.h"
+#include "src/engine/cpu_kernels_convs2s.h"
 #include "src/engine/cpu_kernels_san.h"
 
 namespace sb {
@@ -221,7 +222,9 @@ const Kernel* find_kernel(const std::string& op) {
   auto it = kernels().find(op);
   if (it != kernels().end()) return &it->second;
   const Kernel* san = detail::find_san_cpu_kernel(op);
-  return san != nullptr ? san : detail::find_cnn_cpu_kernel(op);
+  if (san != nullptr) return san;
+  const Kernel* cnn = detail::find_cnn_cpu_kernel(op);
+  return cnn != nullptr ? cnn : detail::find_convs2s_cpu_kernel(op);
 }
 
 }  // namespace

@@ -24,6 +24,15 @@ doc = json.load(open(sys.argv[1]))
 rank = doc["phases"]["solo"]["ranks"][0]
 assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
 PY
+# conv_seq2seq: weight-normalised convolutions, GLU, GradMultiply and fairseq's NAG with clipping (reference).
+expect_exit 0 "conv_seq2seq tiny" -- "$SB" run --device cpu --workload conv_seq2seq --scale tiny --batch 4 \
+  --steps 8 --optimizer reference --json "$WORK/conv_seq2seq.json"
+python3 - "$WORK/conv_seq2seq.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: conv_seq2seq JSON"; failures=$((failures + 1)); }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rank = doc["phases"]["solo"]["ranks"][0]
+assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
+PY
 expect_exit 0 "run is the default subcommand" -- "$SB" --device cpu --workload bert_base --scale tiny --batch 2 \
   --steps 1 --warmup 0
 expect_output "run: bert_base" "a bare --workload runs the workload"

@@ -66,10 +66,13 @@ struct TinyRun {
   MemoryPlan plan;
   std::unique_ptr<CpuExecutor> executor;
 
-  explicit TinyRun(const Workload& workload, bool linear_batchnorm_activations = false) {
+  // finite_differences: the graph the central differences can follow exactly: GradMultiply (conv_seq2seq) passes
+  // gradients unscaled, so they are the loss's true ones, and the activations fused into BatchNorm become linear.
+  explicit TinyRun(const Workload& workload, bool finite_differences = false) {
     GraphBuilder builder(graph);
+    if (finite_differences) builder.disable_gradient_scaling();
     built = workload.build(builder, 3, WorkloadScale::kTiny);
-    if (linear_batchnorm_activations) make_batchnorm_activations_linear(graph);
+    if (finite_differences) make_batchnorm_activations_linear(graph);
     gradients = append_backward(graph, built.loss);
     plan = plan_memory(graph);
     executor = std::make_unique<CpuExecutor>(graph, plan);
