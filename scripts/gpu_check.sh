@@ -19,7 +19,8 @@
 #                                              and PyTorch's max batch of transformer_big and bert_base on it
 #          scripts/gpu_check.sh cnn [steps]    gpu-labelled tests, then every convolutional workload on every visible GPU
 #                                              (alone, and data-parallel on more than one) by scalebench, and PyTorch's
-#                                              same-shape model alone on GPU 0 and under DDP; table last
+#                                              same-shape model alone on GPU 0 and under DDP (PYTORCH=0: not);
+#                                              CNN_WORKLOADS="a b" picks the workloads; table last
 #          scripts/gpu_check.sh sockets [n]    transformer_big and bert_base over the emulated socket path n times
 #                                              (run-to-run spread), each predicted by `plan --validate`
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
@@ -186,6 +187,7 @@ if [ "$max_bytes" = cnn ]; then
     echo "== $workload: scalebench on $ngpu GPU(s), then PyTorch" >> "$out/cnn.txt"
     timeout 240 "${mpi[@]}" build-gpu/scalebench run --workload "$workload" --optimizer reference --warmup 5 \
       --steps "$steps" --force --json "$runs/${workload}.json" >> "$out/cnn.txt" 2>&1 || echo "rc=$?" >> "$out/cnn.txt"
+    [ "${PYTORCH:-1}" = 0 ] && continue  # PYTORCH=0: scalebench only (PyTorch measured in another call)
     lr=1e-3 && [ "$workload" = yolov3 ] && lr=1e-6  # as scalebench's reference (src/core/optimizer.cpp)
     for model in $workload $([ "$workload" = deeplabv3 ] && echo deeplabv3_os8); do
       CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout 240 python3 scripts/pytorch_reference.py --workload "$model" \
