@@ -1,15 +1,12 @@
-// Conv2dRunner through cuDNN's convolution API (src/cuda/conv2d.h): NHWC tensor and filter descriptors, and the
-// fastest algorithm as cudnnFind*Algorithm times them (PyTorch's cudnn.benchmark) among those that run, use an
-// allowed math mode and fit the workspace, chosen in the constructor (never per step). The heuristics' first
-// choice (cudnnGet*Algorithm_v7) was 3-6x slower than PyTorch's on NASNet's depthwise convolutions on H200
-// (conv passes 647 ms of an 813 ms step, measured). A convolution of the same shape, type, pass and budget
-// reuses the first one's timing (NASNet's repeated cells: one Find per distinct shape).
+// Conv2dRunner through cuDNN's convolution API (src/cuda/conv2d.h): NHWC tensor and filter descriptors, the
+// algorithm ranked first by cudnnGet*Algorithm_v7 among those that run, use an allowed math mode and fit the
+// workspace, chosen in the constructor (never per step). cudnnFind* (timed choice, PyTorch's cudnn.benchmark)
+// was tried and measured slower in the training step on H200 (commit 4b89d4b: YOLOv3's convolution passes
+// 16.8 -> 24.1 ms, NASNet-A Large's 647 -> 705 ms per step), so the heuristics stay.
 #include <cudnn.h>
 
 #include <map>
 #include <mutex>
-#include <sstream>
-#include <string>
 #include <vector>
 
 #include "scalebench/error.h"
@@ -68,18 +65,6 @@ void crop(const void* padded, void* x, const Conv2dGeometry& g, int64_t top, int
           cudaStream_t stream) {
   conv2d_crop(static_cast<const T*>(padded), static_cast<T*>(x), g.batch, g.in_h, g.in_w, g.in_c, top, left, ph, pw,
               stream);
-}
-
-// The algorithm and math chosen for one signature (shape, type, pass, math policy, budget), per device.
-struct Choice {
-  int algo = -1;
-  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-  size_t bytes = 0;
-};
-std::mutex choices_mutex;
-std::map<std::string, Choice>& chosen_algorithms() {
-  static std::map<std::string, Choice> choices;
-  return choices;
 }
 
 }  // namespace
@@ -157,25 +142,7 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
   // Exact fp32 runs with FMA math whatever the heuristics report (CUDNN_DEFAULT_MATH lets fp32 convolutions
   // use TF32 on Ampere and later); the workspace query then tells whether the algorithm supports it.
   auto math_for = [&](cudnnMathType_t reported) { return exact ? CUDNN_FMA_MATH : reported; };
-  int device = 0;
-  SB_CUDA_CHECK(cudaGetDevice(&device));
-  std::ostringstream signature;
-  signature << device << ' ' << g.batch << ' ' << g.in_c << ' ' << s.padded_h << ' ' << s.padded_w << ' ' << g.out_c
-            << ' ' << g.out_h << ' ' << g.out_w << ' ' << g.kernel_h << ' ' << g.kernel_w << ' ' << g.stride_h << ' '
-            << g.stride_w << ' ' << g.dilation_h << ' ' << g.dilation_w << ' ' << sym_h << ' ' << sym_w << ' '
-            << g.groups << ' ' << int(dtype) << ' ' << int(pass) << ' ' << exact << ' ' << budget;
-  {
-    std::lock_guard<std::mutex> lock(choices_mutex);
-    auto it = chosen_algorithms().find(signature.str());
-    if (it != chosen_algorithms().end()) {
-      s.algo = it->second.algo, s.math = it->second.math, s.library_bytes = it->second.bytes;
-      SB_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv_desc, s.math));
-      return;
-    }
-  }
-  // cudnnFind* runs every algorithm (on memory it allocates itself) and returns them fastest first; the first
-  // that works within the budget wins. It runs on the handle's stream: the legacy default stream here.
-  SB_CUDNN_CHECK(cudnnSetStream(s.handle, nullptr));
+  // Candidates in the heuristics' order; the first that works within the budget wins.
   auto choose = [&](const auto& results, int returned, auto workspace_of) {
     for (int i = 0; i < returned; ++i) {
       const auto& r = results[size_t(i)];
@@ -192,8 +159,8 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
     case ConvPass::kForward: {
       SB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(s.handle, &count));
       std::vector<cudnnConvolutionFwdAlgoPerf_t> results(static_cast<size_t>(count));
-      SB_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(s.handle, s.x_desc, s.w_desc, s.conv_desc, s.y_desc, count,
-                                                          &returned, results.data()));
+      SB_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(s.handle, s.x_desc, s.w_desc, s.conv_desc, s.y_desc, count,
+                                                            &returned, results.data()));
       choose(results, returned, [&](int algo, size_t* bytes) {
         return cudnnGetConvolutionForwardWorkspaceSize(s.handle, s.x_desc, s.w_desc, s.conv_desc, s.y_desc,
                                                        cudnnConvolutionFwdAlgo_t(algo), bytes);
@@ -203,8 +170,8 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
     case ConvPass::kBackwardData: {
       SB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(s.handle, &count));
       std::vector<cudnnConvolutionBwdDataAlgoPerf_t> results(static_cast<size_t>(count));
-      SB_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithm(s.handle, s.w_desc, s.y_desc, s.conv_desc, s.x_desc,
-                                                               count, &returned, results.data()));
+      SB_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(s.handle, s.w_desc, s.y_desc, s.conv_desc, s.x_desc,
+                                                                 count, &returned, results.data()));
       choose(results, returned, [&](int algo, size_t* bytes) {
         return cudnnGetConvolutionBackwardDataWorkspaceSize(s.handle, s.w_desc, s.y_desc, s.conv_desc, s.x_desc,
                                                             cudnnConvolutionBwdDataAlgo_t(algo), bytes);
@@ -214,8 +181,8 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
     case ConvPass::kBackwardFilter: {
       SB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(s.handle, &count));
       std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> results(static_cast<size_t>(count));
-      SB_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithm(s.handle, s.x_desc, s.y_desc, s.conv_desc,
-                                                                 s.w_desc, count, &returned, results.data()));
+      SB_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(s.handle, s.x_desc, s.y_desc, s.conv_desc,
+                                                                   s.w_desc, count, &returned, results.data()));
       choose(results, returned, [&](int algo, size_t* bytes) {
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(s.handle, s.x_desc, s.y_desc, s.conv_desc, s.w_desc,
                                                               cudnnConvolutionBwdFilterAlgo_t(algo), bytes);
@@ -228,8 +195,6 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
                      " convolution within " + std::to_string(budget) + " bytes of workspace");
   }
   SB_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv_desc, s.math));
-  std::lock_guard<std::mutex> lock(choices_mutex);
-  chosen_algorithms()[signature.str()] = Choice{s.algo, s.math, s.library_bytes};
 }
 
 Conv2dRunner::~Conv2dRunner() = default;
