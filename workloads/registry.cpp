@@ -9,6 +9,7 @@ const Workload& transformer_big();
 const Workload& bert_base();
 const Workload& bert_finetune();
 const Workload& mt_dnn();
+const Workload& deeplabv3();
 }  // namespace workloads
 
 WorkloadScale parse_workload_scale(const std::string& text) {
@@ -33,6 +34,7 @@ const std::vector<const Workload*>& workload_registry() {
       &workloads::bert_base(),
       &workloads::bert_finetune(),
       &workloads::mt_dnn(),
+      &workloads::deeplabv3(),
   };
   return kWorkloads;
 }
