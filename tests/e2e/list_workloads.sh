@@ -6,6 +6,7 @@ expect_output "transformer_big .* 209911808" "transformer_big's parameter count"
 expect_output "bert_base .* 110106428" "bert_base's parameter count"
 expect_output "bert_finetune .* 108893186" "bert_finetune's parameter count"
 expect_output "mt_dnn .* 371933205" "mt_dnn's parameter count"
+expect_output "deeplabv3 .* 58630997" "deeplabv3's parameter count"
 "$SB" list --json - 2> /dev/null > "$WORK/list.json"
 python3 - "$WORK/list.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: list JSON"; failures=$((failures + 1)); }
 import json, sys
