@@ -12,6 +12,7 @@ const Workload& mt_dnn();
 const Workload& nasnet_large();
 const Workload& yolov3();
 const Workload& conv_seq2seq();
+const Workload& deeplabv3();
 }  // namespace workloads
 
 WorkloadScale parse_workload_scale(const std::string& text) {
@@ -39,6 +40,7 @@ const std::vector<const Workload*>& workload_registry() {
       &workloads::nasnet_large(),
       &workloads::yolov3(),
       &workloads::conv_seq2seq(),
+      &workloads::deeplabv3(),
   };
   return kWorkloads;
 }

@@ -2,7 +2,7 @@
 // verified by training. The prediction plans the workload at every candidate batch and keeps the largest whose
 // plan (arena and optimizer state) fits the capacity: the device's free memory once the CUDA context, the
 // libraries and NCCL's buffers are up (measured), less what a replica allocates outside its plan (measured
-// on a batch-1 probe step). The verification trains a few steps at the predicted batch and one batch up,
+// on a probe step at the workload's smallest batch, WorkloadInfo::min_batch). The verification trains a few steps at the predicted batch and one batch up,
 // searching on from there until a batch trains and the next fails with out-of-memory. Every rank takes part;
 // each attempt's outcome is agreed, so the answer is the minimum over ranks.
 #pragma once
@@ -56,14 +56,16 @@ struct MaxBatchResult {
   uint64_t capacity_bytes = 0;     // what the plan and the optimizer's state may take
   bool budget_enforced = false;    // --memory: the capacity is an allocation budget on this device
   // The answer.
-  int64_t predicted = 0;           // 0: not even batch 1 fits
+  int64_t predicted = 0;           // 0: not even the workload's smallest batch fits
   uint64_t predicted_bytes = 0;    // the predicted batch's plan and optimizer state
   PlanCategories categories;       // the predicted batch's arena by category
   uint64_t optimizer_state_bytes = 0;
   uint64_t executor_bytes = 0;     // the CUDA executor's GEMM workspace and kernel scratch reserve
   bool verified_ran = false;
   int64_t verified = 0;            // the largest batch that trained (0: none did)
-  bool next_failed_cleanly = false;  // verified + 1 failed with out-of-memory on every rank that failed
+  // verified + 1 (the workload's smallest batch when verified is 0) failed with out-of-memory on every rank
+  // that failed
+  bool next_failed_cleanly = false;
   std::vector<MaxBatchAttempt> attempts;
   std::string status = "ok";       // "ok" | "failed"
   std::string error;

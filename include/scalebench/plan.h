@@ -40,7 +40,7 @@ struct PlanRequest {
 
 struct PrecisionFit {
   Precision precision = Precision::kFp32;
-  int64_t max_batch = 0;  // 0: not even batch 1 fits
+  int64_t max_batch = 0;  // 0: not even the workload's smallest batch (WorkloadInfo::min_batch) fits
 };
 
 struct PlanPrediction {

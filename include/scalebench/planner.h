@@ -62,9 +62,9 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options = {});
 
 PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan);
 
-// The largest batch in [1, upper] whose plan fits `capacity_bytes`, assuming bytes grow with the batch;
-// 0 when even batch 1 does not fit.
+// The largest batch in [lowest, upper] whose plan fits `capacity_bytes`, assuming bytes grow with the batch;
+// 0 when even `lowest` does not fit (a workload's WorkloadInfo::min_batch: smaller batches cannot be built).
 int64_t largest_batch_that_fits(const std::function<uint64_t(int64_t batch)>& bytes_for_batch,
-                                uint64_t capacity_bytes, int64_t upper);
+                                uint64_t capacity_bytes, int64_t upper, int64_t lowest = 1);
 
 }  // namespace sb

@@ -25,6 +25,10 @@ struct WorkloadInfo {
   int64_t full_parameters;  // shared/WORKLOADS.md's count, asserted by a test
   std::string reference;    // the implementation it follows
   std::string batch_unit;   // what one batch element is when it is not one unit ("sentence pairs"); empty: the unit
+  // The smallest per-rank batch the graph trains at: 2 where a training-mode BatchNorm sees one value per
+  // sample and channel (deeplabv3's image pooling; PyTorch refuses batch 1 there too). Max-batch searches
+  // start here and plan_replica refuses less.
+  int64_t min_batch = 1;
 };
 
 struct BuiltWorkload {

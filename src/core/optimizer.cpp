@@ -114,6 +114,17 @@ OptimizerSettings reference_optimizer(const std::string& workload) {
     s.max_grad_norm = 0.1f;
     return s;
   }
+  if (workload == "deeplabv3") {
+    // §2 tensorflow/models research/deeplab/train.py: tf.train.MomentumOptimizer(momentum 0.9), "Use 0.007
+    // when training on PASCAL augmented training set" (base_learning_rate), "Use 0.0001 for ResNet model
+    // variants" (weight_decay: slim's l2_regularizer, whose gradient wd·w is torch SGD's coupled weight decay).
+    // Differences: the poly schedule (power 0.9) is not modelled, and slim regularises only the conv weights
+    // while the flat buffer here decays every parameter.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kSgdMomentum);
+    s.learning_rate = 0.007f;
+    s.weight_decay = 1e-4f;
+    return s;
+  }
   throw UsageError("no reference optimizer for workload '" + workload + "'");
 }
 

@@ -270,9 +270,10 @@ PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
 }
 
 int64_t largest_batch_that_fits(const std::function<uint64_t(int64_t)>& bytes_for_batch, uint64_t capacity_bytes,
-                                int64_t upper) {
-  if (upper < 1 || bytes_for_batch(1) > capacity_bytes) return 0;
-  int64_t low = 1, high = upper;  // invariant: low fits
+                                int64_t upper, int64_t lowest) {
+  lowest = std::max<int64_t>(lowest, 1);
+  if (upper < lowest || bytes_for_batch(lowest) > capacity_bytes) return 0;
+  int64_t low = lowest, high = upper;  // invariant: low fits
   while (low < high) {
     const int64_t middle = low + (high - low + 1) / 2;
     if (bytes_for_batch(middle) <= capacity_bytes) {

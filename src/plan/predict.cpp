@@ -56,7 +56,8 @@ int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_
   int64_t upper = std::max<int64_t>(2, static_cast<int64_t>(guess * 1.05) + 2);
   while (planned_bytes(workload, precision, upper) <= capacity_bytes) upper *= 2;
   const int64_t fits =
-      largest_batch_that_fits([&](int64_t b) { return planned_bytes(workload, precision, b); }, capacity_bytes, upper);
+      largest_batch_that_fits([&](int64_t b) { return planned_bytes(workload, precision, b); }, capacity_bytes, upper,
+                              find_workload(workload).info().min_batch);
   cache.emplace(key, fits);
   return fits;
 }
@@ -93,8 +94,9 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   for (Precision p : precisions) out.fits.push_back({p, plan_max_batch(request.workload, p, out.capacity_bytes)});
   const int64_t largest = plan_max_batch(request.workload, out.precision, out.capacity_bytes);
   if (largest == 0) {
-    throw UsageError(request.workload + " does not fit on " + gpu.name + " even at batch 1 (" +
-                     gib_text(planned_bytes(request.workload, out.precision, 1)) + " needed, " +
+    const int64_t smallest = find_workload(request.workload).info().min_batch;
+    throw UsageError(request.workload + " does not fit on " + gpu.name + " even at batch " + std::to_string(smallest) +
+                     " (" + gib_text(planned_bytes(request.workload, out.precision, smallest)) + " needed, " +
                      gib_text(out.capacity_bytes) + " usable)");
   }
   if (request.batch > 0) {

@@ -127,6 +127,7 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
   result.precision = precision_name(options.precision);
   result.nranks = group.size();
   result.reference_batch = workload.info().default_batch;
+  const int64_t smallest = workload.info().min_batch;  // below it the graph cannot be built
 
   ReplicaOptions base;
   base.workload = options.workload;
@@ -157,14 +158,15 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
   const DeviceMemoryUsage after_warm_up = device.memory_usage();
   if (cuda) {
     result.communication_bytes = bytes_less(at_start.free, after_warm_up.free);
-    // A batch-1 probe step: what stays allocated afterwards (kernels loaded on first use, library state) joins the
-    // context; what went away with the replica beyond its counted buffers is the outside-plan cost of a replica.
+    // A probe step at the smallest batch (1 for most workloads): what stays allocated afterwards (kernels loaded on
+    // first use, library state) joins the context; what went away with the replica beyond its counted buffers is
+    // the outside-plan cost of a replica.
     uint64_t during_free = 0, charged = 0;
     std::optional<std::string> error;
     try {
-      train_at(base, options, group, device, 1, 1);  // loads everything once
+      train_at(base, options, group, device, smallest, 1);  // loads everything once
       ReplicaOptions probe = base;
-      probe.batch = 1;
+      probe.batch = smallest;
       probe.check_capacity = false;
       std::unique_ptr<Replica> replica = build_replica(probe, device, options.seed, group.rank(), options.seed + 1000);
       replica->executor->run();
@@ -174,7 +176,7 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
       during_free = device.memory_usage().free;
       charged = allocated_bytes();
     } catch (const RuntimeFailure& failure) {
-      error = std::string("the batch-1 probe step failed: ") + failure.what();
+      error = "the batch-" + std::to_string(smallest) + " probe step failed: " + failure.what();
     }
     agree_or_fail(group, error);
     const DeviceMemoryUsage after_probe = device.memory_usage();
@@ -196,7 +198,7 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
   // The prediction: the largest batch whose plan fits, searched up to a power-of-two multiple of the reference.
   int64_t upper = std::max<int64_t>(result.reference_batch, 1);
   while (upper < (int64_t{1} << 24) && needed_for(upper) <= result.capacity_bytes) upper *= 2;
-  result.predicted = largest_batch_that_fits(needed_for, result.capacity_bytes, upper);
+  result.predicted = largest_batch_that_fits(needed_for, result.capacity_bytes, upper, smallest);
   if (result.predicted > 0) {
     ReplicaOptions predicted = base;
     predicted.batch = result.predicted;
@@ -214,7 +216,9 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
   result.verified_ran = true;
   const int64_t never = std::numeric_limits<int64_t>::max();
   int64_t trained = 0, failed = never, stride = 1;
-  int64_t batch = std::max<int64_t>(result.predicted, 1);
+  int64_t batch = std::max<int64_t>(result.predicted, smallest);
+  // A batch trains and the next runs out of memory, or already the workload's smallest batch does.
+  auto answered = [&] { return failed == trained + 1 || (failed == smallest && trained == 0); };
   while (static_cast<int>(result.attempts.size()) < options.max_attempts) {
     result.attempts.push_back(attempt(base, options, group, device, batch, needed_for(batch)));
     const MaxBatchAttempt& last = result.attempts.back();
@@ -228,19 +232,19 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
     } else {
       failed = batch;
     }
-    if (failed == trained + 1 || (failed == 1 && trained == 0)) break;
+    if (answered()) break;
     if (failed == never) {
       batch = trained + stride;
       stride *= 2;
     } else if (trained == 0) {
-      batch = std::max<int64_t>(1, failed - stride);
+      batch = std::max<int64_t>(smallest, failed - stride);
       stride *= 2;
     } else {
       batch = trained + (failed - trained) / 2;
     }
   }
   result.verified = trained;
-  result.next_failed_cleanly = failed == trained + 1;
+  result.next_failed_cleanly = answered();
   if (result.status == "ok" && !result.next_failed_cleanly) {
     result.status = "failed";
     result.error = "no verified answer after " + std::to_string(result.attempts.size()) +

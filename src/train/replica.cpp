@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "scalebench/allocation_budget.h"
 #include "scalebench/autodiff.h"
@@ -15,6 +16,10 @@ namespace sb {
 
 std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   const Workload& workload = find_workload(options.workload);
+  if (options.batch < workload.info().min_batch) {
+    throw UsageError(workload.info().name + " trains at a per-rank batch of at least " +
+                     std::to_string(workload.info().min_batch) + ", not " + std::to_string(options.batch));
+  }
   auto replica = std::make_unique<Replica>();
   GraphBuilder builder(replica->graph, activation_dtype(options.precision));
   if (!options.dropout) builder.disable_dropout();
@@ -57,7 +62,7 @@ std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& de
           smaller.batch = b;
           return needed_bytes(*plan_replica(smaller), smaller, device.kind());
         },
-        usable, options.batch);
+        usable, options.batch, find_workload(options.workload).info().min_batch);
     throw OutOfMemory(options.workload + " at batch " + std::to_string(options.batch) + " needs " +
                          gib_text(needed) + ", device has " + gib_text(usable) +
                          " usable; largest batch that fits: " + std::to_string(fits));

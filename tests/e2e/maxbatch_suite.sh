@@ -29,6 +29,14 @@ else
   failures=$((failures + 1))
 fi
 
+# deeplabv3 trains at batch 2 at least (BatchNorm over its image pooling): the search starts there.
+expect_exit 0 "maxbatch of deeplabv3" -- "$SB" maxbatch -w deeplabv3 "${tiny[@]}" --memory 0.02
+expect_output "max batch per GPU: predicted [0-9]+, verified [0-9]+ images .*one more runs out of memory" \
+  "deeplabv3's answer is verified"
+expect_exit 0 "maxbatch of deeplabv3, not even batch 2 fits" -- "$SB" maxbatch -w deeplabv3 "${tiny[@]}" \
+  --memory 0.0002
+expect_output "predicted 0, verified 0 images .*one more runs out of memory" "the smallest batch already fails"
+
 expect_exit 2 "maxbatch on the cpu without --memory" -- "$SB" maxbatch -w bert_base "${tiny[@]}"
 expect_output "needs --memory GiB" "the missing budget is named"
 expect_exit 2 "maxbatch of an unknown workload" -- "$SB" maxbatch -w resnet9000 "${tiny[@]}" --memory 1

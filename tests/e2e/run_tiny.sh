@@ -42,6 +42,8 @@ expect_exit 2 "fp16 on the CPU" -- "$SB" run --device cpu --workload bert_base -
 expect_output "--precision fp16 needs the cuda device" "fp16 on the CPU is refused"
 expect_exit 2 "unknown workload" -- "$SB" run --device cpu --workload resnet9000
 expect_output "unknown workload 'resnet9000'" "the workload is named"
+expect_exit 2 "deeplabv3 at batch 1" -- "$SB" run --device cpu --workload deeplabv3 --scale tiny --batch 1
+expect_output "deeplabv3 trains at a per-rank batch of at least 2, not 1" "the smallest batch is named"
 expect_exit 3 "a batch that cannot fit" -- "$SB" run --device cpu --workload bert_base --batch 100000000
 expect_output "needs .* GiB, device has .* GiB usable; largest batch that fits: [0-9]+" "the fit error names the batch"
 if mpi_available; then

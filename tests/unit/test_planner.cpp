@@ -273,6 +273,10 @@ TEST(Planner, LargestBatchThatFits) {
   EXPECT_EQ(largest_batch_that_fits(bytes, 1000 + 100 * 37 + 99, 1 << 20), 37);
   EXPECT_EQ(largest_batch_that_fits(bytes, 1099, 1 << 20), 0);
   EXPECT_EQ(largest_batch_that_fits(bytes, 1u << 30, 64), 64);
+  // A workload's smallest batch (WorkloadInfo::min_batch) bounds the search: batch 1 is never planned.
+  auto from_two = [&](int64_t batch) { return batch < 2 ? throw UsageError("batch 1") : bytes(batch); };
+  EXPECT_EQ(largest_batch_that_fits(from_two, 1000 + 100 * 37, 1 << 20, 2), 37);
+  EXPECT_EQ(largest_batch_that_fits(from_two, 1000 + 100 * 2 - 1, 1 << 20, 2), 0);
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "scalebench/autodiff.h"
 #include "scalebench/error.h"
@@ -93,13 +95,37 @@ struct TinyRun {
   float loss() { return *executor->f32(built.loss); }
 };
 
+// The branch each piecewise-linear forward node takes, element by element: the sign of a ReLU's or LeakyReLU's
+// output (a BatchNorm's fused one too) and max pooling's argmax, read after a forward run (the backward pass
+// reads these outputs, so no later forward node overwrites them). A finite difference whose steps change
+// them spans a kink.
+std::vector<int32_t> branches_taken(TinyRun& run, size_t forward_nodes) {
+  std::vector<int32_t> taken;
+  for (size_t n = 0; n < forward_nodes; ++n) {
+    const Node& node = run.graph.nodes()[n];
+    const int64_t elements = run.graph.tensor(node.outputs[0]).elements();
+    const bool fused = node.op == "batchnorm" && node.attributes.count("activation") != 0 &&
+                       node.attributes.at("activation") != 0;
+    if (node.op == "relu" || node.op == "leaky_relu" || fused) {
+      const float* y = run.executor->f32(node.outputs[0]);
+      for (int64_t i = 0; i < elements; ++i) taken.push_back(y[i] > 0);
+    } else if (node.op == "max_pool2d") {
+      const int32_t* argmax = run.executor->i32(node.outputs[1]);
+      taken.insert(taken.end(), argmax, argmax + elements);
+    }
+  }
+  return taken;
+}
+
 TEST_P(EveryWorkload, TinyScaleGradientsMatchFiniteDifferences) {
   TinyRun run(*GetParam(), true);
   run.executor->run();
   const size_t forward = run.executor->forward_node_count();
+  run.executor->run_nodes(0, forward);  // the backward pass reuses some forward outputs' memory
+  const std::vector<int32_t> unperturbed = branches_taken(run, forward);
   std::mt19937 random(9);
   double diff_sq = 0, num_sq = 0;
-  int checked = 0;
+  int checked = 0, skipped = 0;
   for (const auto& [parameter, gradient] : run.gradients) {
     const int64_t n = run.graph.tensor(parameter).elements();
     // The largest-gradient element and two random ones of every parameter tensor.
@@ -111,27 +137,42 @@ TEST_P(EveryWorkload, TinyScaleGradientsMatchFiniteDifferences) {
       const double analytic = run.executor->f32(gradient)[i];
       float& value = run.executor->f32(parameter)[i];
       const float saved = value;
-      auto central_difference = [&](double eps) {
-        value = static_cast<float>(saved + eps);
+      bool spans_kink = false;
+      auto loss_at = [&](double offset) {
+        value = static_cast<float>(saved + offset);
         run.executor->run_nodes(0, forward);
-        const double up = run.loss();
-        value = static_cast<float>(saved - eps);
-        run.executor->run_nodes(0, forward);
-        const double down = run.loss();
-        value = saved;
-        return (up - down) / (2 * eps);
+        spans_kink = spans_kink || branches_taken(run, forward) != unperturbed;
+        return static_cast<double>(run.loss());
       };
+      auto central_difference = [&](double eps) { return (loss_at(eps) - loss_at(-eps)) / (2 * eps); };
       // Richardson extrapolation of two central differences cancels their h^2 term. h = 1e-2 spans kinks
       // (ReLU, max) for some elements of mt_dnn's SAN and embeddings (5% off, converging as h shrinks);
-      // 1e-3 keeps every workload below 0.7% while fp32 rounding of the loss stays far below that.
-      const double numeric = (4 * central_difference(1e-3) - central_difference(2e-3)) / 3;
+      // 1e-3 keeps every workload below 0.7% while fp32 rounding of the loss stays far below that. Where a
+      // ReLU or max pool changes branch within the steps, the step shrinks 4x: a tiny BatchNorm CNN is too
+      // rough for 1e-3 (deeplabv3: 9-15% off over five weight seeds, 0.6-0.8% with kinks avoided). Below
+      // 6.25e-5 the fp32 loss's rounding (~1e-7) would dominate, so an element still spanning a kink there
+      // is left out (deeplabv3: 9-26% of them), and at most half may be.
+      double numeric = 0;
+      bool compared = false;
+      for (double h = 1e-3; h >= 6.25e-5 && !compared; h /= 4) {
+        spans_kink = false;
+        numeric = (4 * central_difference(h) - central_difference(2 * h)) / 3;
+        compared = !spans_kink;
+      }
+      value = saved;
+      if (!compared) {
+        ++skipped;
+        continue;
+      }
       diff_sq += (numeric - analytic) * (numeric - analytic);
       num_sq += numeric * numeric;
       ++checked;
     }
   }
   ASSERT_GT(num_sq, 0);
-  EXPECT_LT(std::sqrt(diff_sq / num_sq), 2e-2) << GetParam()->info().name << ": " << checked << " elements";
+  const std::string counts = std::to_string(checked) + " elements compared, " + std::to_string(skipped) + " left out";
+  EXPECT_LE(skipped, checked) << GetParam()->info().name << ": " << counts;
+  EXPECT_LT(std::sqrt(diff_sq / num_sq), 2e-2) << GetParam()->info().name << ": " << counts;
 }
 
 // SGD with lr 0.5 and the global gradient norm clipped to 1 (BERT's clip_by_global_norm, mt-dnn's
