@@ -195,10 +195,12 @@ def build_model_class(torch):
     return FConv
 
 
-def synthesize(torch, s, batch, seed):
-    """workloads/conv_seq2seq.cpp synthesize(): right-padded pairs, lengths ~ N(29.5 | 30.6, 2.5) clamped to
-    [2, T], EOS last, decoder input = targets shifted right behind EOS; fairseq's positions (PAD + 1 + i)."""
-    t, full = s["time"], s["time"] == 32
+def draw_sentence_pairs(t, batch, seed, source_vocab, target_vocab):
+    """The translation workloads' synthetic pairs (workloads/transformer_big.cpp and conv_seq2seq.cpp
+    synthesize()): right-padded to t, lengths ~ N(29.5 | 30.6, 2.5) clamped to [2, t] at full scale (t = 32),
+    EOS last, decoder input = targets shifted right behind EOS. Returns source, decoder input and target rows
+    and the two length lists."""
+    full = t == 32
     rng = random.Random(seed)
 
     def draw_length(mean):
@@ -211,12 +213,20 @@ def synthesize(torch, s, batch, seed):
         src_len.append(draw_length(SOURCE_MEAN_LENGTH))
         tgt_len.append(draw_length(TARGET_MEAN_LENGTH))
         for i in range(src_len[b]):
-            src[b][i] = EOS if i + 1 == src_len[b] else rng.randint(FIRST_WORD, s["source_vocab"] - 1)
+            src[b][i] = EOS if i + 1 == src_len[b] else rng.randint(FIRST_WORD, source_vocab - 1)
         for i in range(tgt_len[b]):
-            targets[b][i] = EOS if i + 1 == tgt_len[b] else rng.randint(FIRST_WORD, s["target_vocab"] - 1)
+            targets[b][i] = EOS if i + 1 == tgt_len[b] else rng.randint(FIRST_WORD, target_vocab - 1)
         tgt_in[b][0] = EOS
         for i in range(1, tgt_len[b]):
             tgt_in[b][i] = targets[b][i - 1]
+    return src, tgt_in, targets, src_len, tgt_len
+
+
+def synthesize(torch, s, batch, seed):
+    """workloads/conv_seq2seq.cpp synthesize(): draw_sentence_pairs with fairseq's positions (PAD + 1 + i)."""
+    t = s["time"]
+    src, tgt_in, targets, src_len, tgt_len = draw_sentence_pairs(t, batch, seed, s["source_vocab"],
+                                                                  s["target_vocab"])
     steps = torch.arange(t)
     positions = lambda lengths: torch.where(steps < lengths[:, None], PAD + 1 + steps, PAD)
     src_len, tgt_len = torch.tensor(src_len), torch.tensor(tgt_len)

@@ -294,28 +294,10 @@ def train_matmul_flops(workload, s, batch):
 
 
 def synthesize_transformer(torch, s, batch, seed):
-    """workloads/transformer_big.cpp synthesize(): right-padded pairs, lengths ~ N(29.5 | 30.6, 2.5) clamped
-    to [2, T], EOS last, decoder input = targets shifted right behind EOS. Masks replace scalebench's
-    key_lengths + causal flags of masked_softmax."""
-    t, full = s["time"], s["time"] == 32
-    rng = random.Random(seed)
-
-    def draw_length(mean):
-        drawn = rng.gauss(mean, 2.5) if full else rng.gauss(t - 1.5, 1.0)
-        return int(min(max(math.floor(drawn + 0.5), 2), t))
-
-    src, tgt_in, targets = ([[PAD] * t for _ in range(batch)] for _ in range(3))
-    src_len, tgt_len = [], []
-    for b in range(batch):
-        src_len.append(draw_length(SOURCE_MEAN_LENGTH))
-        tgt_len.append(draw_length(TARGET_MEAN_LENGTH))
-        for i in range(src_len[b]):
-            src[b][i] = EOS if i + 1 == src_len[b] else rng.randint(FIRST_WORD, s["vocab"] - 1)
-        for i in range(tgt_len[b]):
-            targets[b][i] = EOS if i + 1 == tgt_len[b] else rng.randint(FIRST_WORD, s["vocab"] - 1)
-        tgt_in[b][0] = EOS
-        for i in range(1, tgt_len[b]):
-            tgt_in[b][i] = targets[b][i - 1]
+    """workloads/transformer_big.cpp synthesize(): the pairs of convs2s.draw_sentence_pairs over one shared
+    vocabulary. Masks replace scalebench's key_lengths + causal flags of masked_softmax."""
+    t = s["time"]
+    src, tgt_in, targets, src_len, tgt_len = convs2s.draw_sentence_pairs(t, batch, seed, s["vocab"], s["vocab"])
     steps = torch.arange(t)
     # fairseq make_positions on right padding: PAD + 1 + i for real tokens, PAD for padding.
     positions = lambda lengths: torch.where(steps < lengths[:, None], PAD + 1 + steps, PAD)

@@ -6,19 +6,10 @@
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
 #include "src/engine/batchnorm_workspace.h"
+#include "src/engine/shape_text.h"
 #include "src/engine/yolo_workspace.h"
 
 namespace sb {
-namespace {
-
-std::string dims(const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + ")";
-}
-
-}  // namespace
-
 TensorId GraphBuilder::leaky_relu(TensorId x, double slope) {
   if (!(slope > 0)) throw UsageError("leaky_relu: the slope must be > 0 (the backward pass reads the sign off y)");
   x = in_compute_dtype(x);
@@ -52,12 +43,12 @@ TensorId GraphBuilder::batchnorm(TensorId x, TensorId gamma, TensorId beta, cons
   // Whole samples per group: the rows of one sample are contiguous (batch-major), so rows / groups splits the
   // batch exactly when the batch (first dimension) does.
   if (xs[0] % groups != 0) {
-    throw UsageError("batchnorm: the batch of x " + dims(xs) + " does not divide into " + std::to_string(groups) +
+    throw UsageError("batchnorm: the batch of x " + shape_text(xs) + " does not divide into " + std::to_string(groups) +
                      " statistics groups");
   }
   if (rows / groups < 2) {
     throw UsageError("batchnorm: each of the " + std::to_string(groups) +
-                     " statistics groups needs more than one value per channel, x is " + dims(xs));
+                     " statistics groups needs more than one value per channel, x is " + shape_text(xs));
   }
   if (!(options.epsilon > 0) || options.momentum < 0 || options.momentum > 1) {
     throw UsageError("batchnorm: epsilon must be > 0 and momentum in [0, 1]");
@@ -117,14 +108,14 @@ TensorId GraphBuilder::yolo_loss(TensorId head0, TensorId head1, TensorId head2,
   const std::vector<int64_t> ts = graph_.tensor(truth).shape;
   if (classes < 1) throw UsageError("yolo_loss: classes must be >= 1");
   if (ts.size() != 3 || ts[2] != 5 || graph_.tensor(truth).dtype != DType::kFloat32) {
-    throw UsageError("yolo_loss: ground truth must be fp32 (N, boxes, 5), got " + dims(ts));
+    throw UsageError("yolo_loss: ground truth must be fp32 (N, boxes, 5), got " + shape_text(ts));
   }
   int64_t grid[3];
   for (int s = 0; s < 3; ++s) {
     const std::vector<int64_t>& hs = graph_.tensor(heads[s]).shape;
     if (hs.size() != 4 || hs[0] != ts[0] || hs[1] != hs[2] || hs[3] != 3 * (5 + classes)) {
       throw UsageError("yolo_loss: head " + std::to_string(s) + " must be (N, G, G, 3 (5 + classes)) = (" +
-                       std::to_string(ts[0]) + ", G, G, " + std::to_string(3 * (5 + classes)) + "), got " + dims(hs));
+                       std::to_string(ts[0]) + ", G, G, " + std::to_string(3 * (5 + classes)) + "), got " + shape_text(hs));
     }
     grid[s] = hs[1];
   }
@@ -147,7 +138,7 @@ TensorId GraphBuilder::upsample_nearest(TensorId x, int64_t out_h, int64_t out_w
   x = in_compute_dtype(x);
   const std::vector<int64_t> xs = graph_.tensor(x).shape;
   if (xs.size() != 4 || out_h < 1 || out_w < 1) {
-    throw UsageError("upsample_nearest: input must be (N, H, W, C) and the output size positive, got " + dims(xs));
+    throw UsageError("upsample_nearest: input must be (N, H, W, C) and the output size positive, got " + shape_text(xs));
   }
   const TensorId y = activation(next_name("upsample_nearest"), {xs[0], out_h, out_w, xs[3]});
   graph_.add_node(Node{"upsample_nearest", {x}, {y},
@@ -161,7 +152,7 @@ TensorId GraphBuilder::upsample_bilinear(TensorId x, int64_t out_h, int64_t out_
   x = in_compute_dtype(x);
   const std::vector<int64_t> xs = graph_.tensor(x).shape;
   if (xs.size() != 4 || out_h < 1 || out_w < 1) {
-    throw UsageError("upsample_bilinear: input must be (N, H, W, C) and the output size positive, got " + dims(xs));
+    throw UsageError("upsample_bilinear: input must be (N, H, W, C) and the output size positive, got " + shape_text(xs));
   }
   const TensorId y = activation(next_name("upsample_bilinear"), {xs[0], out_h, out_w, xs[3]});
   graph_.add_node(Node{"upsample_bilinear", {x}, {y},
@@ -182,7 +173,7 @@ TensorId GraphBuilder::concat(const std::vector<TensorId>& given) {
   for (size_t k = 0; k < parts.size(); ++k) {
     const std::vector<int64_t>& ps = graph_.tensor(parts[k]).shape;
     if (ps.size() != shape.size() || !std::equal(ps.begin(), ps.end() - 1, shape.begin())) {
-      throw UsageError("concat: part " + dims(ps) + " does not match " + dims(shape) + " outside the last dimension");
+      throw UsageError("concat: part " + shape_text(ps) + " does not match " + shape_text(shape) + " outside the last dimension");
     }
     attributes["w" + std::to_string(k)] = double(ps.back());
     width += ps.back();
@@ -211,7 +202,7 @@ std::vector<TensorId> GraphBuilder::split(TensorId x, const std::vector<int64_t>
     parts.push_back(activation(next_name("split"), shape));
   }
   if (total != xs.back()) {
-    throw UsageError("split: widths sum to " + std::to_string(total) + ", the last dimension of " + dims(xs) + " is " +
+    throw UsageError("split: widths sum to " + std::to_string(total) + ", the last dimension of " + shape_text(xs) + " is " +
                      std::to_string(xs.back()));
   }
   graph_.add_node(Node{"split", {x}, parts, attributes, false});

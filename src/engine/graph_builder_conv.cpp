@@ -8,15 +8,10 @@
 #include "src/cpu/conv2d.h"
 #include "src/cpu/pooling.h"
 #include "src/engine/conv2d_geometry.h"
+#include "src/engine/shape_text.h"
 
 namespace sb {
 namespace {
-
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string text = "(";
-  for (size_t i = 0; i < dims.size(); ++i) text += (i ? ", " : "") + std::to_string(dims[i]);
-  return text + ")";
-}
 
 // TF "SAME": (begin, end) padding of one axis, the odd pixel at the end.
 std::pair<int64_t, int64_t> same_padding(int64_t in, int64_t kernel, int64_t stride, int64_t dilation) {
@@ -28,7 +23,7 @@ std::pair<int64_t, int64_t> same_padding(int64_t in, int64_t kernel, int64_t str
 // The geometry of a window op over x (N, H, W, C) with `out_c` outputs and a kh x kw window.
 Conv2dGeometry window_geometry(const char* op, const std::vector<int64_t>& xs, int64_t out_c, int64_t kh, int64_t kw,
                                const Conv2dOptions& options) {
-  if (xs.size() != 4) throw UsageError(std::string(op) + ": input must be (N, H, W, C), got " + dims_text(xs));
+  if (xs.size() != 4) throw UsageError(std::string(op) + ": input must be (N, H, W, C), got " + shape_text(xs));
   if (options.stride_h < 1 || options.stride_w < 1 || options.dilation_h < 1 || options.dilation_w < 1) {
     throw UsageError(std::string(op) + ": strides and dilations must be >= 1");
   }
@@ -50,7 +45,7 @@ Conv2dGeometry window_geometry(const char* op, const std::vector<int64_t>& xs, i
   g.out_w = conv_output_size(g.in_w, g.kernel_w, g.stride_w, g.dilation_w, g.pad_left, g.pad_right);
   if (g.out_h < 1 || g.out_w < 1) {
     throw UsageError(std::string(op) + ": the " + std::to_string(kh) + " x " + std::to_string(kw) +
-                     " window (with its dilation) is larger than the padded input " + dims_text(xs));
+                     " window (with its dilation) is larger than the padded input " + shape_text(xs));
   }
   return g;
 }
@@ -61,14 +56,14 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId weight, TensorId bias, const 
   x = in_compute_dtype(x);
   const std::vector<int64_t> xs = graph_.tensor(x).shape;
   const std::vector<int64_t> ws = graph_.tensor(weight).shape;
-  if (xs.size() != 4) throw UsageError("conv2d: input must be (N, H, W, C), got " + dims_text(xs));
-  if (ws.size() != 4) throw UsageError("conv2d: weight must be (K, R, S, C / groups), got " + dims_text(ws));
+  if (xs.size() != 4) throw UsageError("conv2d: input must be (N, H, W, C), got " + shape_text(xs));
+  if (ws.size() != 4) throw UsageError("conv2d: weight must be (K, R, S, C / groups), got " + shape_text(ws));
   if (options.groups < 1 || xs[3] % options.groups != 0 || ws[0] % options.groups != 0) {
     throw UsageError("conv2d: groups " + std::to_string(options.groups) + " must divide the input channels of " +
-                     dims_text(xs) + " and the output channels of weight " + dims_text(ws));
+                     shape_text(xs) + " and the output channels of weight " + shape_text(ws));
   }
   if (ws[3] * options.groups != xs[3]) {
-    throw UsageError("conv2d: weight " + dims_text(ws) + " does not fit input " + dims_text(xs) + " with groups " +
+    throw UsageError("conv2d: weight " + shape_text(ws) + " does not fit input " + shape_text(xs) + " with groups " +
                      std::to_string(options.groups));
   }
   if (bias != kNoTensor && graph_.tensor(bias).shape != std::vector<int64_t>{ws[0]}) {
@@ -140,7 +135,7 @@ TensorId GraphBuilder::avg_pool2d(TensorId x, int64_t kernel, const Conv2dOption
 
 TensorId GraphBuilder::global_avg_pool(TensorId x) {
   const std::vector<int64_t> xs = graph_.tensor(x).shape;
-  if (xs.size() != 4) throw UsageError("global_avg_pool: input must be (N, H, W, C), got " + dims_text(xs));
+  if (xs.size() != 4) throw UsageError("global_avg_pool: input must be (N, H, W, C), got " + shape_text(xs));
   x = in_compute_dtype(x);
   const Conv2dGeometry g = pool_geometry("global_avg_pool", xs, xs[1], xs[2], Conv2dOptions{});
   const TensorId y = activation(next_name("global_avg_pool"), {g.batch, 1, 1, g.out_c});

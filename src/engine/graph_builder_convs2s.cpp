@@ -4,23 +4,14 @@
 
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
+#include "src/engine/shape_text.h"
 
 namespace sb {
-namespace {
-
-std::string dims(const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + ")";
-}
-
-}  // namespace
-
 TensorId GraphBuilder::glu(TensorId x) {
   x = in_compute_dtype(x);
   std::vector<int64_t> shape = graph_.tensor(x).shape;
   if (shape.empty() || shape.back() < 2 || shape.back() % 2 != 0) {
-    throw UsageError("glu: the last dimension must be even (two halves), got " + dims(shape));
+    throw UsageError("glu: the last dimension must be even (two halves), got " + shape_text(shape));
   }
   const int64_t half = shape.back() / 2;
   const int64_t rows = graph_.tensor(x).elements() / shape.back();
@@ -39,7 +30,7 @@ TensorId GraphBuilder::weight_norm(TensorId v, TensorId g) {
   }
   const std::vector<int64_t> vs = vi.shape;
   if (vs.size() < 2 || gi.shape != std::vector<int64_t>{vs[0]}) {
-    throw UsageError("weight_norm: v must be (rows, ...) and g (rows), got " + dims(vs) + " and " + dims(gi.shape));
+    throw UsageError("weight_norm: v must be (rows, ...) and g (rows), got " + shape_text(vs) + " and " + shape_text(gi.shape));
   }
   const int64_t rows = vs[0], cols = vi.elements() / rows;
   const std::string name = vi.name + ".normalized";
@@ -67,7 +58,7 @@ TensorId GraphBuilder::scale_rows(TensorId x, TensorId factors) {
     throw UsageError("scale_rows: the factors '" + fi.name + "' must be an fp32 input (data, no gradient)");
   }
   if (fi.shape.size() > xs.size() || !std::equal(fi.shape.begin(), fi.shape.end(), xs.begin())) {
-    throw UsageError("scale_rows: factors " + dims(fi.shape) + " are not the leading dimensions of " + dims(xs));
+    throw UsageError("scale_rows: factors " + shape_text(fi.shape) + " are not the leading dimensions of " + shape_text(xs));
   }
   const int64_t rows = fi.elements(), cols = graph_.tensor(x).elements() / rows;
   const TensorId y = activation(next_name("scale_rows"), xs);
