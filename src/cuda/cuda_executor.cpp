@@ -28,6 +28,7 @@
 #include "src/cuda/element.h"
 #include "src/cuda/embedding.h"
 #include "src/cuda/gemm.h"
+#include "src/cuda/glu.h"
 #include "src/cuda/layernorm.h"
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
@@ -35,11 +36,13 @@
 #include "src/cuda/pooling.h"
 #include "src/cuda/random_uniform.h"
 #include "src/cuda/san.h"
+#include "src/cuda/scale_rows.h"
 #include "src/cuda/select_column.h"
 #include "src/cuda/softmax.h"
 #include "src/cuda/span_loss.h"
 #include "src/cuda/stream_scratch.h"
 #include "src/cuda/upsample.h"
+#include "src/cuda/weight_norm.h"
 #include "src/cuda/yolo_loss.h"
 #include "src/engine/conv2d_geometry.h"
 
@@ -509,6 +512,28 @@ const std::map<std::string, Kernel>& kernels() {
       {"select_column_backward",
        SB_TYPED(cuda::select_column_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
                                              size_attr(n, "cols"), size_attr(n, "column"), e.stream()))},
+      // ConvS2S's ops: GLU and the row scaling in the compute dtype (the factors fp32), weight normalisation on
+      // the fp32 parameters and gradients; grad_multiply's forward is a view (its backward is a `scale` node).
+      {"glu", SB_TYPED(cuda::glu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
+                                         size_attr(n, "cols"), e.stream()))},
+      {"glu_backward", SB_TYPED(cuda::glu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                                   size_attr(n, "rows"), size_attr(n, "cols"), e.stream()))},
+      {"weight_norm",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::weight_norm_forward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                   e.at<float>(n.outputs[1]), size_attr(n, "rows"), size_attr(n, "cols"), e.stream());
+       }},
+      {"weight_norm_backward",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         cuda::weight_norm_backward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<float>(in[3]),
+                                    e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "rows"),
+                                    size_attr(n, "cols"), e.stream());
+       }},
+      {"grad_multiply", [](CudaExecutor&, const Node&) {}},  // shares its input's storage (a view)
+      {"scale_rows", SB_TYPED(cuda::scale_rows_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                       e.at<T>(n.outputs[0]), size_attr(n, "rows"),
+                                                       size_attr(n, "cols"), e.stream()))},
       {"dropout", SB_TYPED(cuda::dropout_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),  // no mask kept
                                                  static_cast<uint8_t*>(nullptr), size_attr(n, "n"),
                                                  float_attr(n, "p"), e.seed(), e.dropout_offset(n), e.stream()))},
