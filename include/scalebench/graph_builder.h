@@ -53,6 +53,13 @@ struct BatchNormOptions {
   double slope = 0.1;  // kLeakyRelu only; > 0
 };
 
+// Makes the ReLU or LeakyReLU fused into every forward BatchNorm node of `graph` the identity (LeakyReLU with
+// slope 1) and returns how many it changed; call it before append_backward. For comparisons that must not see
+// the kinks: a BatchNorm CNN has thousands of activations near zero, so a central difference or a second
+// training that differs from the first only in summation order moves some across their kink and the
+// gradients jump (the registry's finite-difference test; --check, src/train/dp_check.cpp).
+int make_batchnorm_activations_linear(Graph& graph);
+
 class GraphBuilder {
  public:
   // `compute` is the dtype of activations and their gradients: fp32, or bf16 / fp16 for mixed precision, where

@@ -74,6 +74,7 @@ struct CheckRecord {
   double max_abs_difference = 0;
   double tolerance = 0;
   bool ranks_identical = false;
+  int linear_batchnorm_activations = 0;  // BatchNorm activations made the identity in the check's graphs
 };
 
 // Everything a printer needs; filled as the phases finish, so what was measured survives a later failure.

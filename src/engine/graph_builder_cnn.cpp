@@ -1,7 +1,9 @@
 // GraphBuilder's convolutional-network ops other than conv2d and pooling (include/scalebench/graph_builder.h):
 // BatchNorm with its running statistics, statistics groups and workspace, LeakyReLU, sigmoid, resizing, concatenation and split,
-// drop-path and the YOLOv3 loss.
+// drop-path and the YOLOv3 loss; the pass that makes BatchNorm's fused activations linear.
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
@@ -84,6 +86,19 @@ TensorId GraphBuilder::batchnorm(TensorId x, TensorId gamma, TensorId beta, cons
                         {"slope", options.slope}},
                        false});
   return y;
+}
+
+int make_batchnorm_activations_linear(Graph& graph) {
+  std::vector<Node> nodes = graph.nodes();
+  int changed = 0;
+  for (Node& node : nodes) {
+    if (node.op != "batchnorm" || node.backward || node.attributes.at("activation") == 0) continue;
+    node.attributes["activation"] = static_cast<double>(BatchNormOptions::Activation::kLeakyRelu);
+    node.attributes["slope"] = 1.0;
+    ++changed;
+  }
+  graph.set_nodes(std::move(nodes));
+  return changed;
 }
 
 TensorId GraphBuilder::drop_path(TensorId x, double probability) {

@@ -131,9 +131,12 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
   }
   if (phase == "check") {
     const CheckRecord& c = report.check;
-    std::fprintf(out, "# check (%d SGD steps, no dropout): %d ranks x batch %lld vs 1 rank x batch %lld: relative "
+    const std::string linear = c.linear_batchnorm_activations > 0
+                                   ? ", " + std::to_string(c.linear_batchnorm_activations) + " BatchNorm activations linear"
+                                   : "";
+    std::fprintf(out, "# check (%d SGD steps, no dropout%s): %d ranks x batch %lld vs 1 rank x batch %lld: relative "
                       "update difference %.3g (tolerance %.3g), max |dp| %.3g, ranks' weights %s: %s\n",
-                 c.steps, report.nranks, static_cast<long long>(report.batch),
+                 c.steps, linear.c_str(), report.nranks, static_cast<long long>(report.batch),
                  static_cast<long long>(report.batch * report.nranks), c.relative_error, c.tolerance,
                  c.max_abs_difference, c.ranks_identical ? "identical" : "DIFFERENT", c.passed ? "passed" : "FAILED");
     return;

@@ -180,7 +180,8 @@ nlohmann::json training_report_json(const TrainingReport& r) {
   if (r.check.ran) {
     doc["check"] = {{"passed", r.check.passed}, {"steps", r.check.steps}, {"relative_error", r.check.relative_error},
                     {"max_abs_difference", r.check.max_abs_difference}, {"tolerance", r.check.tolerance},
-                    {"ranks_identical", r.check.ranks_identical}};
+                    {"ranks_identical", r.check.ranks_identical},
+                    {"linear_batchnorm_activations", r.check.linear_batchnorm_activations}};
   }
   return doc;
 }

@@ -25,6 +25,9 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   if (!options.dropout) builder.disable_dropout();
   builder.set_batchnorm_groups(options.batchnorm_groups);
   replica->built = workload.build(builder, options.batch, options.scale);
+  if (options.linear_batchnorm_activations) {
+    replica->linear_batchnorm_activations = make_batchnorm_activations_linear(replica->graph);
+  }
   append_backward(replica->graph, replica->built.loss);
   if (options.recompute) recompute_in_backward(replica->graph, {"gelu"});
   PlanOptions plan_options;

@@ -29,6 +29,10 @@ struct ReplicaOptions {
   // BatchNorm statistics over this many contiguous equal parts of the batch (GraphBuilder::
   // set_batchnorm_groups): the --check's one-rank reference of N ranks uses N, each part one rank's batch.
   int64_t batchnorm_groups = 1;
+  // The ReLU/LeakyReLU fused into each BatchNorm made the identity (make_batchnorm_activations_linear): the
+  // --check graphs, where N ranks and one rank differ in summation order and the kinks would turn that into
+  // jumps of the gradients.
+  bool linear_batchnorm_activations = false;
   uint64_t bucket_bytes = 25ull << 20;
   int optimizer_state_buffers = 2;  // for the memory check: 2 Adam family, 1 SGD momentum and NAG
   // The plan and the optimizer's state must fit in this many bytes, checked before anything is allocated;
@@ -49,6 +53,7 @@ constexpr uint64_t kOutsidePlanBytes = 512ull << 20;
 struct Replica {
   Graph graph;
   BuiltWorkload built;
+  int linear_batchnorm_activations = 0;  // how many ReplicaOptions::linear_batchnorm_activations changed
   MemoryPlan plan;
   std::unique_ptr<Executor> executor;  // null until allocate()
 };

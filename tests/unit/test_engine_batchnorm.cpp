@@ -2,9 +2,13 @@
 // statistics as kState tensors (initialised by the executor to 0 and 1, updated by every forward pass, no
 // gradient, planned outside the activations), and finite-difference gradients through autodiff of conv → BN
 // with each fused activation, of two conv+BN blocks followed by LeakyReLU and sigmoid, and of BNs with
-// statistics groups (GraphBuilder::set_batchnorm_groups) and the builder's checks of them.
+// statistics groups (GraphBuilder::set_batchnorm_groups) and the builder's checks of them; the rewrite of fused
+// activations into the identity (make_batchnorm_activations_linear).
 // Run: unit_tests --gtest_filter='EngineBatchNorm*'.
 #include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
 
 #include "src/cpu/batchnorm.h"
 #include "src/engine/batchnorm_workspace.h"
@@ -30,6 +34,26 @@ TEST(EngineBatchNorm, BuilderChecks) {
   flat.slope = 0;
   EXPECT_THROW(b.batchnorm(x, b.parameter("g2", {6}), b.parameter("b2", {6}), flat), UsageError);
   EXPECT_THROW(b.leaky_relu(x, -0.1), UsageError);
+}
+
+// make_batchnorm_activations_linear: a fused ReLU or LeakyReLU becomes LeakyReLU with slope 1 (the identity), a
+// BatchNorm without activation and a standalone LeakyReLU stay as they are, and the count says how many changed.
+TEST(EngineBatchNorm, FusedActivationsMadeLinear) {
+  Graph graph;
+  GraphBuilder b(graph);
+  const TensorId x = b.input("x", {2, 3, 3, 4});
+  const TensorId gamma = b.parameter("bn.gamma", {4}), beta = b.parameter("bn.beta", {4});
+  b.batchnorm(x, gamma, beta, fused(BatchNormOptions::Activation::kRelu));
+  b.batchnorm(x, gamma, beta, fused(BatchNormOptions::Activation::kLeakyRelu));
+  b.leaky_relu(b.batchnorm(x, gamma, beta), 0.2);
+  EXPECT_EQ(make_batchnorm_activations_linear(graph), 2);
+  std::vector<std::pair<double, double>> batchnorms;  // (activation, slope)
+  for (const Node& node : graph.nodes()) {
+    if (node.op == "batchnorm") batchnorms.emplace_back(node.attributes.at("activation"), node.attributes.at("slope"));
+    if (node.op == "leaky_relu") EXPECT_EQ(node.attributes.at("slope"), 0.2);
+  }
+  const double leaky = double(BatchNormOptions::Activation::kLeakyRelu);
+  EXPECT_EQ(batchnorms, (std::vector<std::pair<double, double>>{{leaky, 1.0}, {leaky, 1.0}, {0.0, 0.1}}));
 }
 
 // set_batchnorm_groups applies to the batchnorm nodes after it: recorded as the node's "groups", the saved

@@ -45,22 +45,12 @@ TEST_P(EveryWorkload, FullScaleParameterCountAndPlan) {
   EXPECT_GT(built.units_per_step, 0);
 }
 
-// The ReLU or LeakyReLU fused into each BatchNorm becomes LeakyReLU with slope 1, the identity. A CNN of BatchNorm
-// and such activations has thousands of activations within h of their kink, and a central difference across a
-// kink averages the two slopes: on yolov3's tiny graph at widths 2 and 4, 13-23% error from the kinks alone and 0.2% without
-// them (measured). The fused activation's own backward is checked by finite differences in
-// test_engine_batchnorm.cpp; TinyScaleTrainsOnTheCpu trains the graph as built.
-void make_batchnorm_activations_linear(Graph& graph) {
-  std::vector<Node> nodes = graph.nodes();
-  for (Node& node : nodes) {
-    if (node.op != "batchnorm" || node.attributes.at("activation") == 0) continue;
-    node.attributes["activation"] = static_cast<double>(BatchNormOptions::Activation::kLeakyRelu);
-    node.attributes["slope"] = 1.0;
-  }
-  graph.set_nodes(nodes);
-}
-
-// A tiny instance on the CPU device with synthetic inputs and small random weights (LayerNorm gains 1).
+// A tiny instance on the CPU device with synthetic inputs and small random weights (LayerNorm gains 1). For the
+// finite differences the ReLU or LeakyReLU fused into each BatchNorm becomes the identity
+// (make_batchnorm_activations_linear): a central difference across a kink averages the two slopes, and a
+// BatchNorm CNN has thousands of activations within h of theirs (yolov3's tiny graph at widths 2 and 4: 13-23%
+// error from the kinks alone, 0.2% without; measured). The fused activation's own backward is checked by
+// finite differences in test_engine_batchnorm.cpp; TinyScaleTrainsOnTheCpu trains the graph as built.
 struct TinyRun {
   Graph graph;
   BuiltWorkload built;
