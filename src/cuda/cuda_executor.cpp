@@ -70,6 +70,7 @@ uint64_t kernel_scratch_bytes(const Graph& graph) {
   uint64_t largest = 0;
   for (const Node& node : graph.nodes()) {
     if (node.op == "bias_backward") largest = std::max(largest, cuda::bias_backward_scratch_bytes(size_attr(node, "cols")));
+    if (node.op == "softmax_cross_entropy") largest = std::max(largest, cuda::cross_entropy_forward_scratch_bytes());
     if (node.op == "layernorm_backward") {
       largest = std::max(largest, cuda::layernorm_backward_scratch_bytes(size_attr(node, "cols")));
     }

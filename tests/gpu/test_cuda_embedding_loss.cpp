@@ -334,6 +334,18 @@ TEST(CudaCrossEntropy, LargeLogitsWithSmoothing) {
   check_cross_entropy({37, 1000, 0.1f, -100, 5, true}, 63);  // HF's ignore_index -100
 }
 
+// Few classes take the thread-per-row forward and thread-per-logit backward; 150,000 rows make the loss sum
+// span 49 chunks (deeplabv3's pixel-wise loss: 21 classes, border label 255).
+TEST(CudaCrossEntropy, PixelwiseClasses21ManyChunks) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  check_cross_entropy({150000, 21, 0.0f, 255, 7, false}, 65);
+}
+
+TEST(CudaCrossEntropy, SixtyFourClassesLargeLogitsWithSmoothing) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  check_cross_entropy({777, 64, 0.1f, -100, 5, true}, 66);
+}
+
 TEST(CudaCrossEntropy, Classes65521) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   check_cross_entropy({8, 65521, 0.1f, -100, 3, false}, 64);
