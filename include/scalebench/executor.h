@@ -72,6 +72,9 @@ class Executor {
   // of the optimizer. Marks cost a few microseconds of host time each, not device time.
   struct StepProfile {
     std::vector<double> node_ms;  // by node index
+    // Wall-clock time the calling thread spent enqueueing each node, by node index: where it exceeds the
+    // device time, the GPU waits for the host (library calls with a high CPU cost per launch).
+    std::vector<double> node_host_ms;
     double optimizer_ms = 0;
   };
   StepProfile profile_step(const OptimizerSettings& settings, int64_t step);

@@ -106,6 +106,10 @@ struct TrainingReport {
   PhaseRecord solo, comm, dp;
   std::vector<std::pair<std::string, double>> breakdown_ms;  // rank 0's profiled solo step, by category
   std::vector<std::pair<std::string, double>> op_ms;         // the same step by op (backward nodes apart)
+  // The host's side of that step: wall-clock time enqueueing its nodes, in all and by op (the optimizer not
+  // included). More than the device time means the GPU waited for the CPU.
+  double profiled_host_ms = 0;
+  std::vector<std::pair<std::string, double>> op_host_ms;
   bool weights_identical_at_start = false;
   bool weights_identical_after_dp = false;
   uint64_t weights_checksum_after_dp = 0;  // FNV-1a of the parameters' bytes: equal runs, equal weights

@@ -1,5 +1,6 @@
 // What every executor shares (include/scalebench/executor.h): node ranges and the dropout random stream.
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "scalebench/error.h"
@@ -42,14 +43,17 @@ size_t Executor::forward_node_count() const {
 
 Executor::StepProfile Executor::profile_step(const OptimizerSettings& settings, int64_t step) {
   const size_t nodes = graph_.nodes().size();
+  StepProfile profile;
   mark(0);
   for (size_t i = 0; i < nodes; ++i) {
+    const auto begin = std::chrono::steady_clock::now();
     run_nodes(i, i + 1);
+    profile.node_host_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count());
     mark(i + 1);
   }
   optimizer_step(settings, step);
   mark(nodes + 1);
-  StepProfile profile;
   for (size_t i = 0; i < nodes; ++i) profile.node_ms.push_back(elapsed_ms(i, i + 1));
   profile.optimizer_ms = elapsed_ms(nodes, nodes + 1);
   return profile;

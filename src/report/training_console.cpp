@@ -60,6 +60,15 @@ void print_breakdown(std::FILE* out, const TrainingReport& report) {
     std::fprintf(out, " %s %.2f ms (%.0f%%)", category.c_str(), ms, 100.0 * ms / total);
   }
   std::fprintf(out, "\n");
+  if (report.op_host_ms.empty()) return;
+  // The host's enqueue time beside the device time: a host slower than the GPU leaves the GPU idle.
+  const bool host_bound = report.profiled_host_ms > 0.9 * total;
+  std::fprintf(out, "# host: enqueueing that step's nodes took %.2f ms of CPU time%s; most by op:",
+               report.profiled_host_ms, host_bound ? " (near the device time or more: the GPU waits for it)" : "");
+  for (size_t i = 0; i < report.op_host_ms.size() && i < 4; ++i) {
+    std::fprintf(out, " %s %.2f ms", report.op_host_ms[i].first.c_str(), report.op_host_ms[i].second);
+  }
+  std::fprintf(out, "\n");
 }
 
 }  // namespace

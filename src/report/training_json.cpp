@@ -145,6 +145,8 @@ nlohmann::json training_report_json(const TrainingReport& r) {
   for (const auto& [category, ms] : r.breakdown_ms) breakdown.push_back({{"category", category}, {"ms", ms}});
   json ops = json::array();
   for (const auto& [op, ms] : r.op_ms) ops.push_back({{"op", op}, {"ms", ms}});
+  json host_ops = json::array();
+  for (const auto& [op, ms] : r.op_host_ms) host_ops.push_back({{"op", op}, {"ms", ms}});
   const ScalingSummary s = summarize_scaling(r);
   json doc = {{"schema_version", kSchemaVersion},
               {"tool", "scalebench"},
@@ -167,6 +169,8 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"phases", phases},
               {"breakdown_ms", breakdown},
               {"op_ms", ops},
+              {"profiled_host_ms", r.profiled_host_ms},
+              {"op_host_ms", host_ops},
               {"scaling_efficiency", null_unless(r.dp.ran && r.solo.ran, s.efficiency)},
               {"exposed_comm_ms", null_unless(r.dp.ran && r.solo.ran, s.exposed_comm_ms)},
               {"overlap_pct", null_unless(r.dp.ran && r.solo.ran && r.comm.ran, s.overlap_pct)},

@@ -37,16 +37,21 @@ std::vector<std::pair<std::string, double>> largest_first(const std::map<std::st
 // One more solo step timed node by node: where the time goes, by op category and by op.
 void profile_solo_step(Replica& replica, const TrainOptions& options, int64_t step, TrainingReport& report) {
   const Executor::StepProfile profile = replica.executor->profile_step(options.optimizer, step);
-  std::map<std::string, double> by_category, by_op;
+  std::map<std::string, double> by_category, by_op, host_by_op;
+  report.profiled_host_ms = 0;
   for (size_t i = 0; i < profile.node_ms.size(); ++i) {
     const Node& node = replica.graph.nodes()[i];
+    const std::string op = node.op + (node.backward ? " (backward)" : "");
     by_category[op_category(node)] += profile.node_ms[i];
-    by_op[node.op + (node.backward ? " (backward)" : "")] += profile.node_ms[i];
+    by_op[op] += profile.node_ms[i];
+    host_by_op[op] += profile.node_host_ms[i];
+    report.profiled_host_ms += profile.node_host_ms[i];
   }
   by_category["optimizer"] += profile.optimizer_ms;
   by_op[optimizer_name(options.optimizer.kind)] += profile.optimizer_ms;
   report.breakdown_ms = largest_first(by_category);
   report.op_ms = largest_first(by_op);
+  report.op_host_ms = largest_first(host_by_op);
 }
 
 // The step's buckets all-reduced back to back on the communication stream, no compute.
