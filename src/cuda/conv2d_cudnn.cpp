@@ -1,8 +1,11 @@
-// Conv2dRunner through cuDNN's convolution API (src/cuda/conv2d.h): NHWC tensor and filter descriptors, the
-// algorithm ranked first by cudnnGet*Algorithm_v7 among those that run, use an allowed math mode and fit the
-// workspace, chosen in the constructor (never per step). cudnnFind* (timed choice, PyTorch's cudnn.benchmark)
-// was tried and measured slower in the training step on H200 (commit 4b89d4b: YOLOv3's convolution passes
-// 16.8 -> 24.1 ms, NASNet-A Large's 647 -> 705 ms per step), so the heuristics stay.
+// Conv2dRunner through cuDNN (src/cuda/conv2d.h). Each pass runs as a backend execution plan built in the
+// constructor (conv2d_backend_plan.h: the legacy calls cost ~200 us of CPU each on cuDNN 9, which left the GPU
+// waiting for the host in the convolutional networks). The legacy API stays as the fallback, for a geometry no
+// backend engine finalizes and for pointers less aligned than the plan declares: NHWC tensor and filter
+// descriptors, the algorithm ranked first by cudnnGet*Algorithm_v7 among those that run, use an allowed math
+// mode and fit the workspace, chosen in the constructor (never per step). cudnnFind* (timed choice, PyTorch's
+// cudnn.benchmark) was tried and measured slower in the training step on H200 (commit 4b89d4b: YOLOv3's
+// convolution passes 16.8 -> 24.1 ms, NASNet-A Large's 647 -> 705 ms per step), so the heuristics stay.
 #include <cudnn.h>
 
 #include <map>
@@ -11,6 +14,7 @@
 
 #include "scalebench/error.h"
 #include "src/cuda/conv2d.h"
+#include "src/cuda/conv2d_backend_plan.h"
 #include "src/cuda/conv2d_pad.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/cudnn_check.h"
@@ -83,6 +87,7 @@ struct Conv2dRunner::State {
   uint64_t library_bytes = 0;  // what the chosen algorithm uses, after the padded copy
   // The zero-bordered input's extent and where x sits in it (asymmetric padding only).
   int64_t padded_h = 0, padded_w = 0, top = 0, left = 0;
+  std::unique_ptr<CudnnConvPlan> plan;  // null: the legacy call
 
   ~State() {
     if (conv_desc != nullptr) cudnnDestroyConvolutionDescriptor(conv_desc);
@@ -190,20 +195,29 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
       break;
     }
   }
-  if (s.algo < 0) {
+  // The backend plan, when one finalizes; its failure to build for a geometry is not an error (legacy remains).
+  try {
+    s.plan = CudnnConvPlan::build(s.handle, g, s.padded_h, s.padded_w, sym_h, sym_w, dtype, exact, pass, budget);
+  } catch (const std::exception&) {
+    s.plan = nullptr;
+  }
+  if (s.algo < 0 && s.plan == nullptr) {
     throw UsageError("conv2d: cuDNN offers no algorithm for this " + std::string(dtype_name(dtype)) +
                      " convolution within " + std::to_string(budget) + " bytes of workspace");
   }
-  SB_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv_desc, s.math));
+  if (s.algo >= 0) SB_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv_desc, s.math));
 }
 
 Conv2dRunner::~Conv2dRunner() = default;
 
 std::string Conv2dRunner::algorithm() const {
+  if (state_->plan != nullptr) return state_->plan->engine();
   return "algo " + std::to_string(state_->algo) + " math " + math_name(state_->math);
 }
 
-uint64_t Conv2dRunner::library_workspace() const { return state_->library_bytes; }
+uint64_t Conv2dRunner::library_workspace() const {
+  return state_->plan != nullptr ? state_->plan->workspace_bytes() : state_->library_bytes;
+}
 
 void Conv2dRunner::run(const void* first, const void* second, void* out, void* workspace, cudaStream_t stream) const {
   const State& s = *state_;
@@ -221,9 +235,15 @@ void Conv2dRunner::run(const void* first, const void* second, void* out, void* w
     }
     return padded;
   };
+  // The plan declares kCudnnPlanAlignment-byte aligned tensors; anything less takes the legacy call (and a
+  // legacy algorithm must exist: the constructor may have found only the plan).
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % kCudnnPlanAlignment == 0; };
+  const bool use_plan = s.plan != nullptr && aligned(first) && aligned(second) && aligned(out) && aligned(library);
+  if (!use_plan && s.algo < 0) throw UsageError("conv2d: pointers not aligned for the only cuDNN plan found");
   switch (s.pass) {
     case ConvPass::kForward: {
       const void* x = padded_input(first);
+      if (use_plan) return s.plan->execute(s.handle, x, second, out, library);
       SB_CUDNN_CHECK(cudnnConvolutionForward(s.handle, &one, s.x_desc, x, s.w_desc, second, s.conv_desc,
                                              cudnnConvolutionFwdAlgo_t(s.algo), library, s.library_bytes, &zero,
                                              s.y_desc, out));
@@ -231,9 +251,13 @@ void Conv2dRunner::run(const void* first, const void* second, void* out, void* w
     }
     case ConvPass::kBackwardData: {
       void* dx = padded != nullptr ? static_cast<void*>(padded) : out;
-      SB_CUDNN_CHECK(cudnnConvolutionBackwardData(s.handle, &one, s.w_desc, second, s.y_desc, first, s.conv_desc,
-                                                  cudnnConvolutionBwdDataAlgo_t(s.algo), library, s.library_bytes,
-                                                  &zero, s.x_desc, dx));
+      if (use_plan) {
+        s.plan->execute(s.handle, first, second, dx, library);
+      } else {
+        SB_CUDNN_CHECK(cudnnConvolutionBackwardData(s.handle, &one, s.w_desc, second, s.y_desc, first, s.conv_desc,
+                                                    cudnnConvolutionBwdDataAlgo_t(s.algo), library, s.library_bytes,
+                                                    &zero, s.x_desc, dx));
+      }
       if (padded == nullptr) return;
       switch (s.dtype) {
         case DType::kFloat32: return crop<float>(padded, out, s.g, s.top, s.left, s.padded_h, s.padded_w, stream);
@@ -243,6 +267,7 @@ void Conv2dRunner::run(const void* first, const void* second, void* out, void* w
     }
     case ConvPass::kBackwardFilter: {
       const void* x = padded_input(first);
+      if (use_plan) return s.plan->execute(s.handle, x, second, out, library);
       SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(s.handle, &one, s.x_desc, x, s.y_desc, second, s.conv_desc,
                                                     cudnnConvolutionBwdFilterAlgo_t(s.algo), library,
                                                     s.library_bytes, &zero, s.w_desc, out));

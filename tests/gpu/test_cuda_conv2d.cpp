@@ -153,6 +153,28 @@ INSTANTIATE_TEST_SUITE_P(
                       geometry(2, 9, 8, 12, 8, 3, 3, 1, 2, 2, 2, 2, 2, 4),      // grouped, dilated
                       geometry(2, 19, 19, 3, 32, 7, 7, 2, 1, 3, 3, 3, 3)));     // ResNet stem 7 x 7 s2, C = 3
 
+// The passes of the networks' common shapes run as cuDNN backend plans (the legacy calls are only the
+// fallback): each legacy call cost ~200 us of host time on cuDNN 9, enough to leave the GPU idle.
+TEST(CudaConv2dPlan, CommonShapesRunAsBackendPlans) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  for (const Conv2dGeometry& g : {geometry(16, 33, 33, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1),
+                                  geometry(16, 33, 33, 1024, 256, 1, 1, 1, 1, 0, 0, 0, 0),
+                                  geometry(16, 33, 33, 512, 512, 3, 3, 1, 2, 2, 2, 2, 2),
+                                  geometry(64, 42, 42, 168, 168, 5, 5, 1, 1, 2, 2, 2, 2, 168)}) {
+    for (const DType dtype : {DType::kBFloat16, DType::kFloat16}) {  // the mixed-precision training types
+      const uint64_t workspace_bytes = conv2d_padded_copy_bytes(g, dtype_size(dtype)) + kLibraryWorkspace;
+      for (const cuda::ConvPass pass :
+           {cuda::ConvPass::kForward, cuda::ConvPass::kBackwardData, cuda::ConvPass::kBackwardFilter}) {
+        const cuda::Conv2dRunner runner(g, dtype, false, pass, workspace_bytes);
+        EXPECT_EQ(0u, runner.algorithm().rfind("backend engine", 0))
+            << dtype_name(dtype) << " pass " << int(pass) << " in " << g.in_c << " out " << g.out_c << " k "
+            << g.kernel_h << " groups " << g.groups << ": " << runner.algorithm();
+      }
+    }
+  }
+}
+
 // Two convolutions with a bias, asymmetric "SAME" padding and a depthwise layer, through both executors.
 TensorId conv_graph(GraphBuilder& b) {
   TensorId x = b.parameter("x", {2, 10, 9, 8});
