@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "scalebench/dtype.h"
 #include "src/cuda/conv2d.h"
@@ -23,11 +22,17 @@ namespace sb::cuda {
 // Pointer alignment the plan's tensors declare; run() checks it.
 constexpr uint64_t kCudnnPlanAlignment = 16;
 
+// The finalized plan and what it refers to, shared by every node of the same shape (CudnnConvPlan::build
+// caches them per device: NASNet-A Large repeats a few hundred shapes over thousands of nodes).
+struct CudnnPlanCore;
+
 class CudnnConvPlan {
  public:
   // x is the (possibly zero-bordered) input of padded_h x padded_w with symmetric padding pad_h / pad_w.
   // Returns null when no engine offered by cuDNN's heuristics (mode A) finalizes within `workspace_budget`
-  // with an allowed numerical note (no down-converted inputs; no tensor cores for exact fp32).
+  // with an allowed numerical note (no down-converted inputs; no tensor cores for exact fp32), and for grouped
+  // convolutions: cuDNN 9 compiles their engines at run time, about a second per shape, which made building
+  // NASNet-A Large's replica take minutes (they keep the legacy call).
   static std::unique_ptr<CudnnConvPlan> build(cudnnHandle_t handle, const Conv2dGeometry& g, int64_t padded_h,
                                               int64_t padded_w, int64_t pad_h, int64_t pad_w, DType dtype,
                                               bool exact_fp32, ConvPass pass, uint64_t workspace_budget);
@@ -38,18 +43,14 @@ class CudnnConvPlan {
   // The pass's three tensors in the order x, w, y (forward), dy, w, dx (backward data) or x, dy, dw
   // (backward filter), as Conv2dRunner::run takes them; `workspace` holds workspace_bytes().
   void execute(cudnnHandle_t handle, const void* first, const void* second, void* out, void* workspace);
-  uint64_t workspace_bytes() const { return workspace_bytes_; }
-  std::string engine() const { return "backend engine " + std::to_string(engine_index_); }
+  uint64_t workspace_bytes() const;
+  std::string engine() const;
 
  private:
-  CudnnConvPlan() = default;
-  cudnnBackendDescriptor_t plan_ = nullptr;
-  std::vector<cudnnBackendDescriptor_t> kept_;  // the tensors, operation, graph and engine config it refers to
+  explicit CudnnConvPlan(std::shared_ptr<const CudnnPlanCore> core) : core_(std::move(core)) {}
+  std::shared_ptr<const CudnnPlanCore> core_;
   cudnnBackendDescriptor_t variant_pack_ = nullptr;  // for the pointers below
   const void* pointers_[4] = {nullptr, nullptr, nullptr, nullptr};
-  int64_t uids_[3] = {0, 0, 0};  // the uids of the run order's three tensors
-  uint64_t workspace_bytes_ = 0;
-  int64_t engine_index_ = -1;
 };
 
 }  // namespace sb::cuda

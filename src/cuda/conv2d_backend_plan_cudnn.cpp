@@ -1,16 +1,37 @@
 // CudnnConvPlan (conv2d_backend_plan.h; built only with cuDNN): tensor, convolution and operation descriptors
 // of cuDNN's backend API, an operation graph of that one operation, the engine configurations heuristics mode A
-// ranks, and the first that finalizes as an execution plan within the workspace budget. Tensors are NHWC (strides over the
-// logical N, C, H, W dimensions); the filter is K, C / groups, R, S with its channels innermost, and cuDNN
-// infers the group count from x's and w's channel counts.
+// ranks, and the first that finalizes as an execution plan within the workspace budget, cached per shape.
+// Tensors are NHWC (strides over the logical N, C, H, W dimensions); the filter is K, C / groups, R, S with
+// its channels innermost.
 #include "src/cuda/conv2d_backend_plan.h"
 
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "scalebench/error.h"
 #include "src/cuda/cudnn_check.h"
 
 namespace sb::cuda {
+
+struct CudnnPlanCore {
+  cudnnBackendDescriptor_t plan = nullptr;
+  std::vector<cudnnBackendDescriptor_t> kept;  // the tensors, operation, graph and engine config it refers to
+  int64_t uids[3] = {0, 0, 0};                 // the uids of the run order's three tensors
+  uint64_t workspace_bytes = 0;
+  int64_t engine_index = -1;
+  CudnnPlanCore() = default;
+  CudnnPlanCore(const CudnnPlanCore&) = delete;
+  CudnnPlanCore& operator=(const CudnnPlanCore&) = delete;
+  ~CudnnPlanCore() {
+    if (plan != nullptr) cudnnBackendDestroyDescriptor(plan);
+    for (auto it = kept.rbegin(); it != kept.rend(); ++it) cudnnBackendDestroyDescriptor(*it);
+  }
+};
+
 namespace {
 
 // Owns one backend descriptor.
@@ -86,9 +107,11 @@ bool allowed_engine(cudnnBackendDescriptor_t engine, bool exact_fp32) {
 // 9.x releases before; setting them is harmless on the later ones.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-std::unique_ptr<CudnnConvPlan> CudnnConvPlan::build(cudnnHandle_t handle, const Conv2dGeometry& g, int64_t padded_h,
-                                                    int64_t padded_w, int64_t pad_h, int64_t pad_w, DType dtype,
-                                                    bool exact_fp32, ConvPass pass, uint64_t workspace_budget) {
+namespace {
+
+std::shared_ptr<const CudnnPlanCore> build_core(cudnnHandle_t handle, const Conv2dGeometry& g, int64_t padded_h,
+                                                int64_t padded_w, int64_t pad_h, int64_t pad_w, DType dtype,
+                                                bool exact_fp32, ConvPass pass, uint64_t workspace_budget) {
   const cudnnDataType_t type = backend_data_type(dtype);
   Descriptor x(CUDNN_BACKEND_TENSOR_DESCRIPTOR), w(CUDNN_BACKEND_TENSOR_DESCRIPTOR), y(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   describe_nhwc(x, kUidX, g.batch, g.in_c, padded_h, padded_w, type);
@@ -110,7 +133,7 @@ std::unique_ptr<CudnnConvPlan> CudnnConvPlan::build(cudnnHandle_t handle, const 
   conv.finalize();
 
   const float alpha = 1.0f, beta = 0.0f;
-  std::unique_ptr<CudnnConvPlan> result(new CudnnConvPlan());
+  auto result = std::make_shared<CudnnPlanCore>();
   std::unique_ptr<Descriptor> operation;
   switch (pass) {
     case ConvPass::kForward:
@@ -121,7 +144,7 @@ std::unique_ptr<CudnnConvPlan> CudnnConvPlan::build(cudnnHandle_t handle, const 
       operation->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
       operation->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
       operation->set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-      result->uids_[0] = kUidX, result->uids_[1] = kUidW, result->uids_[2] = kUidY;
+      result->uids[0] = kUidX, result->uids[1] = kUidW, result->uids[2] = kUidY;
       break;
     case ConvPass::kBackwardData:
       operation = std::make_unique<Descriptor>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
@@ -131,7 +154,7 @@ std::unique_ptr<CudnnConvPlan> CudnnConvPlan::build(cudnnHandle_t handle, const 
       operation->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv);
       operation->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
       operation->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-      result->uids_[0] = kUidY, result->uids_[1] = kUidW, result->uids_[2] = kUidX;
+      result->uids[0] = kUidY, result->uids[1] = kUidW, result->uids[2] = kUidX;
       break;
     case ConvPass::kBackwardFilter:
       operation = std::make_unique<Descriptor>(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
@@ -141,7 +164,7 @@ std::unique_ptr<CudnnConvPlan> CudnnConvPlan::build(cudnnHandle_t handle, const 
       operation->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv);
       operation->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
       operation->set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-      result->uids_[0] = kUidX, result->uids_[1] = kUidY, result->uids_[2] = kUidW;
+      result->uids[0] = kUidX, result->uids[1] = kUidY, result->uids[2] = kUidW;
       break;
   }
   operation->finalize();
@@ -191,12 +214,12 @@ std::unique_ptr<CudnnConvPlan> CudnnConvPlan::build(cudnnHandle_t handle, const 
     if (workspace < 0 || static_cast<uint64_t>(workspace) > workspace_budget) continue;
     int64_t index = -1;
     cudnnBackendGetAttribute(engine_raw, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, &index);
-    result->workspace_bytes_ = static_cast<uint64_t>(workspace);
-    result->engine_index_ = index;
-    result->plan_ = plan.release();
+    result->workspace_bytes = static_cast<uint64_t>(workspace);
+    result->engine_index = index;
+    result->plan = plan.release();
     // What the plan refers to lives as long as the plan (cuDNN's frontend keeps them alike).
     for (Descriptor* kept : {&x, &w, &y, &conv, operation.get(), &graph, &heuristics, configs[size_t(i)].get()}) {
-      result->kept_.push_back(kept->release());
+      result->kept.push_back(kept->release());
     }
     return result;
   }
@@ -204,11 +227,43 @@ std::unique_ptr<CudnnConvPlan> CudnnConvPlan::build(cudnnHandle_t handle, const 
 }
 #pragma GCC diagnostic pop
 
+}  // namespace
+
+std::unique_ptr<CudnnConvPlan> CudnnConvPlan::build(cudnnHandle_t handle, const Conv2dGeometry& g, int64_t padded_h,
+                                                    int64_t padded_w, int64_t pad_h, int64_t pad_w, DType dtype,
+                                                    bool exact_fp32, ConvPass pass, uint64_t workspace_budget) {
+  if (g.groups != 1) return nullptr;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
+  using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                         int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, bool, int, uint64_t>;
+  const Key key{device,   g.batch,    g.in_c,       g.out_c,      g.out_h,  g.out_w, g.kernel_h,
+                g.kernel_w, g.stride_h, g.stride_w, g.dilation_h, g.dilation_w, padded_h, padded_w,
+                pad_h,    pad_w,      g.groups,     int(dtype),   exact_fp32, int(pass), workspace_budget};
+  static std::mutex mutex;
+  static std::map<Key, std::shared_ptr<const CudnnPlanCore>> cache;  // null entries: no engine, asked once
+  std::shared_ptr<const CudnnPlanCore> core;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) {
+      core = it->second;
+    } else {
+      core = build_core(handle, g, padded_h, padded_w, pad_h, pad_w, dtype, exact_fp32, pass, workspace_budget);
+      cache.emplace(key, core);
+    }
+  }
+  if (core == nullptr) return nullptr;
+  return std::unique_ptr<CudnnConvPlan>(new CudnnConvPlan(core));
+}
+
 CudnnConvPlan::~CudnnConvPlan() {
   if (variant_pack_ != nullptr) cudnnBackendDestroyDescriptor(variant_pack_);
-  if (plan_ != nullptr) cudnnBackendDestroyDescriptor(plan_);
-  for (auto it = kept_.rbegin(); it != kept_.rend(); ++it) cudnnBackendDestroyDescriptor(*it);
 }
+
+uint64_t CudnnConvPlan::workspace_bytes() const { return core_->workspace_bytes; }
+
+std::string CudnnConvPlan::engine() const { return "backend engine " + std::to_string(core_->engine_index); }
 
 void CudnnConvPlan::execute(cudnnHandle_t handle, const void* first, const void* second, void* out,
                             void* workspace) {
@@ -218,7 +273,7 @@ void CudnnConvPlan::execute(cudnnHandle_t handle, const void* first, const void*
   if (!same) {  // the executor's pointers are fixed per node, so this runs once per node
     Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     void* data[3] = {const_cast<void*>(first), const_cast<void*>(second), out};
-    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids_);
+    pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, core_->uids);
     pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, data);
     pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace);
     pack.finalize();
@@ -226,7 +281,7 @@ void CudnnConvPlan::execute(cudnnHandle_t handle, const void* first, const void*
     variant_pack_ = pack.release();
     for (int i = 0; i < 4; ++i) pointers_[i] = pointers[i];
   }
-  SB_CUDNN_CHECK(cudnnBackendExecute(handle, plan_, variant_pack_));
+  SB_CUDNN_CHECK(cudnnBackendExecute(handle, core_->plan, variant_pack_));
 }
 
 }  // namespace sb::cuda
