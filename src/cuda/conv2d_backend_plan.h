@@ -30,9 +30,9 @@ class CudnnConvPlan {
  public:
   // x is the (possibly zero-bordered) input of padded_h x padded_w with symmetric padding pad_h / pad_w.
   // Returns null when no engine offered by cuDNN's heuristics (mode A) finalizes within `workspace_budget`
-  // with an allowed numerical note (no down-converted inputs; no tensor cores for exact fp32), and for grouped
-  // convolutions: cuDNN 9 compiles their engines at run time, about a second per shape, which made building
-  // NASNet-A Large's replica take minutes (they keep the legacy call).
+  // with allowed notes (no down-converted inputs; no tensor cores for exact fp32; no run-time compilation), and
+  // for grouped convolutions, whose engines cuDNN 9 compiles at run time (building NASNet-A Large's replica
+  // did not finish in 150 s with them; they keep the legacy call).
   static std::unique_ptr<CudnnConvPlan> build(cudnnHandle_t handle, const Conv2dGeometry& g, int64_t padded_h,
                                               int64_t padded_w, int64_t pad_h, int64_t pad_w, DType dtype,
                                               bool exact_fp32, ConvPass pass, uint64_t workspace_budget);

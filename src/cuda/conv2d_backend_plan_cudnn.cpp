@@ -86,7 +86,8 @@ void describe_nhwc(Descriptor& t, int64_t uid, int64_t n, int64_t c, int64_t h, 
   t.finalize();
 }
 
-// The engine's numerical notes allow it: never down-converted inputs; for exact fp32, no tensor cores (TF32).
+// The engine's notes allow it: never down-converted inputs; for exact fp32, no tensor cores (TF32); never
+// compiled at run time.
 bool allowed_engine(cudnnBackendDescriptor_t engine, bool exact_fp32) {
   cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
   int64_t count = 0;
@@ -97,6 +98,16 @@ bool allowed_engine(cudnnBackendDescriptor_t engine, bool exact_fp32) {
   for (int64_t i = 0; i < count; ++i) {
     if (notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS) return false;
     if (exact_fp32 && notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE) return false;
+  }
+  // Engines compiled at run time cost about a second each to finalize; over a network of a few hundred shapes
+  // that is minutes before the first step (nasnet_large did not start within 90 s on an H200 with them).
+  cudnnBackendBehaviorNote_t behaviour[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+  if (cudnnBackendGetAttribute(engine, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &count, behaviour) != CUDNN_STATUS_SUCCESS) {
+    return false;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    if (behaviour[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) return false;
   }
   return true;
 }
