@@ -73,7 +73,8 @@ class Executor {
   struct StepProfile {
     std::vector<double> node_ms;  // by node index
     // Wall-clock time the calling thread spent enqueueing each node, by node index: where it exceeds the
-    // device time, the GPU waits for the host (library calls with a high CPU cost per launch).
+    // device time, the GPU waits for the host (library calls with a high CPU cost per launch). A host far
+    // ahead of the GPU blocks on CUDA's full launch queue, and that wait lands on whichever node hit it.
     std::vector<double> node_host_ms;
     double optimizer_ms = 0;
   };
