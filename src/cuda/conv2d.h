@@ -8,6 +8,9 @@
 // materialises the extra rows and columns: x is copied into a zero-bordered buffer at the front of the
 // workspace (conv2d_padded_copy_bytes) and the symmetric remainder stays implicit; backward data computes
 // the padded gradient there and crops it. The bias is added by cuda::bias_add_forward after the forward pass.
+// Depthwise geometries (channel multiplier 1, K x K with K in {3, 5, 7}, stride 1 or 2, no dilation) run on
+// scalebench's own kernels instead (src/cuda/depthwise_conv2d.h): no cuDNN descriptors, no padded copy, and the
+// backward filter's partial sums as the library workspace; algorithm() then says "scalebench depthwise".
 // Built from conv2d_cudnn.cpp with cuDNN, from conv2d_without_cudnn.cpp (a UsageError) without it.
 // Tests: tests/gpu/test_cuda_conv2d.cpp (suite CudaConv2d).
 #pragma once
@@ -39,7 +42,7 @@ class Conv2dRunner {
   // dtype given above; the output is overwritten. `workspace` holds workspace_bytes.
   void run(const void* first, const void* second, void* out, void* workspace, cudaStream_t stream) const;
 
-  std::string algorithm() const;        // cuDNN's algorithm number and math mode, for logs and tests
+  std::string algorithm() const;        // cuDNN's algorithm and math mode, or "scalebench depthwise"
   uint64_t library_workspace() const;   // the bytes of workspace the chosen algorithm uses
 
  private:

@@ -6,6 +6,7 @@
 // mode and fit the workspace, chosen in the constructor (never per step). cudnnFind* (timed choice, PyTorch's
 // cudnn.benchmark) was tried and measured slower in the training step on H200 (commit 4b89d4b: YOLOv3's
 // convolution passes 16.8 -> 24.1 ms, NASNet-A Large's 647 -> 705 ms per step), so the heuristics stay.
+// Depthwise geometries that scalebench's own kernels cover (src/cuda/depthwise_conv2d.h) skip cuDNN altogether.
 #include <cudnn.h>
 
 #include <map>
@@ -18,6 +19,8 @@
 #include "src/cuda/conv2d_pad.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/cudnn_check.h"
+#include "src/cuda/depthwise_conv2d.h"
+#include "src/cuda/depthwise_conv2d_tiles.h"
 
 namespace sb::cuda {
 namespace {
@@ -71,6 +74,21 @@ void crop(const void* padded, void* x, const Conv2dGeometry& g, int64_t top, int
               stream);
 }
 
+// One pass through the depthwise kernels: (first, second) are (x, w), (dy, w) or (x, dy) as in run().
+template <typename T>
+void run_depthwise(ConvPass pass, const Conv2dGeometry& g, int64_t filter_blocks, const void* first,
+                   const void* second, void* out, void* workspace, cudaStream_t stream) {
+  const T* a = static_cast<const T*>(first);
+  const T* b = static_cast<const T*>(second);
+  switch (pass) {
+    case ConvPass::kForward: return depthwise_conv2d_forward(a, b, static_cast<T*>(out), g, stream);
+    case ConvPass::kBackwardData: return depthwise_conv2d_backward_data(a, b, static_cast<T*>(out), g, stream);
+    case ConvPass::kBackwardFilter:
+      return depthwise_conv2d_backward_filter(a, b, static_cast<T*>(out), g, filter_blocks,
+                                              static_cast<float*>(workspace), stream);
+  }
+}
+
 }  // namespace
 
 struct Conv2dRunner::State {
@@ -82,6 +100,9 @@ struct Conv2dRunner::State {
   cudnnFilterDescriptor_t w_desc = nullptr;
   cudnnConvolutionDescriptor_t conv_desc = nullptr;
   int algo = -1;
+  // scalebench's depthwise kernels instead of cuDNN; the backward filter's blocks of partial sums.
+  bool depthwise = false;
+  int64_t filter_blocks = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   uint64_t padded_bytes = 0;   // the front of the workspace: x (or dx) with the asymmetric rows/columns
   uint64_t library_bytes = 0;  // what the chosen algorithm uses, after the padded copy
@@ -102,8 +123,18 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.g = g, s.dtype = dtype, s.pass = pass;
+  const cudnnDataType_t type = data_type(dtype);  // also rejects dtypes neither path runs
+  // The depthwise kernels read the per-side padding directly (no padded copy); the backward filter keeps its
+  // per-block partial sums at the front of the workspace, and falls back to cuDNN when not one block's fit.
+  if (detail::depthwise_kernels_apply(g)) {
+    if (pass == ConvPass::kBackwardFilter) {
+      s.filter_blocks = depthwise_filter_blocks_here(g, dtype_size(dtype), workspace_bytes);
+      s.library_bytes = detail::depthwise_filter_workspace_bytes(g, s.filter_blocks);
+    }
+    s.depthwise = pass != ConvPass::kBackwardFilter || s.filter_blocks > 0;
+    if (s.depthwise) return;
+  }
   s.handle = handle_for_current_device();
-  const cudnnDataType_t type = data_type(dtype);
   s.padded_bytes = conv2d_padded_copy_bytes(g, dtype_size(dtype));
   if (s.padded_bytes > workspace_bytes) throw UsageError("conv2d: the workspace cannot hold the padded input");
   const uint64_t budget = workspace_bytes - s.padded_bytes;
@@ -211,6 +242,11 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
 Conv2dRunner::~Conv2dRunner() = default;
 
 std::string Conv2dRunner::algorithm() const {
+  if (state_->depthwise) {
+    return state_->pass == ConvPass::kBackwardFilter
+               ? "scalebench depthwise, " + std::to_string(state_->filter_blocks) + " blocks of partials"
+               : "scalebench depthwise";
+  }
   if (state_->plan != nullptr) return state_->plan->engine();
   return "algo " + std::to_string(state_->algo) + " math " + math_name(state_->math);
 }
@@ -221,6 +257,16 @@ uint64_t Conv2dRunner::library_workspace() const {
 
 void Conv2dRunner::run(const void* first, const void* second, void* out, void* workspace, cudaStream_t stream) const {
   const State& s = *state_;
+  if (s.depthwise) {
+    auto run_as = [&](auto element) {
+      run_depthwise<decltype(element)>(s.pass, s.g, s.filter_blocks, first, second, out, workspace, stream);
+    };
+    switch (s.dtype) {
+      case DType::kFloat32: return run_as(float{});
+      case DType::kBFloat16: return run_as(bf16{});
+      default: return run_as(fp16{});
+    }
+  }
   SB_CUDNN_CHECK(cudnnSetStream(s.handle, stream));
   const float one = 1.0f, zero = 0.0f;  // float scaling factors: the compute type is fp32 for every dtype
   unsigned char* padded = s.padded_bytes > 0 ? static_cast<unsigned char*>(workspace) : nullptr;

@@ -705,8 +705,9 @@ const std::map<std::string, Kernel>& kernels() {
                                          e.at<float>(n.inputs[2]), e.at<float>(n.outputs[0]), size_attr(n, "turns"),
                                          size_attr(n, "batch"), size_attr(n, "classes"), e.stream());
        }},
-      // Convolutions through cuDNN with the algorithm chosen at construction (src/cuda/conv2d.h); x, w, y and
-      // their gradients in one dtype; the bias (fp32) is added after the forward pass.
+      // Convolutions through cuDNN with the algorithm chosen at construction, depthwise ones through
+      // scalebench's kernels (src/cuda/conv2d.h); x, w, y and their gradients in one dtype; the bias (fp32) is
+      // added after the forward pass.
       {"conv2d", SB_TYPED({
          e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
                               e.stream());
