@@ -43,6 +43,7 @@ struct TensorInfo {
   // gradient instead of refusing it. Set by GraphBuilder::declare_unused_parameter.
   bool unused_this_step = false;
   TensorId view_of = kNoTensor;      // a reshape: the same bytes as that tensor, placed with it, never copied
+  bool frozen_weight = false;        // a kInput that is a model's weight (GraphBuilder::frozen_parameter)
   float initial_value = 0.0f;        // kState (fp32): every element's value when the executor is built
 
   int64_t elements() const;
@@ -75,6 +76,7 @@ class Graph {
   std::vector<TensorId> tensors_with_role(TensorRole role) const;
   TensorId find_tensor(const std::string& name) const;  // throws UsageError when there is none
   int64_t parameter_count() const;  // elements of every kParameter tensor
+  int64_t frozen_parameter_count() const;  // elements of every frozen weight (inputs marked frozen_weight)
 
  private:
   std::vector<TensorInfo> tensors_;

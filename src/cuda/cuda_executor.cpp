@@ -33,6 +33,7 @@
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
 #include "src/cuda/optimizer.h"
+#include "src/cuda/pixel_losses.h"
 #include "src/cuda/pooling.h"
 #include "src/cuda/random_uniform.h"
 #include "src/cuda/san.h"
@@ -720,6 +721,37 @@ const std::map<std::string, Kernel>& kernels() {
       {"conv2d_backward_filter", SB_TYPED(e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
                                                                e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
                                                                e.stream()))},
+      // The GAN ops added for pix2pixHD (graph_builder_pix2pixhd.cpp). stop_gradient and discard_gradient are
+      // views; the transposed convolution is cuDNN's backward-data pass of the conv its geometry describes (its
+      // backward nodes are that conv's forward and backward-filter passes), its fp32 bias added after it.
+      {"stop_gradient", [](CudaExecutor&, const Node&) {}},
+      {"discard_gradient", [](CudaExecutor&, const Node&) {}},
+      // The mean losses: inputs in the compute dtype, the loss fp32 (dispatch on the input); the backward pass
+      // starts here (its seed times the loss scale, if any).
+      {"mse_loss",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::mse_loss_forward(e.at<T>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                  float_attr(n, "target"), e.u8(n.outputs[1]), e.stream());
+         });
+       }},
+      {"mse_loss_backward", SB_TYPED(cuda::mse_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                             size_attr(n, "n"), float_attr(n, "target"),
+                                                             gradient_weight(n), e.stream(),
+                                                             e.loss_gradient_scale()))},
+      {"l1_loss",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::l1_loss_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                 size_attr(n, "n"), e.u8(n.outputs[1]), e.stream());
+         });
+       }},
+      {"l1_loss_backward", SB_TYPED(cuda::l1_loss_backward(
+                               e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                               n.outputs.size() > 1 ? e.at<T>(n.outputs[1]) : nullptr, size_attr(n, "n"),
+                               gradient_weight(n), e.stream(), e.loss_gradient_scale()))},
       {"leaky_relu", SB_TYPED(cuda::leaky_relu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
                                                        float_attr(n, "slope"), e.stream()))},
       {"leaky_relu_backward", SB_TYPED(cuda::leaky_relu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),

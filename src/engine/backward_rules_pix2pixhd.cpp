@@ -1,0 +1,48 @@
+// Backward rules of the GAN ops added for pix2pixHD (src/engine/backward_rules.h): stopped and discarded
+// gradients, instance normalisation, transposed convolution, reflection padding and the two mean losses.
+// Backward nodes carry the forward's size attributes.
+#include <map>
+
+#include "src/engine/backward_rules.h"
+
+namespace sb::detail {
+namespace {
+
+// Nothing flows back (autodiff does not even count the input as used on this node's account).
+std::vector<Contribution> no_gradient(BackwardContext&, const Node&, const std::vector<TensorId>&) {
+  return {{kNoTensor, false}};
+}
+
+// The losses start the backward pass (the unit gradient, or its weight in a sum of losses: the node's
+// "gradient_weight" attribute, which autodiff sets).
+std::vector<Contribution> mse_loss_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>&) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"mse_loss_backward", {node.inputs[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
+// One node writes da and, when b needs one (not a detached target), db = -da.
+std::vector<Contribution> l1_loss_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>&) {
+  const TensorId a = node.inputs[0], b = node.inputs[1];
+  const bool want_b = ctx.needs_gradient(b);
+  Node backward{"l1_loss_backward", {a, b}, {ctx.gradient_like(a)}, node.attributes, true};
+  if (want_b) backward.outputs.push_back(ctx.gradient_like(b));
+  ctx.emit(backward);
+  return {{ctx.needs_gradient(a) ? backward.outputs[0] : kNoTensor, true},
+          {want_b ? backward.outputs[1] : kNoTensor, true}};
+}
+
+}  // namespace
+
+const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op) {
+  static const std::map<std::string, BackwardRule> table = {
+      {"stop_gradient", no_gradient},
+      {"discard_gradient", no_gradient},
+      {"mse_loss", mse_loss_backward},
+      {"l1_loss", l1_loss_backward},
+  };
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace sb::detail

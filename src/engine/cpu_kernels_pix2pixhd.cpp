@@ -1,0 +1,50 @@
+// CPU executor entries of the GAN ops added for pix2pixHD (src/engine/cpu_kernels_pix2pixhd.h): each node's
+// tensors bound to the sb::cpu kernel with the sizes the graph builder stored. Workspace outputs are unused here.
+#include "src/engine/cpu_kernels_pix2pixhd.h"
+
+#include <map>
+
+#include "src/cpu/pixel_losses.h"
+
+namespace sb::detail {
+namespace {
+
+int64_t size_attr(const Node& node, const char* name) { return static_cast<int64_t>(node.attributes.at(name)); }
+float float_attr(const Node& node, const char* name) { return static_cast<float>(node.attributes.at(name)); }
+
+// The loss's gradient: 1, or its weight inside a sum of losses (GraphBuilder::add_losses).
+float seed(const Node& node) {
+  auto it = node.attributes.find("gradient_weight");
+  return it == node.attributes.end() ? 1.0f : static_cast<float>(it->second);
+}
+
+}  // namespace
+
+const CpuKernel* find_pix2pixhd_cpu_kernel(const std::string& op) {
+  static const std::map<std::string, CpuKernel> table = {
+      {"stop_gradient", [](CpuExecutor&, const Node&) {}},     // views of their input (graph_builder_pix2pixhd.cpp)
+      {"discard_gradient", [](CpuExecutor&, const Node&) {}},
+      {"mse_loss",
+       [](CpuExecutor& e, const Node& n) {
+         *e.f32(n.outputs[0]) = cpu::mse_loss_forward(e.f32(n.inputs[0]), size_attr(n, "n"), float_attr(n, "target"));
+       }},
+      {"mse_loss_backward",  // the loss starts the backward pass: dloss = 1 (times its weight in a sum)
+       [](CpuExecutor& e, const Node& n) {
+         cpu::mse_loss_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "target"),
+                                seed(n));
+       }},
+      {"l1_loss",
+       [](CpuExecutor& e, const Node& n) {
+         *e.f32(n.outputs[0]) = cpu::l1_loss_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), size_attr(n, "n"));
+       }},
+      {"l1_loss_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::l1_loss_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                               n.outputs.size() > 1 ? e.f32(n.outputs[1]) : nullptr, size_attr(n, "n"), seed(n));
+       }},
+  };
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace sb::detail
