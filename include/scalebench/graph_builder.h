@@ -174,6 +174,10 @@ class GraphBuilder {
   // does for pix2pixHD's loss_G.backward() through D, whose parameters require gradients that
   // optimizer_D.zero_grad() then discards (shared/WORKLOADS.md §4 counts that weight-gradient pass).
   TensorId discard_gradient(TensorId x);
+  // Instance normalisation without affine parameters (torch.nn.InstanceNorm2d's default): x (N, H, W, C)
+  // normalised per (sample, channel) over H·W with the biased variance, y = (x - mean) / sqrt(var + epsilon).
+  // The mean and 1 / sqrt(var + epsilon) are kept (fp32, (N, C)) for the backward pass (src/cpu/instance_norm.h).
+  TensorId instance_norm(TensorId x, double epsilon);
   // LSGAN's loss (torch.nn.MSELoss against a constant target tensor): mean over every element of
   // (x - target)^2, a one-element fp32 loss (src/cpu/pixel_losses.h).
   TensorId mse_loss(TensorId x, double target);

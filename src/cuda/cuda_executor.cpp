@@ -29,6 +29,7 @@
 #include "src/cuda/embedding.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/glu.h"
+#include "src/cuda/instance_norm.h"
 #include "src/cuda/layernorm.h"
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
@@ -726,6 +727,15 @@ const std::map<std::string, Kernel>& kernels() {
       // backward nodes are that conv's forward and backward-filter passes), its fp32 bias added after it.
       {"stop_gradient", [](CudaExecutor&, const Node&) {}},
       {"discard_gradient", [](CudaExecutor&, const Node&) {}},
+      {"instance_norm", SB_TYPED(cuda::instance_norm_forward(
+                            e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), e.at<float>(n.outputs[1]),
+                            e.at<float>(n.outputs[2]), size_attr(n, "batch"), size_attr(n, "pixels"),
+                            size_attr(n, "channels"), float_attr(n, "epsilon"), e.u8(n.outputs[3]), e.stream()))},
+      {"instance_norm_backward", SB_TYPED(cuda::instance_norm_backward(
+                                     e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                     e.at<float>(n.inputs[3]), e.at<T>(n.outputs[0]), size_attr(n, "batch"),
+                                     size_attr(n, "pixels"), size_attr(n, "channels"), e.u8(n.outputs[1]),
+                                     e.stream()))},
       // The mean losses: inputs in the compute dtype, the loss fp32 (dispatch on the input); the backward pass
       // starts here (its seed times the loss scale, if any).
       {"mse_loss",

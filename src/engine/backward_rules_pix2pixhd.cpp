@@ -8,9 +8,27 @@
 namespace sb::detail {
 namespace {
 
+TensorId workspace_like(BackwardContext& ctx, TensorId forward_workspace, const std::string& suffix) {
+  TensorInfo info = ctx.graph().tensor(forward_workspace);
+  info.name += suffix;
+  return ctx.graph().add_tensor(info);
+}
+
 // Nothing flows back (autodiff does not even count the input as used on this node's account).
 std::vector<Contribution> no_gradient(BackwardContext&, const Node&, const std::vector<TensorId>&) {
   return {{kNoTensor, false}};
+}
+
+// inputs x; outputs y, mean, invstd, workspace. dx from dy, x and the saved statistics.
+std::vector<Contribution> instance_norm_backward(BackwardContext& ctx, const Node& node,
+                                                 const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"instance_norm_backward",
+                {dout[0], node.inputs[0], node.outputs[1], node.outputs[2]},
+                {dx, workspace_like(ctx, node.outputs[3], ".backward")},
+                node.attributes,
+                true});
+  return {{dx, true}};
 }
 
 // The losses start the backward pass (the unit gradient, or its weight in a sum of losses: the node's
@@ -38,6 +56,7 @@ const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op) {
   static const std::map<std::string, BackwardRule> table = {
       {"stop_gradient", no_gradient},
       {"discard_gradient", no_gradient},
+      {"instance_norm", instance_norm_backward},
       {"mse_loss", mse_loss_backward},
       {"l1_loss", l1_loss_backward},
   };

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "src/cpu/instance_norm.h"
 #include "src/cpu/pixel_losses.h"
 
 namespace sb::detail {
@@ -24,6 +25,18 @@ const CpuKernel* find_pix2pixhd_cpu_kernel(const std::string& op) {
   static const std::map<std::string, CpuKernel> table = {
       {"stop_gradient", [](CpuExecutor&, const Node&) {}},     // views of their input (graph_builder_pix2pixhd.cpp)
       {"discard_gradient", [](CpuExecutor&, const Node&) {}},
+      {"instance_norm",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::instance_norm_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), e.f32(n.outputs[2]),
+                                    size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                    float_attr(n, "epsilon"));
+       }},
+      {"instance_norm_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::instance_norm_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.inputs[3]),
+                                     e.f32(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "pixels"),
+                                     size_attr(n, "channels"));
+       }},
       {"mse_loss",
        [](CpuExecutor& e, const Node& n) {
          *e.f32(n.outputs[0]) = cpu::mse_loss_forward(e.f32(n.inputs[0]), size_attr(n, "n"), float_attr(n, "target"));

@@ -16,9 +16,12 @@
 
 #include "scalebench/device.h"
 #include "scalebench/workload.h"
+#include "src/cpu/instance_norm.h"
 #include "src/cpu/pixel_losses.h"
 #include "src/cuda/element.h"
+#include "src/cuda/instance_norm.h"
 #include "src/cuda/pixel_losses.h"
+#include "src/engine/instance_norm_workspace.h"
 #include "src/engine/pixel_loss_workspace.h"
 #include "tests/gpu/cnn_graph_check.h"
 #include "tests/support/bf16_data.h"
@@ -111,6 +114,59 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
   EXPECT_GT(test::l2_norm(want), 0.0) << what;
   const test::CloseComparison c = test::compare_close(got, test::to_double(want), atol, rtol);
   EXPECT_TRUE(c.ok()) << what << ": " << c.description;
+}
+
+// ---------------------------------------------------------------- instance norm
+
+struct NormSize {
+  int64_t batch, pixels, channels;
+};
+// The local enhancer's 32 channels over many chunks, the ResnetBlocks' 1024 (channel tiles), 3 (idle lanes), one
+// small odd case; values offset by a mean of 20 so that an unshifted E[x²] − E[x]² would lose digits.
+const NormSize kNormSizes[] = {{2, 40000, 32}, {2, 2048, 1024}, {3, 777, 3}, {1, 5, 7}};
+
+template <typename T>
+void check_instance_norm(double rtol, double atol) {
+  uint32_t seed = 100;
+  for (const NormSize& s : kNormSizes) {
+    SCOPED_TRACE(std::to_string(s.batch) + " x " + std::to_string(s.pixels) + " x " + std::to_string(s.channels));
+    const size_t n = size_t(s.batch * s.pixels * s.channels), pairs = size_t(s.batch * s.channels);
+    std::vector<float> x = test::random_normal(n, seed++, 2.0f);
+    for (float& v : x) v += 20.0f;
+    x = representable<T>(x);
+    const std::vector<float> dy = representable<T>(test::random_normal(n, seed++));
+    std::vector<float> y(n), mean(pairs), invstd(pairs), dx(n);
+    cpu::instance_norm_forward(x.data(), y.data(), mean.data(), invstd.data(), s.batch, s.pixels, s.channels, 1e-5f);
+    cpu::instance_norm_backward(dy.data(), x.data(), mean.data(), invstd.data(), dx.data(), s.batch, s.pixels,
+                                s.channels);
+    DeviceValues<T> d_x(x), d_dy(dy), d_y(n), d_dx(n);
+    DeviceValues<float> d_mean(pairs), d_invstd(pairs);
+    CudaArray<uint8_t> workspace(static_cast<size_t>(instance_norm_workspace_bytes(s.batch, s.pixels, s.channels)));
+    TestStream stream;
+    cuda::instance_norm_forward(d_x.get(), d_y.get(), d_mean.get(), d_invstd.get(), s.batch, s.pixels, s.channels,
+                                1e-5f, workspace.get(), stream.get());
+    stream.sync();
+    expect_close(d_mean.download(), mean, 0.0, kNormFp32Rtol, "mean");
+    expect_close(d_invstd.download(), invstd, 0.0, kNormFp32Rtol, "invstd");
+    expect_close(d_y.download(), y, atol, rtol, "y");
+    // The backward pass from the CPU's statistics: each pass compared on the same inputs.
+    DeviceValues<float> c_mean(mean), c_invstd(invstd);
+    cuda::instance_norm_backward(d_dy.get(), d_x.get(), c_mean.get(), c_invstd.get(), d_dx.get(), s.batch, s.pixels,
+                                 s.channels, workspace.get(), stream.get());
+    stream.sync();
+    expect_close(d_dx.download(), dx, atol, rtol, "dx");
+  }
+}
+
+TEST(CudaInstanceNorm, Fp32MatchesTheCpu) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  check_instance_norm<float>(kNormFp32Rtol, kNormFp32Atol);
+}
+
+TEST(CudaInstanceNorm, Bf16AndFp16MatchTheCpu) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  check_instance_norm<cuda::bf16>(kBf16Rtol, kBf16Atol);
+  check_instance_norm<cuda::fp16>(kFp16Rtol, kFp16Atol);
 }
 
 // ---------------------------------------------------------------- losses

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/instance_norm.h"
 #include "src/cpu/pixel_losses.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/random_data.h"
@@ -29,6 +30,67 @@ void expect_values(const std::vector<float>& got, const std::vector<double>& wan
   EXPECT_EQ(test::count_unwritten(got), 0u) << what;
   const test::CloseComparison cmp = test::compare_close(got, want, kExactAtol, kExactRtol);
   EXPECT_TRUE(cmp.ok()) << what << ": " << cmp.description;
+}
+
+// ---------------------------------------------------------------- instance norm
+
+// One sample, 2 x 2 pixels, 2 channels (NHWC), epsilon 1. Channel 0 = 1, 2, 3, 4: mean 2.5, biased variance 1.25,
+// invstd 1 / sqrt(2.25) = 2/3, y = -1, -1/3, 1/3, 1. Channel 1 = 2, 2, 2, 6: mean 3, variance 3, invstd 1/2,
+// y = -0.5, -0.5, -0.5, 1.5.
+TEST(CpuInstanceNorm, ForwardMatchesHandComputedValues) {
+  const std::vector<float> x{1, 2, 2, 2, 3, 2, 4, 6};
+  std::vector<float> y = test::poisoned(8), mean = test::poisoned(2), invstd = test::poisoned(2);
+  cpu::instance_norm_forward(x.data(), y.data(), mean.data(), invstd.data(), 1, 4, 2, 1.0f);
+  expect_values(y, {-1, -0.5, -1.0 / 3, -0.5, 1.0 / 3, -0.5, 1, 1.5}, "y");
+  expect_values(mean, {2.5, 3}, "mean");
+  expect_values(invstd, {2.0 / 3, 0.5}, "invstd");
+}
+
+// Each (sample, channel) is normalised on its own: a sample scaled and shifted gives the same output, and the
+// other sample is untouched by it.
+TEST(CpuInstanceNorm, SamplesAndChannelsAreNormalisedSeparately) {
+  const int64_t pixels = 12, channels = 3;
+  std::vector<float> x = test::random_normal(2 * pixels * channels, 3, 2.0f);
+  std::vector<float> y(x.size()), mean(6), invstd(6);
+  cpu::instance_norm_forward(x.data(), y.data(), mean.data(), invstd.data(), 2, pixels, channels, 1e-5f);
+  for (int64_t n = 0; n < 2; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      double sum = 0, squares = 0;
+      for (int64_t p = 0; p < pixels; ++p) sum += y[(n * pixels + p) * channels + c];
+      for (int64_t p = 0; p < pixels; ++p) squares += double(y[(n * pixels + p) * channels + c]) * y[(n * pixels + p) * channels + c];
+      EXPECT_NEAR(sum / pixels, 0.0, 1e-6);
+      EXPECT_NEAR(squares / pixels, 1.0, 1e-4);  // var / (var + 1e-5) with var ~ 4
+    }
+  }
+  std::vector<float> moved = x, y_moved(x.size());
+  for (int64_t i = 0; i < pixels * channels; ++i) moved[i] = 3.0f * moved[i] + 7.0f;  // sample 0 only
+  cpu::instance_norm_forward(moved.data(), y_moved.data(), mean.data(), invstd.data(), 2, pixels, channels, 1e-5f);
+  const test::CloseComparison cmp = test::compare_close(y_moved, as_double(y), 1e-5, 1e-5);
+  EXPECT_TRUE(cmp.ok()) << cmp.description;
+}
+
+TEST(CpuInstanceNorm, BackwardMatchesFiniteDifferences) {
+  const int64_t batch = 2, pixels = 6, channels = 3;
+  std::vector<float> x = test::random_normal(batch * pixels * channels, 5, 1.5f);
+  const std::vector<float> w = test::random_normal(x.size(), 6);
+  std::vector<float> y(x.size()), mean(batch * channels), invstd(batch * channels), dx = test::poisoned(x.size());
+  cpu::instance_norm_forward(x.data(), y.data(), mean.data(), invstd.data(), batch, pixels, channels, 1e-5f);
+  cpu::instance_norm_backward(w.data(), x.data(), mean.data(), invstd.data(), dx.data(), batch, pixels, channels);
+  EXPECT_EQ(test::count_unwritten(dx), 0u);
+  const test::GradientComparison cmp = test::compare_with_finite_differences(
+      x,
+      [&] {
+        cpu::instance_norm_forward(x.data(), y.data(), mean.data(), invstd.data(), batch, pixels, channels, 1e-5f);
+        return test::project(y, w);
+      },
+      dx);
+  EXPECT_GT(cmp.analytic_norm, 0.0);
+  EXPECT_LE(cmp.relative_error, kGradientTolerance) << cmp.describe();
+}
+
+TEST(CpuInstanceNorm, RefusesASinglePixel) {
+  float x = 1, y = 0, m = 0, s = 0;
+  EXPECT_THROW(cpu::instance_norm_forward(&x, &y, &m, &s, 1, 1, 1, 1e-5f), UsageError);
 }
 
 // ---------------------------------------------------------------- losses

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "src/cpu/instance_norm.h"
 #include "tests/support/tensor_compare.h"
 #include "tests/unit/engine_op_graph.h"
 
@@ -21,6 +22,17 @@ int count_ops(const Graph& graph, const std::string& op, bool backward) {
   int count = 0;
   for (const Node& node : graph.nodes()) count += node.op == op && node.backward == backward;
   return count;
+}
+
+TEST(EnginePix2PixHD, InstanceNormNodeGivesTheKernelsResult) {
+  test::OpGraph t;
+  const TensorId x = t.parameter("x", {2, 3, 4, 5}, 2.0f, 1.0f);
+  const TensorId y = t.b.instance_norm(x, 1e-5);
+  t.finish(y, {y});
+  t.e->run();
+  std::vector<float> want(2 * 3 * 4 * 5), mean(10), invstd(10);
+  cpu::instance_norm_forward(t.values(x).data(), want.data(), mean.data(), invstd.data(), 2, 12, 5, 1e-5f);
+  EXPECT_EQ(t.read(y), want);
 }
 
 // The loss L = mse(D(stop_gradient(G(z))), 0) + mse(D'(G(z)), 1) where D' reads D's weights through
