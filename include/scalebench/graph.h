@@ -85,7 +85,8 @@ class Graph {
 
 // Where a node's time goes, for step-time breakdowns: "gemm" (dense layers, forward and backward),
 // "attention" (batched score/context products and the masked softmax), "normalization" (LayerNorm), "loss",
-// "casts" (precision casts), "convolution" (conv2d passes; BatchNorm counts as normalization), or "elementwise"
+// "casts" (precision casts), "convolution" (conv2d and transposed-conv passes; BatchNorm and instance norm count
+// as normalization), or "elementwise"
 // (bias, activations, dropout, residuals, layout, embeddings).
 const char* op_category(const Node& node);
 

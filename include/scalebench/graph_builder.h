@@ -178,6 +178,15 @@ class GraphBuilder {
   // normalised per (sample, channel) over H·W with the biased variance, y = (x - mean) / sqrt(var + epsilon).
   // The mean and 1 / sqrt(var + epsilon) are kept (fp32, (N, C)) for the backward pass (src/cpu/instance_norm.h).
   TensorId instance_norm(TensorId x, double epsilon);
+  // Transposed convolution (torch.nn.ConvTranspose2d, groups 1, no dilation): x (N, H, W, C_in) -> y (N, Ho, Wo,
+  // C_out), Ho = (H - 1) stride - pad_top - pad_bottom + kernel + output_padding (padding symmetric, as
+  // PyTorch's; `same` not accepted). weight (C_in, R, S, C_out): PyTorch's (C_in, C_out, R, S) in the engine's
+  // NHWC filter order, i.e. the (K, R, S, C) weight of the conv y -> x whose adjoint this is; bias (C_out) fp32.
+  // 0 <= output_padding < stride: the extra bottom rows / right columns no input reaches except through the
+  // kernel's overhang. The forward pass is that conv's backward-data pass, its backward passes are the conv's
+  // forward (dx) and backward-filter (dw) passes (src/cpu/conv_transpose2d.h).
+  TensorId conv_transpose2d(TensorId x, TensorId weight, TensorId bias, const Conv2dOptions& options,
+                            int64_t output_padding);
   // LSGAN's loss (torch.nn.MSELoss against a constant target tensor): mean over every element of
   // (x - target)^2, a one-element fp32 loss (src/cpu/pixel_losses.h).
   TensorId mse_loss(TensorId x, double target);

@@ -292,7 +292,8 @@ class CudaExecutor final : public Executor {
     static const std::map<std::string, cuda::ConvPass> passes = {
         {"conv2d", cuda::ConvPass::kForward},
         {"conv2d_backward_data", cuda::ConvPass::kBackwardData},
-        {"conv2d_backward_filter", cuda::ConvPass::kBackwardFilter}};
+        {"conv2d_backward_filter", cuda::ConvPass::kBackwardFilter},
+        {"conv_transpose2d", cuda::ConvPass::kBackwardData}};  // the adjoint of the conv its geometry describes
     for (const Node& node : graph_.nodes()) {
       auto pass = passes.find(node.op);
       if (pass == passes.end()) continue;
@@ -727,6 +728,15 @@ const std::map<std::string, Kernel>& kernels() {
       // backward nodes are that conv's forward and backward-filter passes), its fp32 bias added after it.
       {"stop_gradient", [](CudaExecutor&, const Node&) {}},
       {"discard_gradient", [](CudaExecutor&, const Node&) {}},
+      {"conv_transpose2d", SB_TYPED({
+         e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
+                              e.stream());
+         if (n.inputs.size() > 2) {
+           cuda::bias_add_forward(e.at<T>(n.outputs[0]), e.at<float>(n.inputs[2]),
+                                  size_attr(n, "batch") * size_attr(n, "in_h") * size_attr(n, "in_w"),
+                                  size_attr(n, "in_c"), e.stream());
+         }
+       })},
       {"instance_norm", SB_TYPED(cuda::instance_norm_forward(
                             e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), e.at<float>(n.outputs[1]),
                             e.at<float>(n.outputs[2]), size_attr(n, "batch"), size_attr(n, "pixels"),

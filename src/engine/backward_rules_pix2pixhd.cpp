@@ -31,6 +31,34 @@ std::vector<Contribution> instance_norm_backward(BackwardContext& ctx, const Nod
   return {{dx, true}};
 }
 
+// The forward pass is the backward-data pass of the conv y -> x (its geometry is the node's), so dx is that
+// conv's forward pass over dy, dw its backward-filter pass with dy as the conv's input and x as its output
+// gradient, and the bias gradient the column sums of dy viewed as (N·Ho·Wo, C_out).
+std::vector<Contribution> conv_transpose2d_backward(BackwardContext& ctx, const Node& node,
+                                                    const std::vector<TensorId>& dout) {
+  const TensorId x = node.inputs[0], w = node.inputs[1], dy = dout[0];
+  std::vector<Contribution> result(node.inputs.size());
+  if (ctx.needs_gradient(x)) {
+    const TensorId dx = ctx.gradient_like(x);
+    ctx.emit(Node{"conv2d", {dy, w}, {dx, workspace_like(ctx, node.outputs[1], ".data")}, node.attributes, true});
+    result[0] = {dx, true};
+  }
+  if (ctx.needs_gradient(w)) {
+    const TensorId dw = ctx.gradient_like(w);
+    ctx.emit(Node{"conv2d_backward_filter", {dy, x}, {dw, workspace_like(ctx, node.outputs[1], ".filter")},
+                  node.attributes, true});
+    result[1] = {dw, true};
+  }
+  if (node.inputs.size() > 2 && ctx.needs_gradient(node.inputs[2])) {
+    const NodeAttributes& a = node.attributes;
+    const TensorId dbias = ctx.gradient_like(node.inputs[2]);
+    ctx.emit(Node{"bias_backward", {dy}, {dbias},
+                  {{"rows", a.at("batch") * a.at("in_h") * a.at("in_w")}, {"cols", a.at("in_c")}}, true});
+    result[2] = {dbias, true};
+  }
+  return result;
+}
+
 // The losses start the backward pass (the unit gradient, or its weight in a sum of losses: the node's
 // "gradient_weight" attribute, which autodiff sets).
 std::vector<Contribution> mse_loss_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>&) {
@@ -57,6 +85,7 @@ const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op) {
       {"stop_gradient", no_gradient},
       {"discard_gradient", no_gradient},
       {"instance_norm", instance_norm_backward},
+      {"conv_transpose2d", conv_transpose2d_backward},
       {"mse_loss", mse_loss_backward},
       {"l1_loss", l1_loss_backward},
   };

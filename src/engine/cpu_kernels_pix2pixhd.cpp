@@ -4,8 +4,11 @@
 
 #include <map>
 
+#include "src/cpu/bias.h"
+#include "src/cpu/conv_transpose2d.h"
 #include "src/cpu/instance_norm.h"
 #include "src/cpu/pixel_losses.h"
+#include "src/engine/conv2d_geometry.h"
 
 namespace sb::detail {
 namespace {
@@ -17,6 +20,12 @@ float float_attr(const Node& node, const char* name) { return static_cast<float>
 float seed(const Node& node) {
   auto it = node.attributes.find("gradient_weight");
   return it == node.attributes.end() ? 1.0f : static_cast<float>(it->second);
+}
+
+void conv_transpose2d(CpuExecutor& e, const Node& n) {
+  const Conv2dGeometry g = conv2d_geometry(n.attributes);
+  cpu::conv_transpose2d_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), g);
+  if (n.inputs.size() > 2) cpu::bias_add_forward(e.f32(n.outputs[0]), e.f32(n.inputs[2]), g.batch * g.in_h * g.in_w, g.in_c);
 }
 
 }  // namespace
@@ -37,6 +46,7 @@ const CpuKernel* find_pix2pixhd_cpu_kernel(const std::string& op) {
                                      e.f32(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "pixels"),
                                      size_attr(n, "channels"));
        }},
+      {"conv_transpose2d", conv_transpose2d},
       {"mse_loss",
        [](CpuExecutor& e, const Node& n) {
          *e.f32(n.outputs[0]) = cpu::mse_loss_forward(e.f32(n.inputs[0]), size_attr(n, "n"), float_attr(n, "target"));

@@ -77,6 +77,57 @@ TensorId GraphBuilder::instance_norm(TensorId x, double epsilon) {
   return y;
 }
 
+TensorId GraphBuilder::conv_transpose2d(TensorId x, TensorId weight, TensorId bias, const Conv2dOptions& options,
+                                        int64_t output_padding) {
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = graph_.tensor(x).shape;
+  const std::vector<int64_t> ws = graph_.tensor(weight).shape;
+  if (xs.size() != 4) throw UsageError("conv_transpose2d: input must be (N, H, W, C_in), got " + shape_text(xs));
+  if (ws.size() != 4 || ws[0] != xs[3]) {
+    throw UsageError("conv_transpose2d: weight must be (C_in, R, S, C_out) with C_in = " + std::to_string(xs[3]) +
+                     ", got " + shape_text(ws));
+  }
+  if (options.same || options.groups != 1 || options.dilation_h != 1 || options.dilation_w != 1) {
+    throw UsageError("conv_transpose2d: explicit padding, no groups, no dilation");
+  }
+  if (options.pad_top != options.pad_bottom || options.pad_left != options.pad_right) {
+    throw UsageError("conv_transpose2d: padding must be symmetric (torch.nn.ConvTranspose2d's)");
+  }
+  if (output_padding < 0 || output_padding >= options.stride_h || output_padding >= options.stride_w) {
+    throw UsageError("conv_transpose2d: output_padding " + std::to_string(output_padding) +
+                     " must be >= 0 and smaller than the stride");
+  }
+  if (bias != kNoTensor && graph_.tensor(bias).shape != std::vector<int64_t>{ws[3]}) {
+    throw UsageError("conv_transpose2d: bias must be (C_out) = (" + std::to_string(ws[3]) + ")");
+  }
+  // The geometry of the conv y -> x whose backward-data pass this is: its input is our output.
+  Conv2dGeometry g;
+  g.batch = xs[0], g.out_h = xs[1], g.out_w = xs[2], g.out_c = xs[3];
+  g.kernel_h = ws[1], g.kernel_w = ws[2], g.in_c = ws[3];
+  g.stride_h = options.stride_h, g.stride_w = options.stride_w;
+  g.pad_top = g.pad_bottom = options.pad_top;
+  g.pad_left = g.pad_right = options.pad_left;
+  g.in_h = (g.out_h - 1) * g.stride_h - 2 * g.pad_top + g.kernel_h + output_padding;
+  g.in_w = (g.out_w - 1) * g.stride_w - 2 * g.pad_left + g.kernel_w + output_padding;
+  if (g.in_h < 1 || g.in_w < 1 || options.pad_top < 0 || options.pad_left < 0) {
+    throw UsageError("conv_transpose2d: the padding leaves no output for input " + shape_text(xs));
+  }
+  cpu::check_conv2d_geometry(g);  // also: the conv maps the output extent back to the input's
+
+  const TensorId w = in_compute_dtype(weight);
+  const TensorId y = activation(next_name("conv_transpose2d"), {g.batch, g.in_h, g.in_w, g.in_c});
+  const uint64_t element = dtype_size(compute_);
+  const uint64_t largest = element * uint64_t(std::max({g.x_elements(), g.y_elements(), g.w_elements()}));
+  const uint64_t library = std::min(conv_workspace_limit_, std::max(kConvWorkspaceFloorBytes, 2 * largest));
+  const TensorId workspace = workspace_tensor(graph_, next_name("conv_transpose2d_workspace"), int64_t(library));
+  Node node{"conv_transpose2d", {x, w}, {y, workspace}, {{"output_padding", double(output_padding)}}, false};
+  if (bias != kNoTensor) node.inputs.push_back(converted(bias, DType::kFloat32));
+  store_conv2d_geometry(g, node.attributes);
+  node.attributes["matmul_flops"] = 2 * g.macs();
+  graph_.add_node(node);
+  return y;
+}
+
 TensorId GraphBuilder::mse_loss(TensorId x, double target) {
   x = in_compute_dtype(x);
   const TensorId loss = activation(next_name("loss"), {1}, DType::kFloat32);

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/conv2d.h"
+#include "src/cpu/conv_transpose2d.h"
 #include "src/cpu/instance_norm.h"
 #include "src/cpu/pixel_losses.h"
 #include "tests/support/gradient_check.h"
@@ -91,6 +93,55 @@ TEST(CpuInstanceNorm, BackwardMatchesFiniteDifferences) {
 TEST(CpuInstanceNorm, RefusesASinglePixel) {
   float x = 1, y = 0, m = 0, s = 0;
   EXPECT_THROW(cpu::instance_norm_forward(&x, &y, &m, &s, 1, 1, 1, 1e-5f), UsageError);
+}
+
+// ---------------------------------------------------------------- transposed convolution
+
+// The geometry of ConvTranspose2d(c_in, c_out, k, stride, pad, output_padding) over an h x w input, written as
+// the builder does: the conv from the output back to the input.
+Conv2dGeometry transposed(int64_t batch, int64_t h, int64_t w, int64_t c_in, int64_t c_out, int64_t k,
+                          int64_t stride, int64_t pad, int64_t output_padding) {
+  Conv2dGeometry g;
+  g.batch = batch, g.out_h = h, g.out_w = w, g.out_c = c_in, g.in_c = c_out;
+  g.kernel_h = g.kernel_w = k, g.stride_h = g.stride_w = stride;
+  g.pad_top = g.pad_bottom = g.pad_left = g.pad_right = pad;
+  g.in_h = (h - 1) * stride - 2 * pad + k + output_padding;
+  g.in_w = (w - 1) * stride - 2 * pad + k + output_padding;
+  return g;
+}
+
+// pix2pixHD's upsampling layer, ConvTranspose2d(k 3, stride 2, padding 1, output_padding 1), on x = [[1, 2], [3, 4]]
+// with kernel [[1, 2, 3], [4, 5, 6], [7, 8, 9]]. Without padding each x[h][w] adds x · kernel at rows 2h..2h+2,
+// cols 2w..2w+2 of a 5 x 5 map:
+//   [1, 2, 5, 4, 6], [4, 5, 14, 10, 12], [10, 14, 36, 24, 30], [12, 15, 34, 20, 24], [21, 24, 55, 32, 36];
+// padding 1 crops a row and a column on each side and output_padding 1 gives one back at the bottom / right:
+// rows and columns 1..4.
+TEST(CpuConvTranspose2d, ForwardMatchesHandComputedValues) {
+  const Conv2dGeometry g = transposed(1, 2, 2, 1, 1, 3, 2, 1, 1);
+  ASSERT_EQ(g.in_h, 4);
+  const std::vector<float> x{1, 2, 3, 4}, kernel{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<float> y = test::poisoned(16);
+  cpu::conv_transpose2d_forward(x.data(), kernel.data(), y.data(), g);
+  expect_values(y, {5, 14, 10, 12, 14, 36, 24, 30, 15, 34, 20, 24, 24, 55, 32, 36}, "y");
+}
+
+// The transposed convolution is the adjoint of the convolution in its input: <conv(u), v> = <u, convT(v)>, and
+// its values equal the conv's backward-data pass (computed there by another loop), for channels and a batch.
+TEST(CpuConvTranspose2d, IsTheAdjointOfTheConvolution) {
+  for (int64_t output_padding : {0, 1}) {
+    const Conv2dGeometry g = transposed(2, 3, 4, 5, 3, 3, 2, 1, output_padding);
+    const std::vector<float> v = test::random_normal(size_t(g.y_elements()), 7);  // convT input (conv output)
+    const std::vector<float> u = test::random_normal(size_t(g.x_elements()), 8);  // conv input
+    const std::vector<float> w = test::random_normal(size_t(g.w_elements()), 9);
+    std::vector<float> t = test::poisoned(u.size()), conv(v.size()), reference(u.size());
+    cpu::conv_transpose2d_forward(v.data(), w.data(), t.data(), g);
+    cpu::conv2d_forward(u.data(), w.data(), conv.data(), g);
+    cpu::conv2d_backward_data(v.data(), w.data(), reference.data(), g);
+    EXPECT_EQ(test::count_unwritten(t), 0u);
+    EXPECT_NEAR(test::project(conv, v), test::project(t, u), 1e-4 * std::fabs(test::project(t, u)));
+    const test::CloseComparison cmp = test::compare_close(t, as_double(reference), 1e-6, 1e-6);
+    EXPECT_TRUE(cmp.ok()) << cmp.description;
+  }
 }
 
 // ---------------------------------------------------------------- losses
