@@ -44,6 +44,9 @@ struct TensorInfo {
   bool unused_this_step = false;
   TensorId view_of = kNoTensor;      // a reshape: the same bytes as that tensor, placed with it, never copied
   bool frozen_weight = false;        // a kInput that is a model's weight (GraphBuilder::frozen_parameter)
+  // A kParameter's network in a model with one optimizer per network (pix2pixHD's G and D): the planner's
+  // gradient buckets never span two groups, so each network's gradients are reduced by buckets of their own.
+  std::string parameter_group;
   float initial_value = 0.0f;        // kState (fp32): every element's value when the executor is built
 
   int64_t elements() const;

@@ -76,6 +76,9 @@ class GraphBuilder {
 
   // Leaves of the graph.
   TensorId parameter(const std::string& name, std::vector<int64_t> shape);
+  // Every later parameter() belongs to `group` (TensorInfo::parameter_group): a GAN's generator and
+  // discriminator, whose gradients the reference reduces and steps separately. Default: the one unnamed group.
+  void set_parameter_group(const std::string& group) { parameter_group_ = group; }
   TensorId input(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32);
   // Weights that are used but never trained (pix2pixHD's VGG19 perceptual network): an fp32 kInput written by the
   // workload's synthesize() like data, no gradient, not in the optimizer or the all-reduce; counted apart by
@@ -187,6 +190,9 @@ class GraphBuilder {
   // forward (dx) and backward-filter (dw) passes (src/cpu/conv_transpose2d.h).
   TensorId conv_transpose2d(TensorId x, TensorId weight, TensorId bias, const Conv2dOptions& options,
                             int64_t output_padding);
+  // Reflection padding (torch.nn.ReflectionPad2d): x (N, H, W, C) -> (N, H + top + bottom, W + left + right, C),
+  // each pad < the extent it mirrors (src/cpu/reflection_pad.h).
+  TensorId reflection_pad2d(TensorId x, int64_t top, int64_t bottom, int64_t left, int64_t right);
   // LSGAN's loss (torch.nn.MSELoss against a constant target tensor): mean over every element of
   // (x - target)^2, a one-element fp32 loss (src/cpu/pixel_losses.h).
   TensorId mse_loss(TensorId x, double target);
@@ -282,6 +288,7 @@ class GraphBuilder {
   bool gradient_scaling_enabled_ = true;  // grad_multiply scales gradients (disable_gradient_scaling)
   uint64_t conv_workspace_limit_ = kDefaultConvWorkspaceLimitBytes;
   int64_t batchnorm_groups_ = 1;
+  std::string parameter_group_;
 };
 
 }  // namespace sb

@@ -37,6 +37,7 @@
 #include "src/cuda/pixel_losses.h"
 #include "src/cuda/pooling.h"
 #include "src/cuda/random_uniform.h"
+#include "src/cuda/reflection_pad.h"
 #include "src/cuda/san.h"
 #include "src/cuda/scale_rows.h"
 #include "src/cuda/select_column.h"
@@ -369,6 +370,15 @@ float gradient_weight(const Node& node) {
 cpu::ResizeGeometry resize_geometry(const Node& n) {
   return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
                              size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
+}
+
+cpu::ReflectionPadGeometry pad_geometry(const Node& n) {
+  cpu::ReflectionPadGeometry g;
+  g.batch = size_attr(n, "batch"), g.in_h = size_attr(n, "in_h"), g.in_w = size_attr(n, "in_w");
+  g.channels = size_attr(n, "channels");
+  g.top = size_attr(n, "top"), g.bottom = size_attr(n, "bottom");
+  g.left = size_attr(n, "left"), g.right = size_attr(n, "right");
+  return g;
 }
 
 cpu::YoloGeometry yolo_geometry(const Node& n) {
@@ -746,6 +756,11 @@ const std::map<std::string, Kernel>& kernels() {
                                      e.at<float>(n.inputs[3]), e.at<T>(n.outputs[0]), size_attr(n, "batch"),
                                      size_attr(n, "pixels"), size_attr(n, "channels"), e.u8(n.outputs[1]),
                                      e.stream()))},
+      {"reflection_pad2d", SB_TYPED(cuda::reflection_pad2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                   pad_geometry(n), e.stream()))},
+      {"reflection_pad2d_backward", SB_TYPED(cuda::reflection_pad2d_backward(e.at<T>(n.inputs[0]),
+                                                                             e.at<T>(n.outputs[0]), pad_geometry(n),
+                                                                             e.stream()))},
       // The mean losses: inputs in the compute dtype, the loss fp32 (dispatch on the input); the backward pass
       // starts here (its seed times the loss scale, if any).
       {"mse_loss",

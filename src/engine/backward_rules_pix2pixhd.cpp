@@ -59,6 +59,13 @@ std::vector<Contribution> conv_transpose2d_backward(BackwardContext& ctx, const 
   return result;
 }
 
+std::vector<Contribution> reflection_pad2d_backward(BackwardContext& ctx, const Node& node,
+                                                    const std::vector<TensorId>& dout) {
+  const TensorId dx = ctx.gradient_like(node.inputs[0]);
+  ctx.emit(Node{"reflection_pad2d_backward", {dout[0]}, {dx}, node.attributes, true});
+  return {{dx, true}};
+}
+
 // The losses start the backward pass (the unit gradient, or its weight in a sum of losses: the node's
 // "gradient_weight" attribute, which autodiff sets).
 std::vector<Contribution> mse_loss_backward(BackwardContext& ctx, const Node& node, const std::vector<TensorId>&) {
@@ -86,6 +93,7 @@ const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op) {
       {"discard_gradient", no_gradient},
       {"instance_norm", instance_norm_backward},
       {"conv_transpose2d", conv_transpose2d_backward},
+      {"reflection_pad2d", reflection_pad2d_backward},
       {"mse_loss", mse_loss_backward},
       {"l1_loss", l1_loss_backward},
   };

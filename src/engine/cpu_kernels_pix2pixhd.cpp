@@ -8,6 +8,7 @@
 #include "src/cpu/conv_transpose2d.h"
 #include "src/cpu/instance_norm.h"
 #include "src/cpu/pixel_losses.h"
+#include "src/cpu/reflection_pad.h"
 #include "src/engine/conv2d_geometry.h"
 
 namespace sb::detail {
@@ -20,6 +21,15 @@ float float_attr(const Node& node, const char* name) { return static_cast<float>
 float seed(const Node& node) {
   auto it = node.attributes.find("gradient_weight");
   return it == node.attributes.end() ? 1.0f : static_cast<float>(it->second);
+}
+
+cpu::ReflectionPadGeometry pad_geometry(const Node& n) {
+  cpu::ReflectionPadGeometry g;
+  g.batch = size_attr(n, "batch"), g.in_h = size_attr(n, "in_h"), g.in_w = size_attr(n, "in_w");
+  g.channels = size_attr(n, "channels");
+  g.top = size_attr(n, "top"), g.bottom = size_attr(n, "bottom");
+  g.left = size_attr(n, "left"), g.right = size_attr(n, "right");
+  return g;
 }
 
 void conv_transpose2d(CpuExecutor& e, const Node& n) {
@@ -47,6 +57,14 @@ const CpuKernel* find_pix2pixhd_cpu_kernel(const std::string& op) {
                                      size_attr(n, "channels"));
        }},
       {"conv_transpose2d", conv_transpose2d},
+      {"reflection_pad2d",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::reflection_pad2d_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), pad_geometry(n));
+       }},
+      {"reflection_pad2d_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::reflection_pad2d_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), pad_geometry(n));
+       }},
       {"mse_loss",
        [](CpuExecutor& e, const Node& n) {
          *e.f32(n.outputs[0]) = cpu::mse_loss_forward(e.f32(n.inputs[0]), size_attr(n, "n"), float_attr(n, "target"));

@@ -128,6 +128,23 @@ TensorId GraphBuilder::conv_transpose2d(TensorId x, TensorId weight, TensorId bi
   return y;
 }
 
+TensorId GraphBuilder::reflection_pad2d(TensorId x, int64_t top, int64_t bottom, int64_t left, int64_t right) {
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = graph_.tensor(x).shape;
+  if (xs.size() != 4) throw UsageError("reflection_pad2d: input must be (N, H, W, C), got " + shape_text(xs));
+  if (std::min({top, bottom, left, right}) < 0 || std::max(top, bottom) >= xs[1] || std::max(left, right) >= xs[2]) {
+    throw UsageError("reflection_pad2d: pads must be >= 0 and smaller than the extent they mirror, input " +
+                     shape_text(xs));
+  }
+  const TensorId y = activation(next_name("reflection_pad"), {xs[0], xs[1] + top + bottom, xs[2] + left + right, xs[3]});
+  graph_.add_node(Node{"reflection_pad2d", {x}, {y},
+                       {{"batch", double(xs[0])}, {"in_h", double(xs[1])}, {"in_w", double(xs[2])},
+                        {"channels", double(xs[3])}, {"top", double(top)}, {"bottom", double(bottom)},
+                        {"left", double(left)}, {"right", double(right)}},
+                       false});
+  return y;
+}
+
 TensorId GraphBuilder::mse_loss(TensorId x, double target) {
   x = in_compute_dtype(x);
   const TensorId loss = activation(next_name("loss"), {1}, DType::kFloat32);

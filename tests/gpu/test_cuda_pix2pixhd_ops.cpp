@@ -18,9 +18,11 @@
 #include "scalebench/workload.h"
 #include "src/cpu/instance_norm.h"
 #include "src/cpu/pixel_losses.h"
+#include "src/cpu/reflection_pad.h"
 #include "src/cuda/element.h"
 #include "src/cuda/instance_norm.h"
 #include "src/cuda/pixel_losses.h"
+#include "src/cuda/reflection_pad.h"
 #include "src/engine/instance_norm_workspace.h"
 #include "src/engine/pixel_loss_workspace.h"
 #include "tests/gpu/cnn_graph_check.h"
@@ -169,6 +171,41 @@ TEST(CudaInstanceNorm, Bf16AndFp16MatchTheCpu) {
   check_instance_norm<cuda::fp16>(kFp16Rtol, kFp16Atol);
 }
 
+// ---------------------------------------------------------------- reflection padding
+
+template <typename T>
+void check_reflection_pad(double rtol, double atol) {
+  cpu::ReflectionPadGeometry sizes[2];
+  sizes[0].batch = 2, sizes[0].in_h = 37, sizes[0].in_w = 70, sizes[0].channels = 36;  // the 7 x 7 convs' pad 3
+  sizes[0].top = sizes[0].bottom = sizes[0].left = sizes[0].right = 3;
+  sizes[1].batch = 1, sizes[1].in_h = 4, sizes[1].in_w = 3, sizes[1].channels = 5;  // pads up to the edge
+  sizes[1].top = 3, sizes[1].bottom = 1, sizes[1].left = 0, sizes[1].right = 2;
+  uint32_t seed = 200;
+  for (const cpu::ReflectionPadGeometry& g : sizes) {
+    const size_t in = size_t(g.batch * g.in_h * g.in_w * g.channels);
+    const size_t out = size_t(g.batch * g.out_h() * g.out_w() * g.channels);
+    const std::vector<float> x = representable<T>(test::random_normal(in, seed++));
+    const std::vector<float> dy = representable<T>(test::random_normal(out, seed++));
+    std::vector<float> y(out), dx(in);
+    cpu::reflection_pad2d_forward(x.data(), y.data(), g);
+    cpu::reflection_pad2d_backward(dy.data(), dx.data(), g);
+    DeviceValues<T> d_x(x), d_dy(dy), d_y(out), d_dx(in);
+    TestStream stream;
+    cuda::reflection_pad2d_forward(d_x.get(), d_y.get(), g, stream.get());
+    cuda::reflection_pad2d_backward(d_dy.get(), d_dx.get(), g, stream.get());
+    stream.sync();
+    EXPECT_EQ(d_y.download(), y) << "a copy";
+    expect_close(d_dx.download(), representable<T>(dx), atol, rtol, "dx");
+  }
+}
+
+TEST(CudaReflectionPad, MatchesTheCpuForEveryType) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  check_reflection_pad<float>(kPadFp32Rtol, kPadFp32Atol);
+  check_reflection_pad<cuda::bf16>(kBf16Rtol, kBf16Atol);
+  check_reflection_pad<cuda::fp16>(kFp16Rtol, kFp16Atol);
+}
+
 // ---------------------------------------------------------------- losses
 
 template <typename T>
@@ -208,6 +245,26 @@ TEST(CudaPixelLosses, MatchTheCpuForEveryType) {
 
 // ---------------------------------------------------------------- graphs through both executors
 
+// The generator's pieces: reflection pad 3 and a 7 x 7 conv, instance norm, ReLU, a stride-2 conv, instance
+// norm, a transposed conv back up with bias, instance norm, ReLU, reflection pad, conv, tanh; LSGAN's loss
+// plus an L1 term against a second branch.
+TensorId generator_graph(GraphBuilder& b) {
+  const TensorId x = b.parameter("x", {2, 12, 16, 5});
+  TensorId h = b.conv2d(b.reflection_pad2d(x, 3, 3, 3, 3), b.parameter("c1.weight", {8, 7, 7, 5}),
+                        b.parameter("c1.bias", {8}), Conv2dOptions{});
+  h = b.relu(b.instance_norm(h, 1e-5));
+  h = b.relu(b.instance_norm(b.conv2d(h, b.parameter("down.weight", {16, 3, 3, 8}), b.parameter("down.bias", {16}),
+                                      Conv2dOptions::with(2, 1)),
+                             1e-5));
+  h = b.relu(b.instance_norm(b.conv_transpose2d(h, b.parameter("up.weight", {16, 3, 3, 8}),
+                                                b.parameter("up.bias", {8}), Conv2dOptions::with(2, 1), 1),
+                             1e-5));
+  const TensorId y = b.tanh(b.conv2d(b.reflection_pad2d(h, 1, 1, 1, 1), b.parameter("c2.weight", {3, 3, 3, 8}),
+                                     b.parameter("c2.bias", {3}), Conv2dOptions{}));
+  const TensorId other = b.tanh(b.parameter("other", {2, 12, 16, 3}));
+  return b.add_losses(b.mse_loss(y, 1.0), b.l1_loss(y, other), 10.0);
+}
+
 // The two players' losses of a GAN step around a one-conv "discriminator" (stop_gradient on the fake image
 // and on D's weights; discard_gradient on a second copy of the weights).
 TensorId two_player_graph(GraphBuilder& b) {
@@ -220,6 +277,13 @@ TensorId two_player_graph(GraphBuilder& b) {
   const TensorId d_loss = b.mse_loss(d(b.stop_gradient(fake), d_weight), 0.0);
   const TensorId g_loss = b.mse_loss(d(fake, b.discard_gradient(b.in_compute_dtype(d_weight))), 1.0);
   return b.add_losses(d_loss, g_loss);
+}
+
+TEST(CudaPix2PixHDGraph, GeneratorPiecesMatchTheCpu) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  test::expect_gpu_matches_cpu(generator_graph, DType::kFloat32, kGraphFp32Tolerance);
+  test::expect_gpu_matches_cpu(generator_graph, DType::kBFloat16, kGraphBf16Tolerance);
 }
 
 TEST(CudaPix2PixHDGraph, TwoPlayerGradientsMatchTheCpu) {

@@ -13,6 +13,7 @@
 #include "src/cpu/conv_transpose2d.h"
 #include "src/cpu/instance_norm.h"
 #include "src/cpu/pixel_losses.h"
+#include "src/cpu/reflection_pad.h"
 #include "tests/support/gradient_check.h"
 #include "tests/support/random_data.h"
 #include "tests/support/tensor_compare.h"
@@ -142,6 +143,49 @@ TEST(CpuConvTranspose2d, IsTheAdjointOfTheConvolution) {
     const test::CloseComparison cmp = test::compare_close(t, as_double(reference), 1e-6, 1e-6);
     EXPECT_TRUE(cmp.ok()) << cmp.description;
   }
+}
+
+// ---------------------------------------------------------------- reflection padding
+
+// x = [[1, 2, 3], [4, 5, 6], [7, 8, 9]] padded top 1, bottom 2, left 2, right 1 (ReflectionPad2d((2, 1, 1, 2))):
+// padded rows read source rows 1, 0, 1, 2, 1, 0 and padded columns source columns 2, 1, 0, 1, 2, 1. Backward with
+// dy = 1: each pixel gets (times its row is read) x (times its column is read) = (2, 3, 1) x (1, 3, 2).
+TEST(CpuReflectionPad, ForwardAndBackwardMatchHandComputedValues) {
+  cpu::ReflectionPadGeometry g;
+  g.batch = 1, g.in_h = 3, g.in_w = 3, g.channels = 1, g.top = 1, g.bottom = 2, g.left = 2, g.right = 1;
+  const std::vector<float> x{1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<float> y = test::poisoned(36), dx = test::poisoned(9);
+  cpu::reflection_pad2d_forward(x.data(), y.data(), g);
+  expect_values(y, {6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5,
+                    9, 8, 7, 8, 9, 8, 6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2}, "y");
+  const std::vector<float> ones(36, 1.0f);
+  cpu::reflection_pad2d_backward(ones.data(), dx.data(), g);
+  expect_values(dx, {2, 6, 4, 3, 9, 6, 1, 3, 2}, "dx");
+}
+
+TEST(CpuReflectionPad, BackwardMatchesFiniteDifferences) {
+  cpu::ReflectionPadGeometry g;
+  g.batch = 2, g.in_h = 4, g.in_w = 5, g.channels = 3, g.top = 3, g.bottom = 1, g.left = 2, g.right = 4;
+  std::vector<float> x = test::random_normal(size_t(g.batch * g.in_h * g.in_w * g.channels), 10);
+  const std::vector<float> w = test::random_normal(size_t(g.batch * g.out_h() * g.out_w() * g.channels), 11);
+  std::vector<float> y(w.size()), dx = test::poisoned(x.size());
+  cpu::reflection_pad2d_backward(w.data(), dx.data(), g);
+  const test::GradientComparison cmp = test::compare_with_finite_differences(
+      x,
+      [&] {
+        cpu::reflection_pad2d_forward(x.data(), y.data(), g);
+        return test::project(y, w);
+      },
+      dx);
+  EXPECT_GT(cmp.analytic_norm, 0.0);
+  EXPECT_LE(cmp.relative_error, kGradientTolerance) << cmp.describe();
+}
+
+TEST(CpuReflectionPad, RefusesAPadAsWideAsTheImage) {
+  cpu::ReflectionPadGeometry g;
+  g.batch = 1, g.in_h = 3, g.in_w = 3, g.channels = 1, g.top = 3;
+  float x[9] = {}, y[54] = {};
+  EXPECT_THROW(cpu::reflection_pad2d_forward(x, y, g), UsageError);
 }
 
 // ---------------------------------------------------------------- losses

@@ -24,6 +24,42 @@ int count_ops(const Graph& graph, const std::string& op, bool backward) {
   return count;
 }
 
+TEST(EnginePix2PixHD, BuilderShapesAndChecks) {
+  Graph graph;
+  GraphBuilder b(graph);
+  const TensorId x = b.input("x", {2, 8, 16, 4});
+  EXPECT_EQ(graph.tensor(b.reflection_pad2d(x, 3, 3, 3, 3)).shape, (std::vector<int64_t>{2, 14, 22, 4}));
+  EXPECT_THROW(b.reflection_pad2d(x, 8, 0, 0, 0), UsageError);  // as wide as the image
+  EXPECT_THROW(b.reflection_pad2d(x, -1, 0, 0, 0), UsageError);
+  const std::vector<int64_t> x_shape = graph.tensor(x).shape;  // (tensor references move as the graph grows)
+  EXPECT_EQ(graph.tensor(b.instance_norm(x, 1e-5)).shape, x_shape);
+  EXPECT_THROW(b.instance_norm(b.input("one_pixel", {2, 1, 1, 4}), 1e-5), UsageError);
+  EXPECT_THROW(b.instance_norm(x, 0.0), UsageError);
+  // pix2pixHD's ConvTranspose2d(4, 3, k 3, stride 2, padding 1, output_padding 1): 8 x 16 -> 16 x 32.
+  const TensorId w = b.parameter("w", {4, 3, 3, 3});
+  const TensorId up = b.conv_transpose2d(x, w, b.parameter("bias", {3}), Conv2dOptions::with(2, 1), 1);
+  EXPECT_EQ(graph.tensor(up).shape, (std::vector<int64_t>{2, 16, 32, 3}));
+  EXPECT_EQ(graph.nodes().back().attributes.at("matmul_flops"), 2.0 * 2 * 8 * 16 * 4 * 9 * 3);  // input x C_out x k²
+  EXPECT_EQ(graph.tensor(b.conv_transpose2d(x, w, kNoTensor, Conv2dOptions::with(2, 1), 0)).shape,
+            (std::vector<int64_t>{2, 15, 31, 3}));
+  EXPECT_THROW(b.conv_transpose2d(x, w, kNoTensor, Conv2dOptions::with(2, 1), 2), UsageError);  // >= stride
+  EXPECT_THROW(b.conv_transpose2d(x, b.parameter("w_wrong", {3, 3, 3, 4}), kNoTensor, Conv2dOptions::with(2, 1), 1),
+               UsageError);
+  Conv2dOptions asymmetric = Conv2dOptions::with(2, 1);
+  asymmetric.pad_bottom = 0;
+  EXPECT_THROW(b.conv_transpose2d(x, w, kNoTensor, asymmetric, 1), UsageError);
+  EXPECT_THROW(b.l1_loss(x, b.input("other", {2, 8, 16, 3})), UsageError);
+  const TensorId sg = b.stop_gradient(x);
+  EXPECT_EQ(graph.tensor(sg).view_of, x) << "the forward pass is a view";
+  const TensorId frozen = b.frozen_parameter("vgg.weight", {8, 3, 3, 4});
+  EXPECT_EQ(graph.tensor(frozen).role, TensorRole::kInput);
+  EXPECT_EQ(graph.frozen_parameter_count(), 8 * 3 * 3 * 4);
+  EXPECT_EQ(graph.parameter_count(), 4 * 3 * 3 * 3 + 3 + 3 * 3 * 3 * 4);
+  b.disable_gradient_scaling();
+  EXPECT_EQ(b.stop_gradient(x), x);
+  EXPECT_EQ(b.discard_gradient(x), x);
+}
+
 TEST(EnginePix2PixHD, InstanceNormNodeGivesTheKernelsResult) {
   test::OpGraph t;
   const TensorId x = t.parameter("x", {2, 3, 4, 5}, 2.0f, 1.0f);
@@ -33,6 +69,29 @@ TEST(EnginePix2PixHD, InstanceNormNodeGivesTheKernelsResult) {
   std::vector<float> want(2 * 3 * 4 * 5), mean(10), invstd(10);
   cpu::instance_norm_forward(t.values(x).data(), want.data(), mean.data(), invstd.data(), 2, 12, 5, 1e-5f);
   EXPECT_EQ(t.read(y), want);
+}
+
+// pix2pixHD's generator pieces at toy size: reflection pad 1 and a 3 x 3 conv with bias, instance norm, tanh
+// (smooth where pix2pixHD has ReLU: the loss is a mean over 320 elements, so its gradients are small next to the
+// fp32 loss's rounding at h = 1e-3 and the smooth step 1e-2 is used), a stride-2 transposed conv with bias,
+// tanh; the loss is LSGAN's squared error against 1 plus 0.7 times an
+// L1 distance to a second trained tensor (both operands get gradients: weighted loss seeds). That tensor lies
+// around 3, away from tanh's range, so no |y - other| is within a finite-difference step of its kink.
+TEST(EnginePix2PixHD, GeneratorPiecesGradientsMatchFiniteDifferences) {
+  test::OpGraph t;
+  GraphBuilder& b = t.b;
+  const TensorId x = t.parameter("x", {2, 4, 5, 3});
+  TensorId h = b.conv2d(b.reflection_pad2d(x, 1, 1, 1, 1), t.parameter("conv.weight", {4, 3, 3, 3}, 0.5f),
+                        t.parameter("conv.bias", {4}), Conv2dOptions{});
+  h = b.tanh(b.instance_norm(h, 1e-5));
+  const TensorId y = b.tanh(b.conv_transpose2d(h, t.parameter("up.weight", {4, 3, 3, 2}, 0.5f),
+                                               t.parameter("up.bias", {2}), Conv2dOptions::with(2, 1), 1));
+  ASSERT_EQ(t.graph.tensor(y).shape, (std::vector<int64_t>{2, 8, 10, 2}));
+  const TensorId other = t.parameter("other", {2, 8, 10, 2}, 0.3f, 3.0f);
+  t.finish_with_loss(b.add_losses(b.mse_loss(y, 1.0), b.l1_loss(y, other), 0.7));
+  // The conv bias before an instance norm cancels: its gradient is 0 in exact arithmetic.
+  t.expect_gradients_match(test::kOpGraphGradientTolerance, test::kOpGraphSmoothStep,
+                           {t.graph.find_tensor("conv.bias")});
 }
 
 // The loss L = mse(D(stop_gradient(G(z))), 0) + mse(D'(G(z)), 1) where D' reads D's weights through
