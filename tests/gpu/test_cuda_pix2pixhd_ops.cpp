@@ -4,7 +4,8 @@
 // (src/cuda/pixel_losses.h), for float, bf16 and fp16, outputs poisoned (NaN) first and written everywhere, the
 // elements around them not at all. Then small graphs through both executors: the generator's pieces (reflection
 // pad, conv, instance norm, ReLU, transposed conv with bias, tanh, both losses) and stop_gradient around a
-// discriminator, fp32 and bf16; and the tiny pix2pixhd workload in fp32. Skips without a GPU.
+// discriminator, fp32 and bf16. (The tiny pix2pixhd workload runs on both devices, fp32, bf16 and fp16, in
+// tests/gpu/test_cuda_engine.cpp with every registered workload.) Skips without a GPU.
 // Run: gpu_tests --gtest_filter='CudaInstanceNorm*:CudaReflectionPad*:CudaPixelLosses*:CudaPix2PixHD*'.
 #include <gtest/gtest.h>
 
