@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """PyTorch counterpart of scalebench's transformer_big and bert_base workloads (same layers, shapes, tied
 embeddings, losses, synthetic-data distributions and AdamW settings as workloads/*.cpp), of conv_seq2seq
-(scripts/pytorch_convs2s_model.py: fairseq's fconv layers) and of its convolutional ones
+(scripts/pytorch_convs2s_model.py: fairseq's fconv layers), of pix2pixhd (scripts/pytorch_pix2pixhd_model.py:
+pix2pixHD's generator, discriminators, frozen VGG and two-optimizer step) and of its convolutional ones
 (scripts/pytorch_cnn_models.py: torchvision, timm, SGD momentum, channels_last), trained on one device
 so a GPU job can report it beside `scalebench run`; with --ddp, one process per GPU times the same step alone
 and under DistributedDataParallel for the data-parallel scaling efficiency. Prints one JSON line on stdout (rank 0
@@ -21,6 +22,7 @@ import time
 
 import pytorch_cnn_models as cnn
 import pytorch_convs2s_model as convs2s
+import pytorch_pix2pixhd_model as p2p
 
 # Full and tiny shapes of workloads/transformer_big.cpp and workloads/bert_base.cpp (shape_for).
 TRANSFORMER_SHAPES = {"full": dict(vocab=32768, model=1024, heads=16, ffn=4096, layers=6, time=32),
@@ -33,6 +35,7 @@ BERT_SHAPES = {"full": dict(vocab=30522, model=768, heads=12, ffn=3072, layers=1
 WORKLOADS = {"transformer_big": dict(unit="tokens", batch=500, parameters=209_911_808),
              "bert_base": dict(unit="sequences", batch=128, parameters=110_106_428),
              "conv_seq2seq": dict(unit="tokens", batch=500, parameters=convs2s.PARAMETERS),
+             "pix2pixhd": dict(unit="pairs", batch=2, parameters=p2p.PARAMETERS),
              **{name: dict(unit=w["unit"], batch=w["batch"], parameters=w["parameters"])
                 for name, w in cnn.CNN_WORKLOADS.items()}}
 PAD, EOS, FIRST_WORD = 1, 2, 4  # fairseq's dictionary: bos, pad, eos, unk first
@@ -387,6 +390,14 @@ def describe(a, torch):
         return dict(info=info, s=s, build=lambda: model_class(s), expected=expected,
                     units_per_step=convs2s.units_per_step(s, a.batch, a.scale),
                     flops=convs2s.train_matmul_flops(s, a.batch))
+    if a.workload == "pix2pixhd":  # scripts/pytorch_pix2pixhd_model.py
+        s = p2p.SHAPES[a.scale]
+        expected = p2p.expected_parameters(s)
+        if a.scale == "full" and expected != info["parameters"]:
+            raise AssertionError(f"pix2pixhd: analytic count {expected} != scalebench's {info['parameters']}")
+        model_class = p2p.build_model_class(torch)
+        return dict(info=info, s=s, build=lambda: model_class(s), expected=expected, units_per_step=float(a.batch),
+                    flops=p2p.train_matmul_flops(s, a.batch))
     TransformerBig, BertForPreTraining = build_modules(torch)
     s = (TRANSFORMER_SHAPES if a.workload == "transformer_big" else BERT_SHAPES)[a.scale]
     model_class = TransformerBig if a.workload == "transformer_big" else BertForPreTraining
@@ -410,7 +421,9 @@ def build_model(torch, a, w, device):
     if a.workload in cnn.CNN_WORKLOADS:
         model = model.to(device, memory_format=torch.channels_last)
     else:
-        initialise(torch, model, a.seed + 1000)
+        initialise(torch, model, a.seed + 1000)  # pix2pixHD's weights_init: conv weights N(0, 0.02) too
+        if a.workload == "pix2pixhd":
+            model = model.to(memory_format=torch.channels_last)
     check_parameters(a.workload, sum(p.numel() for p in model.parameters()), w["expected"])
     return model
 
@@ -423,20 +436,32 @@ def synthesize(torch, a, w, seed, device):
         data, target_tokens = synthesize_transformer(torch, w["s"], a.batch, seed)
     elif a.workload == "conv_seq2seq":
         data, target_tokens = convs2s.synthesize(torch, w["s"], a.batch, seed)
+    elif a.workload == "pix2pixhd":
+        return p2p.synthesize(torch, w["s"], a.batch, seed, device), None
     else:
         data, target_tokens = synthesize_bert(torch, w["s"], a.batch, seed), None
     return {k: v.to(device) for k, v in data.items()}, target_tokens
 
 
-def make_optimizer(torch, a, parameters, cuda):
+def make_optimizer(torch, a, model, cuda):
+    """The reference's optimizer over the model's parameters; for pix2pixhd the pair (optimizer_G, optimizer_D)."""
+    if a.workload == "pix2pixhd":
+        return p2p.make_optimizers(torch, model, cuda)
     if a.workload in cnn.CNN_WORKLOADS:
-        return cnn.make_optimizer(torch, a.workload, parameters, a.lr, cuda)
-    return torch.optim.AdamW(parameters, lr=a.lr, fused=cuda, **ADAMW)
+        return cnn.make_optimizer(torch, a.workload, model.parameters(), a.lr, cuda)
+    return torch.optim.AdamW(model.parameters(), lr=a.lr, fused=cuda, **ADAMW)
+
+
+def zero_grad(optimizer):
+    for o in optimizer if isinstance(optimizer, tuple) else (optimizer,):
+        o.zero_grad(set_to_none=True)
 
 
 def make_step(torch, a, forward, optimizer, data, device):
     """One training step of `forward` (the model, its DDP wrapper, or either compiled); returns the loss."""
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.precision == "bf16")
+    if a.workload == "pix2pixhd":
+        return p2p.make_step(forward, optimizer, data, autocast)
 
     def step():
         optimizer.zero_grad(set_to_none=True)
@@ -511,7 +536,7 @@ def run(a, torch):
     data, target_tokens = synthesize(torch, a, w, a.seed, device)
     if target_tokens is not None:
         result["target_tokens_per_step"] = target_tokens  # the real (non-padding) count, for reference
-    optimizer = make_optimizer(torch, a, model.parameters(), cuda)
+    optimizer = make_optimizer(torch, a, model, cuda)
     forward = torch.compile(model) if a.compile else model
     model.train()
 
@@ -529,6 +554,8 @@ def run(a, torch):
         train_flops_per_step=flops,
         flops_formula=("3 x shared/WORKLOADS.md's measured forward multiply-adds per image, 2 FLOPs each"
                        if a.workload in cnn.CNN_WORKLOADS else
+                       "the convolutions' forward, input-gradient and weight-gradient passes the step computes, "
+                       "2 per multiply-add; the same count as `scalebench list`" if a.workload == "pix2pixhd" else
                        "analytic matmul FLOPs, 3 x forward GEMMs (projections, QK^T, PV, vocabulary) on padded "
                        "shapes, 2 per multiply-add; the same count as `scalebench list`"),
         tflops_per_s=flops / (median / 1e3) / 1e12, mfu=flops / (median / 1e3) / (PEAK_TFLOPS * 1e12),
@@ -554,7 +581,7 @@ def run_max_batch(a, torch):
     cuda, device = True, torch.device("cuda")
     torch.manual_seed(a.seed)
     model = build_model(torch, a, w, device)
-    optimizer = make_optimizer(torch, a, model.parameters(), cuda)
+    optimizer = make_optimizer(torch, a, model, cuda)
     model.train()
     attempts, trained, failed, batch = [], 0, None, a.batch
 
@@ -574,7 +601,7 @@ def run_max_batch(a, torch):
             return False, str(error).splitlines()[0]
         finally:
             del data
-            optimizer.zero_grad(set_to_none=True)
+            zero_grad(optimizer)
             gc.collect()
             torch.cuda.empty_cache()
 
@@ -633,7 +660,7 @@ def run_ddp(a, torch):
         torch.manual_seed(a.seed + rank)  # dropout masks: the same stream in both phases
         model = build_model(torch, a, w, device)
         trained = wrap(model)
-        optimizer = make_optimizer(torch, a, trained.parameters(), cuda)
+        optimizer = make_optimizer(torch, a, trained, cuda)
         forward = torch.compile(trained) if a.compile else trained
         trained.train()
         torch.cuda.synchronize()
@@ -655,9 +682,17 @@ def run_ddp(a, torch):
     # broadcast_buffers=False: the one buffer (transformer_big's sinusoid table) is a constant, identical on
     # every rank, so DDP's default per-forward broadcast would time a collective scalebench does not do
     # (fairseq's DDP wrapper turns it off too). DDP still broadcasts rank 0's parameters once, here.
-    dp_losses, dp_ms, dp_peak, dp_checksum = phase("dp: DistributedDataParallel", lambda model: (
-        torch.nn.parallel.DistributedDataParallel(model, device_ids=[a.local_rank], bucket_cap_mb=a.bucket_mb,
-                                                  gradient_as_bucket_view=True, broadcast_buffers=False)))
+    ddp = lambda module: torch.nn.parallel.DistributedDataParallel(
+        module, device_ids=[a.local_rank], bucket_cap_mb=a.bucket_mb, gradient_as_bucket_view=True,
+        broadcast_buffers=False)
+
+    def wrap_for_dp(model):
+        if a.workload != "pix2pixhd":
+            return ddp(model)
+        # Two networks, two optimizers, two reductions: G and D each under DDP (the frozen VGG needs none).
+        model.netG, model.netD = ddp(model.netG), ddp(model.netD)
+        return model
+    dp_losses, dp_ms, dp_peak, dp_checksum = phase("dp: DistributedDataParallel", wrap_for_dp)
 
     mine = dict(solo_ms=solo_ms, dp_ms=dp_ms, solo_peak=solo_peak, dp_peak=dp_peak, dp_checksum=dp_checksum)
     ranks = [None] * a.world_size

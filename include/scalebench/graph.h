@@ -43,6 +43,10 @@ struct TensorInfo {
   // gradient instead of refusing it. Set by GraphBuilder::declare_unused_parameter.
   bool unused_this_step = false;
   TensorId view_of = kNoTensor;      // a reshape: the same bytes as that tensor, placed with it, never copied
+  bool frozen_weight = false;        // a kInput that is a model's weight (GraphBuilder::frozen_parameter)
+  // A kParameter's network in a model with one optimizer per network (pix2pixHD's G and D): the planner's
+  // gradient buckets never span two groups, so each network's gradients are reduced by buckets of their own.
+  std::string parameter_group;
   float initial_value = 0.0f;        // kState (fp32): every element's value when the executor is built
 
   int64_t elements() const;
@@ -75,6 +79,7 @@ class Graph {
   std::vector<TensorId> tensors_with_role(TensorRole role) const;
   TensorId find_tensor(const std::string& name) const;  // throws UsageError when there is none
   int64_t parameter_count() const;  // elements of every kParameter tensor
+  int64_t frozen_parameter_count() const;  // elements of every frozen weight (inputs marked frozen_weight)
 
  private:
   std::vector<TensorInfo> tensors_;
@@ -83,7 +88,8 @@ class Graph {
 
 // Where a node's time goes, for step-time breakdowns: "gemm" (dense layers, forward and backward),
 // "attention" (batched score/context products and the masked softmax), "normalization" (LayerNorm), "loss",
-// "casts" (precision casts), "convolution" (conv2d passes; BatchNorm counts as normalization), or "elementwise"
+// "casts" (precision casts), "convolution" (conv2d and transposed-conv passes; BatchNorm and instance norm count
+// as normalization), or "elementwise"
 // (bias, activations, dropout, residuals, layout, embeddings).
 const char* op_category(const Node& node);
 

@@ -76,7 +76,14 @@ class GraphBuilder {
 
   // Leaves of the graph.
   TensorId parameter(const std::string& name, std::vector<int64_t> shape);
+  // Every later parameter() belongs to `group` (TensorInfo::parameter_group): a GAN's generator and
+  // discriminator, whose gradients the reference reduces and steps separately. Default: the one unnamed group.
+  void set_parameter_group(const std::string& group) { parameter_group_ = group; }
   TensorId input(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32);
+  // Weights that are used but never trained (pix2pixHD's VGG19 perceptual network): an fp32 kInput written by the
+  // workload's synthesize() like data, no gradient, not in the optimizer or the all-reduce; counted apart by
+  // Graph::frozen_parameter_count.
+  TensorId frozen_parameter(const std::string& name, std::vector<int64_t> shape);
   // The loss of this graph does not depend on `parameter` (a multi-task model builds one task's head per
   // graph; the other heads are still trained, so they stay). Its gradient is zero-filled by one node at the
   // start of the backward pass, where PyTorch DDP's find_unused_parameters marks such parameters ready.
@@ -154,9 +161,44 @@ class GraphBuilder {
   // (rows, cols)); the factors are data (a kInput: no gradient), e.g. 0/1 masks of padded positions or per-
   // sentence length scalings (src/cpu/scale_rows.h).
   TensorId scale_rows(TensorId x, TensorId factors);
-  // Every later grad_multiply is the identity in the backward pass as well: a finite-difference check of a
-  // whole model compares against the loss's true gradient, which GradMultiply deliberately is not.
+  // Every later grad_multiply, stop_gradient and discard_gradient is the identity in the backward pass as
+  // well: a finite-difference check of a whole model compares against the loss's true gradient, which
+  // GradMultiply (a factor) and a stopped gradient (a factor of 0) deliberately are not.
   void disable_gradient_scaling() { gradient_scaling_enabled_ = false; }
+
+  // The GAN ops (pix2pixHD, shared with StyleGAN), implemented in src/engine/graph_builder_pix2pixhd.cpp.
+  // The value of x with no gradient through it (PyTorch's .detach()): a view, nothing runs. Nothing upstream
+  // of it computes a gradient on its account, and the tensors computed from it need none unless another input
+  // does (autodiff's requires-gradient rule), so D(label, G(z).detach()) computes no gradient for its input.
+  // On a parameter (or its compute-dtype cast) it passes a network whose weights must not receive this loss's
+  // gradient, and their weight gradient of this use is not computed.
+  TensorId stop_gradient(TensorId x);
+  // Like stop_gradient, but the gradient reaching the output is still computed, then dropped: what PyTorch
+  // does for pix2pixHD's loss_G.backward() through D, whose parameters require gradients that
+  // optimizer_D.zero_grad() then discards (shared/WORKLOADS.md §4 counts that weight-gradient pass).
+  TensorId discard_gradient(TensorId x);
+  // Instance normalisation without affine parameters (torch.nn.InstanceNorm2d's default): x (N, H, W, C)
+  // normalised per (sample, channel) over H·W with the biased variance, y = (x - mean) / sqrt(var + epsilon).
+  // The mean and 1 / sqrt(var + epsilon) are kept (fp32, (N, C)) for the backward pass (src/cpu/instance_norm.h).
+  TensorId instance_norm(TensorId x, double epsilon);
+  // Transposed convolution (torch.nn.ConvTranspose2d, groups 1, no dilation): x (N, H, W, C_in) -> y (N, Ho, Wo,
+  // C_out), Ho = (H - 1) stride - pad_top - pad_bottom + kernel + output_padding (padding symmetric, as
+  // PyTorch's; `same` not accepted). weight (C_in, R, S, C_out): PyTorch's (C_in, C_out, R, S) in the engine's
+  // NHWC filter order, i.e. the (K, R, S, C) weight of the conv y -> x whose adjoint this is; bias (C_out) fp32.
+  // 0 <= output_padding < stride: the extra bottom rows / right columns no input reaches except through the
+  // kernel's overhang. The forward pass is that conv's backward-data pass, its backward passes are the conv's
+  // forward (dx) and backward-filter (dw) passes (src/cpu/conv_transpose2d.h).
+  TensorId conv_transpose2d(TensorId x, TensorId weight, TensorId bias, const Conv2dOptions& options,
+                            int64_t output_padding);
+  // Reflection padding (torch.nn.ReflectionPad2d): x (N, H, W, C) -> (N, H + top + bottom, W + left + right, C),
+  // each pad < the extent it mirrors (src/cpu/reflection_pad.h).
+  TensorId reflection_pad2d(TensorId x, int64_t top, int64_t bottom, int64_t left, int64_t right);
+  // LSGAN's loss (torch.nn.MSELoss against a constant target tensor): mean over every element of
+  // (x - target)^2, a one-element fp32 loss (src/cpu/pixel_losses.h).
+  TensorId mse_loss(TensorId x, double target);
+  // Mean absolute difference (torch.nn.L1Loss): mean over every element of |a - b|, a and b of one shape; a
+  // one-element fp32 loss. The gradient is sign(a - b) / n (0 where a = b, as torch.sign).
+  TensorId l1_loss(TensorId a, TensorId b);
 
   // The largest workspace a conv pass is offered (default kDefaultConvWorkspaceLimitBytes); applies to the
   // conv2d calls after it and to their backward passes.
@@ -246,6 +288,7 @@ class GraphBuilder {
   bool gradient_scaling_enabled_ = true;  // grad_multiply scales gradients (disable_gradient_scaling)
   uint64_t conv_workspace_limit_ = kDefaultConvWorkspaceLimitBytes;
   int64_t batchnorm_groups_ = 1;
+  std::string parameter_group_;
 };
 
 }  // namespace sb

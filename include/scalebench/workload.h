@@ -29,6 +29,9 @@ struct WorkloadInfo {
   // sample and channel (deeplabv3's image pooling; PyTorch refuses batch 1 there too). Max-batch searches
   // start here and plan_replica refuses less.
   int64_t min_batch = 1;
+  // Weights used but never trained (pix2pixHD's VGG19 perceptual network), full scale; not in full_parameters.
+  // shared/WORKLOADS.md lists them apart; `list` reports them beside the trainable count.
+  int64_t frozen_parameters = 0;
 };
 
 struct BuiltWorkload {

@@ -114,6 +114,17 @@ OptimizerSettings reference_optimizer(const std::string& workload) {
     s.max_grad_norm = 0.1f;
     return s;
   }
+  if (workload == "pix2pixhd") {
+    // §4 NVIDIA/pix2pixHD options/train_options.py: --lr 0.0002 --beta1 0.5; models/pix2pixHD_model.py builds
+    // optimizer_G and optimizer_D as torch.optim.Adam(params, lr, betas=(beta1, 0.999)) (eps 1e-8, no weight
+    // decay). Adam is elementwise, so one Adam over G's and D's flat buffers with these settings is their two
+    // optimizers' arithmetic exactly (the step count is the same for both). Not modelled: the linear decay
+    // after niter (100 epochs) and niter_fix_global (only the local enhancer trained for the first epochs).
+    OptimizerSettings s = default_optimizer(OptimizerKind::kAdam);
+    s.learning_rate = 2e-4f;
+    s.beta1 = 0.5f;
+    return s;
+  }
   if (workload == "deeplabv3") {
     // §2 tensorflow/models research/deeplab/train.py: tf.train.MomentumOptimizer(momentum 0.9), "Use 0.007
     // when training on PASCAL augmented training set" (base_learning_rate), "Use 0.0001 for ResNet model

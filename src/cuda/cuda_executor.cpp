@@ -29,12 +29,15 @@
 #include "src/cuda/embedding.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/glu.h"
+#include "src/cuda/instance_norm.h"
 #include "src/cuda/layernorm.h"
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
 #include "src/cuda/optimizer.h"
+#include "src/cuda/pixel_losses.h"
 #include "src/cuda/pooling.h"
 #include "src/cuda/random_uniform.h"
+#include "src/cuda/reflection_pad.h"
 #include "src/cuda/san.h"
 #include "src/cuda/scale_rows.h"
 #include "src/cuda/select_column.h"
@@ -291,7 +294,8 @@ class CudaExecutor final : public Executor {
     static const std::map<std::string, cuda::ConvPass> passes = {
         {"conv2d", cuda::ConvPass::kForward},
         {"conv2d_backward_data", cuda::ConvPass::kBackwardData},
-        {"conv2d_backward_filter", cuda::ConvPass::kBackwardFilter}};
+        {"conv2d_backward_filter", cuda::ConvPass::kBackwardFilter},
+        {"conv_transpose2d", cuda::ConvPass::kBackwardData}};  // the adjoint of the conv its geometry describes
     for (const Node& node : graph_.nodes()) {
       auto pass = passes.find(node.op);
       if (pass == passes.end()) continue;
@@ -367,6 +371,15 @@ float gradient_weight(const Node& node) {
 cpu::ResizeGeometry resize_geometry(const Node& n) {
   return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
                              size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
+}
+
+cpu::ReflectionPadGeometry pad_geometry(const Node& n) {
+  cpu::ReflectionPadGeometry g;
+  g.batch = size_attr(n, "batch"), g.in_h = size_attr(n, "in_h"), g.in_w = size_attr(n, "in_w");
+  g.channels = size_attr(n, "channels");
+  g.top = size_attr(n, "top"), g.bottom = size_attr(n, "bottom");
+  g.left = size_attr(n, "left"), g.right = size_attr(n, "right");
+  return g;
 }
 
 cpu::YoloGeometry yolo_geometry(const Node& n) {
@@ -722,6 +735,60 @@ const std::map<std::string, Kernel>& kernels() {
       {"conv2d_backward_filter", SB_TYPED(e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
                                                                e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
                                                                e.stream()))},
+      // The GAN ops added for pix2pixHD (graph_builder_pix2pixhd.cpp). stop_gradient and discard_gradient are
+      // views; the transposed convolution is cuDNN's backward-data pass of the conv its geometry describes (its
+      // backward nodes are that conv's forward and backward-filter passes), its fp32 bias added after it.
+      {"stop_gradient", [](CudaExecutor&, const Node&) {}},
+      {"discard_gradient", [](CudaExecutor&, const Node&) {}},
+      {"conv_transpose2d", SB_TYPED({
+         e.conv_runner(n).run(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]), e.u8(n.outputs[1]),
+                              e.stream());
+         if (n.inputs.size() > 2) {
+           cuda::bias_add_forward(e.at<T>(n.outputs[0]), e.at<float>(n.inputs[2]),
+                                  size_attr(n, "batch") * size_attr(n, "in_h") * size_attr(n, "in_w"),
+                                  size_attr(n, "in_c"), e.stream());
+         }
+       })},
+      {"instance_norm", SB_TYPED(cuda::instance_norm_forward(
+                            e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), e.at<float>(n.outputs[1]),
+                            e.at<float>(n.outputs[2]), size_attr(n, "batch"), size_attr(n, "pixels"),
+                            size_attr(n, "channels"), float_attr(n, "epsilon"), e.u8(n.outputs[3]), e.stream()))},
+      {"instance_norm_backward", SB_TYPED(cuda::instance_norm_backward(
+                                     e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                     e.at<float>(n.inputs[3]), e.at<T>(n.outputs[0]), size_attr(n, "batch"),
+                                     size_attr(n, "pixels"), size_attr(n, "channels"), e.u8(n.outputs[1]),
+                                     e.stream()))},
+      {"reflection_pad2d", SB_TYPED(cuda::reflection_pad2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                   pad_geometry(n), e.stream()))},
+      {"reflection_pad2d_backward", SB_TYPED(cuda::reflection_pad2d_backward(e.at<T>(n.inputs[0]),
+                                                                             e.at<T>(n.outputs[0]), pad_geometry(n),
+                                                                             e.stream()))},
+      // The mean losses: inputs in the compute dtype, the loss fp32 (dispatch on the input); the backward pass
+      // starts here (its seed times the loss scale, if any).
+      {"mse_loss",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::mse_loss_forward(e.at<T>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                  float_attr(n, "target"), e.u8(n.outputs[1]), e.stream());
+         });
+       }},
+      {"mse_loss_backward", SB_TYPED(cuda::mse_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                             size_attr(n, "n"), float_attr(n, "target"),
+                                                             gradient_weight(n), e.stream(),
+                                                             e.loss_gradient_scale()))},
+      {"l1_loss",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::l1_loss_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                 size_attr(n, "n"), e.u8(n.outputs[1]), e.stream());
+         });
+       }},
+      {"l1_loss_backward", SB_TYPED(cuda::l1_loss_backward(
+                               e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                               n.outputs.size() > 1 ? e.at<T>(n.outputs[1]) : nullptr, size_attr(n, "n"),
+                               gradient_weight(n), e.stream(), e.loss_gradient_scale()))},
       {"leaky_relu", SB_TYPED(cuda::leaky_relu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
                                                        float_attr(n, "slope"), e.stream()))},
       {"leaky_relu_backward", SB_TYPED(cuda::leaky_relu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),

@@ -23,13 +23,15 @@ class Differentiator {
     contributions_.resize(tensors);
     uses_.assign(tensors, 0);
     relevant_.assign(tensors, false);
+    mark_requiring_gradient();
   }
 
   std::map<TensorId, TensorId> run() {
     const int loss_node = find_producer(loss_);
     if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
       throw UsageError(
-          "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, add_losses)");
+          "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, mse_loss, l1_loss, "
+          "add_losses)");
     }
     mark_relevant(loss_node);
     zero_fill_unused_parameters();
@@ -85,13 +87,31 @@ class Differentiator {
 
   static bool is_loss_op(const Node& node) {
     return node.op == "softmax_cross_entropy" || node.op == "span_loss" || node.op == "yolo_loss" ||
+           node.op == "mse_loss" || node.op == "l1_loss" ||
            (node.op == "add" && node.attributes.count("loss_sum") != 0);
   }
 
   bool needs_gradient(TensorId id) const {
     const TensorInfo& info = graph_.tensor(id);
     return static_cast<size_t>(id) < relevant_.size() && relevant_[static_cast<size_t>(id)] &&
-           info.role != TensorRole::kInput && info.role != TensorRole::kState && differentiable(info);
+           requires_gradient_[static_cast<size_t>(id)] && info.role != TensorRole::kInput &&
+           info.role != TensorRole::kState && differentiable(info);
+  }
+
+  // PyTorch's requires_grad: parameters, and whatever a forward node computes from a tensor that requires one,
+  // except through stop_gradient (.detach()). A tensor computed from data and frozen weights alone (the VGG
+  // pass over the real image, a concat of two inputs) needs no gradient even where the loss depends on it, so
+  // no backward node computes one for it.
+  void mark_requiring_gradient() {
+    requires_gradient_.assign(graph_.tensors().size(), false);
+    for (TensorId p : graph_.tensors_with_role(TensorRole::kParameter)) requires_gradient_[static_cast<size_t>(p)] = true;
+    for (const Node& node : forward_) {
+      if (node.op == "stop_gradient") continue;
+      bool any = false;
+      for (TensorId in : node.inputs) any = any || requires_gradient_[static_cast<size_t>(in)];
+      if (!any) continue;
+      for (TensorId out : node.outputs) requires_gradient_[static_cast<size_t>(out)] = true;
+    }
   }
 
   int find_producer(TensorId id) const {
@@ -109,7 +129,9 @@ class Differentiator {
     relevant_[static_cast<size_t>(loss_)] = true;
     for (int i = loss_node; i >= 0; --i) {
       const Node& node = forward_[static_cast<size_t>(i)];
-      if (!node_relevant(node)) continue;
+      // stop_gradient's and discard_gradient's inputs get no gradient through them, so nothing before them is
+      // relevant on their account.
+      if (!node_relevant(node) || node.op == "stop_gradient" || node.op == "discard_gradient") continue;
       for (TensorId in : node.inputs) {
         if (!differentiable(graph_.tensor(in))) continue;
         relevant_[static_cast<size_t>(in)] = true;
@@ -191,6 +213,7 @@ class Differentiator {
   std::vector<std::vector<Contribution>> contributions_;
   std::vector<int> uses_;
   std::vector<bool> relevant_;
+  std::vector<bool> requires_gradient_;  // mark_requiring_gradient
   std::vector<bool> unit_gradient_;
   std::vector<double> gradient_weight_;  // the factor of a loss's unit gradient inside weighted sums
   std::map<TensorId, TensorId> gradients_;

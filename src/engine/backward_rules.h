@@ -44,7 +44,9 @@ const BackwardRule* find_backward_rule(const std::string& op);
 const BackwardRule* find_san_backward_rule(const std::string& op);
 // The rules of the convolutional-network ops (backward_rules_cnn.cpp).
 const BackwardRule* find_cnn_backward_rule(const std::string& op);
-// The rules of the ConvS2S ops (backward_rules_convs2s.cpp), the last fallback.
+// The rules of the ConvS2S ops (backward_rules_convs2s.cpp).
 const BackwardRule* find_convs2s_backward_rule(const std::string& op);
+// The rules of the GAN ops added for pix2pixHD (backward_rules_pix2pixhd.cpp), the last fallback.
+const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op);
 
 }  // namespace sb::detail

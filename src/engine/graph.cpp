@@ -78,6 +78,14 @@ int64_t Graph::parameter_count() const {
   return count;
 }
 
+int64_t Graph::frozen_parameter_count() const {
+  int64_t count = 0;
+  for (const TensorInfo& info : tensors_) {
+    if (info.role == TensorRole::kInput && info.frozen_weight) count += info.elements();
+  }
+  return count;
+}
+
 double matmul_flops(const Graph& graph, bool include_backward) {
   double flops = 0;
   for (const Node& node : graph.nodes()) {
@@ -96,8 +104,10 @@ const char* op_category(const Node& node) {
   const std::string& op = node.op;
   if (op == "gemm") return node.attributes.at("batch") > 1 ? "attention" : "gemm";
   if (op.rfind("masked_softmax", 0) == 0) return "attention";
-  if (op.rfind("layernorm", 0) == 0 || op.rfind("batchnorm", 0) == 0) return "normalization";
-  if (op.rfind("conv2d", 0) == 0) return "convolution";
+  if (op.rfind("layernorm", 0) == 0 || op.rfind("batchnorm", 0) == 0 || op.rfind("instance_norm", 0) == 0) {
+    return "normalization";
+  }
+  if (op.rfind("conv2d", 0) == 0 || op == "conv_transpose2d") return "convolution";
   if (op.find("cross_entropy") != std::string::npos || op.find("loss") != std::string::npos) return "loss";
   if (op == "cast") return "casts";
   return "elementwise";

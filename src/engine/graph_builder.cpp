@@ -67,6 +67,7 @@ TensorId GraphBuilder::parameter(const std::string& name, std::vector<int64_t> d
   info.name = name;
   info.shape = std::move(dims);
   info.role = TensorRole::kParameter;
+  info.parameter_group = parameter_group_;
   return graph_.add_tensor(info);
 }
 

@@ -124,6 +124,13 @@ void cut_buckets(const Graph& graph, const PlanOptions& options, MemoryPlan& pla
       }
       continue;
     }
+    // A bucket holds one parameter group's gradients (GraphBuilder::set_parameter_group): G's and D's
+    // reductions stay apart, as the reference's two optimizers reduce them.
+    const std::string& group = graph.tensor(graph.tensor(id).gradient_of).parameter_group;
+    if (open && group != graph.tensor(graph.tensor(plan.gradient_order[bucket.first]).gradient_of).parameter_group) {
+      plan.buckets.push_back(bucket);
+      open = false;
+    }
     if (!open) {
       bucket = GradientBucket{i, i, offset, 0, -1};
       open = true;

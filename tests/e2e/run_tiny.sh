@@ -33,6 +33,16 @@ doc = json.load(open(sys.argv[1]))
 rank = doc["phases"]["solo"]["ranks"][0]
 assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
 PY
+# pix2pixhd: the GAN step (generator, three discriminator passes, frozen VGG) with its two Adam optimizers' settings;
+# G's and D's gradients in buckets of their own.
+expect_exit 0 "pix2pixhd tiny" -- "$SB" run --device cpu --workload pix2pixhd --scale tiny --batch 2 \
+  --steps 8 --optimizer reference --json "$WORK/pix2pixhd.json"
+python3 - "$WORK/pix2pixhd.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: pix2pixhd JSON"; failures=$((failures + 1)); }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rank = doc["phases"]["solo"]["ranks"][0]
+assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
+PY
 expect_exit 0 "run is the default subcommand" -- "$SB" --device cpu --workload bert_base --scale tiny --batch 2 \
   --steps 1 --warmup 0
 expect_output "run: bert_base" "a bare --workload runs the workload"

@@ -97,9 +97,18 @@ TEST_P(MixedPrecision, EachParameterCastOnceAndItsGradientWrittenInFp32ByItsProd
     // A parameter's gradient goes through a cast back only after a convolution's backward-filter pass, which
     // writes the filter's dtype (the cuDNN runner, src/cuda/conv2d_cudnn.cpp, describes x, dy and dw with one
     // dtype; PyTorch autocast casts every weight gradient back the same way). GEMMs and column sums write
-    // theirs in fp32.
+    // theirs in fp32. A filter that several convolutions read (pix2pixhd's discriminators, applied to the real
+    // and to the generated image) has its passes' gradients summed before that cast, in the compute dtype, as
+    // autograd accumulates the gradient of autocast's cached cast.
     if (node.op == "cast" && node.backward && g.graph.tensor(node.outputs[0]).role == TensorRole::kGradient) {
-      EXPECT_EQ(written_by[node.inputs[0]], "conv2d_backward_filter") << g.graph.tensor(node.outputs[0]).name;
+      const TensorId dw = node.inputs[0];
+      bool from_filter_passes = written_by[dw] == "conv2d_backward_filter";
+      for (const Node& sum : g.graph.nodes()) {
+        if (sum.op != "add_n" || sum.outputs[0] != dw) continue;
+        from_filter_passes = true;
+        for (TensorId term : sum.inputs) from_filter_passes = from_filter_passes && written_by[term] == "conv2d_backward_filter";
+      }
+      EXPECT_TRUE(from_filter_passes) << g.graph.tensor(node.outputs[0]).name << " written by " << written_by[dw];
       ++gradients_written_by_producer;
     }
     const bool producer = node.op == "gemm" || node.op == "bias_backward";
@@ -127,8 +136,12 @@ TEST_P(MixedPrecision, PlanIsSmallerThanFp32) {
   Built fp32, half;
   build(workload(), DType::kFloat32, fp32, 64);
   build(workload(), compute(), half, 64);
-  EXPECT_EQ(half.plan.parameter_bytes, fp32.plan.parameter_bytes);
-  EXPECT_EQ(half.plan.gradient_bytes, fp32.plan.gradient_bytes);
+  // Parameters and their gradients are fp32 in both: the same bytes. (The regions' extents may differ by the
+  // alignment padding of their last tensor: they are laid out in the order the backward pass finishes the
+  // gradients, and a weight behind a cast finishes after its conv's bias, e.g. pix2pixhd's first conv.)
+  EXPECT_EQ(plan_categories(half.graph, half.plan).parameters, plan_categories(fp32.graph, fp32.plan).parameters);
+  EXPECT_EQ(plan_categories(half.graph, half.plan).gradients, plan_categories(fp32.graph, fp32.plan).gradients);
+  EXPECT_NEAR(double(half.plan.parameter_bytes), double(fp32.plan.parameter_bytes), double(PlanOptions{}.alignment));
   EXPECT_LT(half.plan.activation_peak_bytes, fp32.plan.activation_peak_bytes);
   EXPECT_EQ(half.graph.parameter_count(), fp32.graph.parameter_count());
 }

@@ -1,0 +1,32 @@
+// Reflection padding, CPU reference (sb::cpu; torch.nn.ReflectionPad2d), NHWC: the border mirrors the image
+// without repeating its edge row (padded row −1 is row 1). The CUDA device has the same names
+// (src/cuda/reflection_pad.h). Tests: tests/unit/test_cpu_reflection_pad.cpp (suite CpuReflectionPad).
+#pragma once
+
+#include <cstdint>
+
+namespace sb::cpu {
+
+struct ReflectionPadGeometry {
+  int64_t batch = 0, in_h = 0, in_w = 0, channels = 0;
+  int64_t top = 0, bottom = 0, left = 0, right = 0;
+  int64_t out_h() const { return in_h + top + bottom; }
+  int64_t out_w() const { return in_w + left + right; }
+};
+
+// The source row of padded row i (0 <= i < out extent): i − begin mirrored at 0 and at extent − 1.
+inline int64_t reflected_index(int64_t i, int64_t begin, int64_t extent) {
+  int64_t v = i - begin;
+  if (v < 0) v = -v;
+  if (v >= extent) v = 2 * (extent - 1) - v;
+  return v;
+}
+
+// y (N, Ho, Wo, C) from x (N, H, W, C); throws UsageError for a pad >= the extent it mirrors.
+void reflection_pad2d_forward(const float* x, float* y, const ReflectionPadGeometry& g);
+// dx (N, H, W, C): every padded position's gradient added to its source pixel (sums in double); overwritten.
+void reflection_pad2d_backward(const float* dy, float* dx, const ReflectionPadGeometry& g);
+
+void check_reflection_pad_geometry(const ReflectionPadGeometry& g);
+
+}  // namespace sb::cpu
