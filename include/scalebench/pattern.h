@@ -45,10 +45,14 @@ inline int pattern_amplitude(int nranks, double exact_limit) {
   return static_cast<int>(a);
 }
 
+// In [-amplitude, -1] or [1, amplitude], never 0: a one-element broadcast or gather of a 0 would expect an
+// all-zero buffer, which an output never written by a zeroing bug matches too (8 ranks, root 7, element 0
+// drew 0 when 0 was allowed).
 SB_HOST_DEVICE inline int pattern_input_value(int rank, uint64_t element, int amplitude) {
   uint64_t h = element * 2654435761ull + static_cast<uint64_t>(rank) * 40503ull + 17ull;
   h ^= h >> 13;
-  return static_cast<int>(h % static_cast<uint64_t>(2 * amplitude + 1)) - amplitude;
+  const int v = static_cast<int>(h % static_cast<uint64_t>(2 * amplitude)) - amplitude;  // -a .. a - 1
+  return v < 0 ? v : v + 1;
 }
 
 SB_HOST_DEVICE inline double pattern_expected_value(const PatternSpec& s, uint64_t element) {
