@@ -33,6 +33,7 @@
 #include "tests/support/fp16_data.h"
 #include "tests/support/random_data.h"
 #include "tests/support/tensor_compare.h"
+#include "tests/support/typed_storage.h"
 
 namespace sb {
 namespace {
@@ -62,29 +63,10 @@ constexpr double kGraphFp16Tolerance = 1e-2;
 
 // ---------------------------------------------------------------- device buffers of T
 
-template <typename T>
-using Storage = std::conditional_t<std::is_same_v<T, float>, float, uint16_t>;
-
-template <typename T>
-std::vector<float> representable(const std::vector<float>& values) {  // what T holds of these values
-  if constexpr (std::is_same_v<T, float>) return values;
-  if constexpr (std::is_same_v<T, cuda::bf16>) return test::round_to_bf16(values).values;
-  if constexpr (std::is_same_v<T, cuda::fp16>) return test::round_to_fp16(values).values;
-}
-
-template <typename T>
-std::vector<Storage<T>> to_storage(const std::vector<float>& values) {
-  if constexpr (std::is_same_v<T, float>) return values;
-  if constexpr (std::is_same_v<T, cuda::bf16>) return test::bf16_bits_of(values);
-  if constexpr (std::is_same_v<T, cuda::fp16>) return test::fp16_bits_of(values);
-}
-
-template <typename T>
-std::vector<float> from_storage(const std::vector<Storage<T>>& stored) {
-  if constexpr (std::is_same_v<T, float>) return stored;
-  if constexpr (std::is_same_v<T, cuda::bf16>) return test::widen(stored);
-  if constexpr (std::is_same_v<T, cuda::fp16>) return test::widen_fp16(stored);
-}
+using test::from_storage;
+using test::representable;
+using test::Storage;
+using test::to_storage;
 
 // `count` elements of T starting `front` elements into a poisoned allocation with kBack elements after them:
 // front = 1 puts the data off 16-byte alignment (the kernels' scalar path).
