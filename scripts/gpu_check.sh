@@ -20,7 +20,8 @@
 #          scripts/gpu_check.sh cnn [steps]    gpu-labelled tests, then every convolutional workload on every visible GPU
 #                                              (alone, and data-parallel on more than one) by scalebench, and PyTorch's
 #                                              same-shape model alone on GPU 0 and under DDP (PYTORCH=0: not);
-#                                              CNN_WORKLOADS="a b" picks the workloads; table last
+#                                              CNN_WORKLOADS="a b" picks the workloads, PYTORCH_DDP=0 skips DDP,
+#                                              GPU_TEST_FILTER='A*:B*' runs just those gpu tests; table last
 #          scripts/gpu_check.sh sockets [n]    transformer_big and bert_base over the emulated socket path n times
 #                                              (run-to-run spread), each predicted by `plan --validate`
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
@@ -55,11 +56,15 @@ echo "== configure and build"
 grep "scalebench backends" "$out/build.log"
 [ "$max_bytes" = build ] && exit 0
 
-run_gpu_tests() {  # sets tests_rc
-  echo "== gpu tests"
-  (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure --timeout 150) > "$out/ctest.log" 2>&1
+run_gpu_tests() {  # sets tests_rc; GPU_TEST_FILTER='A*:B*' runs just those gpu tests (gtest filter)
+  echo "== gpu tests ${GPU_TEST_FILTER:-}"
+  if [ -n "${GPU_TEST_FILTER:-}" ]; then
+    timeout 200 build-gpu/tests/gpu_tests --gtest_filter="$GPU_TEST_FILTER" > "$out/ctest.log" 2>&1
+  else
+    (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure --timeout 150) > "$out/ctest.log" 2>&1
+  fi
   tests_rc=$?
-  grep -E "tests passed|FAILED|Failed" "$out/ctest.log" | head -20
+  grep -E "tests passed|FAILED|Failed|PASSED" "$out/ctest.log" | head -20
 }
 
 if [ "$max_bytes" = dp ]; then
@@ -193,7 +198,7 @@ if [ "$max_bytes" = cnn ]; then
       CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout 240 python3 scripts/pytorch_reference.py --workload "$model" \
         --precision bf16 --lr "$lr" --warmup 10 --steps "$steps" >> "$out/torch.jsonl" 2>> "$out/cnn.txt"
     done
-    if [ "$ngpu" -gt 1 ]; then
+    if [ "$ngpu" -gt 1 ] && [ "${PYTORCH_DDP:-1}" = 1 ]; then  # PYTORCH_DDP=0: PyTorch alone only
       PYTHONUNBUFFERED=1 timeout 300 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
         --precision bf16 --lr "$lr" --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/cnn.txt"
     fi
