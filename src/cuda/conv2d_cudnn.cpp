@@ -9,6 +9,7 @@
 // Depthwise geometries that scalebench's own kernels cover (src/cuda/depthwise_conv2d.h) skip cuDNN altogether.
 #include <cudnn.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -87,6 +88,17 @@ void run_depthwise(ConvPass pass, const Conv2dGeometry& g, int64_t filter_blocks
       return depthwise_conv2d_backward_filter(a, b, static_cast<T*>(out), g, filter_blocks,
                                               static_cast<float*>(workspace), stream);
   }
+}
+
+
+// SB_CUDNN_PLANS=0 keeps every convolution on cuDNN's legacy calls: a way to tell whether a backend engine is
+// behind a wrong result or a slow node (the legacy calls cost ~200 us of CPU each, so steps may turn host-bound).
+bool backend_plans_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("SB_CUDNN_PLANS");
+    return value == nullptr || std::string(value) != "0";
+  }();
+  return enabled;
 }
 
 }  // namespace
@@ -228,7 +240,9 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
   }
   // The backend plan, when one finalizes; its failure to build for a geometry is not an error (legacy remains).
   try {
-    s.plan = CudnnConvPlan::build(s.handle, g, s.padded_h, s.padded_w, sym_h, sym_w, dtype, exact, pass, budget);
+    if (backend_plans_enabled()) {
+      s.plan = CudnnConvPlan::build(s.handle, g, s.padded_h, s.padded_w, sym_h, sym_w, dtype, exact, pass, budget);
+    }
   } catch (const std::exception&) {
     s.plan = nullptr;
   }
