@@ -42,6 +42,9 @@ struct TensorInfo {
   // so the flat buffers, the optimizer and the all-reduce carry it, and autodiff gives it a zero-filled
   // gradient instead of refusing it. Set by GraphBuilder::declare_unused_parameter.
   bool unused_this_step = false;
+  // A kInput holding weights that are part of the model but never trained (Mask R-CNN's frozen stem and res2,
+  // GraphBuilder::frozen_parameter): counted by Graph::frozen_parameter_count, not by parameter_count.
+  bool frozen_weight = false;
   TensorId view_of = kNoTensor;      // a reshape: the same bytes as that tensor, placed with it, never copied
   float initial_value = 0.0f;        // kState (fp32): every element's value when the executor is built
 
@@ -74,7 +77,8 @@ class Graph {
 
   std::vector<TensorId> tensors_with_role(TensorRole role) const;
   TensorId find_tensor(const std::string& name) const;  // throws UsageError when there is none
-  int64_t parameter_count() const;  // elements of every kParameter tensor
+  int64_t parameter_count() const;  // elements of every kParameter tensor (the trained ones)
+  int64_t frozen_parameter_count() const;  // elements of every frozen-weight input (TensorInfo::frozen_weight)
 
  private:
   std::vector<TensorInfo> tensors_;

@@ -23,13 +23,15 @@ class Differentiator {
     contributions_.resize(tensors);
     uses_.assign(tensors, 0);
     relevant_.assign(tensors, false);
+    mark_trained_dependencies();
   }
 
   std::map<TensorId, TensorId> run() {
     const int loss_node = find_producer(loss_);
     if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
       throw UsageError(
-          "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, add_losses)");
+          "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, bce_with_logits_loss, "
+          "smooth_l1_loss, add_losses)");
     }
     mark_relevant(loss_node);
     zero_fill_unused_parameters();
@@ -85,13 +87,29 @@ class Differentiator {
 
   static bool is_loss_op(const Node& node) {
     return node.op == "softmax_cross_entropy" || node.op == "span_loss" || node.op == "yolo_loss" ||
+           node.op == "bce_with_logits_loss" || node.op == "smooth_l1_loss" ||
            (node.op == "add" && node.attributes.count("loss_sum") != 0);
   }
 
   bool needs_gradient(TensorId id) const {
     const TensorInfo& info = graph_.tensor(id);
     return static_cast<size_t>(id) < relevant_.size() && relevant_[static_cast<size_t>(id)] &&
-           info.role != TensorRole::kInput && info.role != TensorRole::kState && differentiable(info);
+           trained_[static_cast<size_t>(id)] && info.role != TensorRole::kInput && info.role != TensorRole::kState &&
+           differentiable(info);
+  }
+
+  // Tensors computed from a parameter. Only they need gradients: activations of a frozen part of the network
+  // (weights that are inputs, Mask R-CNN's stem and res2) get none, so no backward-data pass runs below the
+  // first trained layer.
+  void mark_trained_dependencies() {
+    trained_.assign(graph_.tensors().size(), false);
+    for (TensorId p : graph_.tensors_with_role(TensorRole::kParameter)) trained_[static_cast<size_t>(p)] = true;
+    for (const Node& node : forward_) {
+      bool any = false;
+      for (TensorId in : node.inputs) any = any || trained_[static_cast<size_t>(in)];
+      if (!any) continue;
+      for (TensorId out : node.outputs) trained_[static_cast<size_t>(out)] = true;
+    }
   }
 
   int find_producer(TensorId id) const {
@@ -109,7 +127,7 @@ class Differentiator {
     relevant_[static_cast<size_t>(loss_)] = true;
     for (int i = loss_node; i >= 0; --i) {
       const Node& node = forward_[static_cast<size_t>(i)];
-      if (!node_relevant(node)) continue;
+      if (!node_relevant(node) || detail::detached_op(node.op)) continue;  // no gradient passes a detached op
       for (TensorId in : node.inputs) {
         if (!differentiable(graph_.tensor(in))) continue;
         relevant_[static_cast<size_t>(in)] = true;
@@ -126,7 +144,8 @@ class Differentiator {
   }
 
   void add_contribution(TensorId input, const Contribution& contribution) {
-    if (contribution.tensor == kNoTensor || !differentiable(graph_.tensor(input))) return;
+    // A rule may offer a gradient nothing needs (an add over frozen activations): it goes no further.
+    if (contribution.tensor == kNoTensor || !differentiable(graph_.tensor(input)) || !needs_gradient(input)) return;
     auto& list = contributions_[static_cast<size_t>(input)];
     list.push_back(contribution);
     if (graph_.tensor(input).role == TensorRole::kParameter && static_cast<int>(list.size()) == uses_[static_cast<size_t>(input)]) {
@@ -191,6 +210,7 @@ class Differentiator {
   std::vector<std::vector<Contribution>> contributions_;
   std::vector<int> uses_;
   std::vector<bool> relevant_;
+  std::vector<bool> trained_;  // computed from a parameter (mark_trained_dependencies)
   std::vector<bool> unit_gradient_;
   std::vector<double> gradient_weight_;  // the factor of a loss's unit gradient inside weighted sums
   std::map<TensorId, TensorId> gradients_;

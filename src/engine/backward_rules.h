@@ -44,7 +44,12 @@ const BackwardRule* find_backward_rule(const std::string& op);
 const BackwardRule* find_san_backward_rule(const std::string& op);
 // The rules of the convolutional-network ops (backward_rules_cnn.cpp).
 const BackwardRule* find_cnn_backward_rule(const std::string& op);
-// The rules of the ConvS2S ops (backward_rules_convs2s.cpp), the last fallback.
+// The rules of the ConvS2S ops (backward_rules_convs2s.cpp).
 const BackwardRule* find_convs2s_backward_rule(const std::string& op);
+// The rules of Mask R-CNN's ops (backward_rules_detection.cpp), the last fallback.
+const BackwardRule* find_detection_backward_rule(const std::string& op);
+// Ops whose outputs are detached from their inputs (Mask R-CNN's proposals and target assignment): autodiff
+// neither waits for gradients through them nor counts them as uses of their inputs.
+bool detached_op(const std::string& op);
 
 }  // namespace sb::detail

@@ -78,6 +78,14 @@ int64_t Graph::parameter_count() const {
   return count;
 }
 
+int64_t Graph::frozen_parameter_count() const {
+  int64_t count = 0;
+  for (const TensorInfo& info : tensors_) {
+    if (info.role == TensorRole::kInput && info.frozen_weight) count += info.elements();
+  }
+  return count;
+}
+
 double matmul_flops(const Graph& graph, bool include_backward) {
   double flops = 0;
   for (const Node& node : graph.nodes()) {
