@@ -1,5 +1,6 @@
-// `scalebench list [--json FILE|-]`: every workload with its task, unit, default batch, parameter count,
-// forward FLOPs per unit and gradient bytes, all read off the full-scale graph (no device needed).
+// `scalebench list [--json FILE|-]`: every workload with its task, unit, default batch, trained parameter count,
+// frozen parameters (weights that are graph inputs: Mask R-CNN's stem and res2), forward FLOPs per unit and
+// gradient bytes, all read off the full-scale graph (no device needed).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -32,6 +33,7 @@ int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
                     {"default_batch", info.default_batch},
                     {"units_per_step", built.units_per_step},
                     {"parameters", graph.parameter_count()},
+                    {"frozen_parameters", graph.frozen_parameter_count()},
                     {"forward_gflops_per_unit", forward_flops / built.units_per_step / 1e9},
                     {"train_gflops_per_step", matmul_flops(graph, true) / 1e9},
                     {"gradient_bytes", plan.gradient_bytes},
@@ -43,15 +45,17 @@ int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
     write_text_file(command_line.common.json_path, document.dump(2) + "\n");
     if (command_line.common.json_path == "-") return 0;
   }
-  std::printf("# %-16s %-30s %-9s %6s %13s %14s %14s %12s\n", "workload", "task", "unit", "batch", "parameters",
-              "fwd GFLOP/unit", "train GFLOP/step", "grad (MB)");
+  std::printf("# %-16s %-30s %-9s %6s %13s %9s %14s %14s %12s\n", "workload", "task", "unit", "batch", "parameters",
+              "frozen", "fwd GFLOP/unit", "train GFLOP/step", "grad (MB)");
   for (const auto& row : rows) {
-    std::printf("  %-16s %-30s %-9s %6lld %13lld %14.3f %16.1f %12.1f\n", row["name"].get<std::string>().c_str(),
+    std::printf("  %-16s %-30s %-9s %6lld %13lld %9lld %14.3f %16.1f %12.1f\n", row["name"].get<std::string>().c_str(),
                 row["task"].get<std::string>().c_str(), row["unit"].get<std::string>().c_str(),
                 static_cast<long long>(row["default_batch"].get<int64_t>()),
-                static_cast<long long>(row["parameters"].get<int64_t>()), row["forward_gflops_per_unit"].get<double>(),
+                static_cast<long long>(row["parameters"].get<int64_t>()),
+                static_cast<long long>(row["frozen_parameters"].get<int64_t>()), row["forward_gflops_per_unit"].get<double>(),
                 row["train_gflops_per_step"].get<double>(), row["gradient_bytes"].get<double>() / 1e6);
   }
+  std::printf("# parameters: trained; frozen: weights of the model that are inputs (no gradient, not all-reduced)\n");
   std::printf("# FLOPs: matrix products of the graph (2 per multiply-add); elementwise work not counted\n");
   return 0;
 }

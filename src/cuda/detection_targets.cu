@@ -327,7 +327,7 @@ void roi_sample(const float* proposals, const float* gt_boxes, const int32_t* gt
     SB_CUDA_CHECK(cudaFuncSetAttribute(roi_sample_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(shared)));
   }
-  roi_sample_kernel<<<static_cast<unsigned>(g.batch), 1024, shared, stream>>>(
+  roi_sample_kernel<<<static_cast<unsigned>(g.batch), kThreads, shared, stream>>>(
       proposals, gt_boxes, gt_classes, sample_ids, step, g, slots, static_cast<int32_t*>(scratch.data()), out);
   SB_CUDA_CHECK(cudaGetLastError());
 }
