@@ -2,8 +2,9 @@
 """PyTorch counterpart of scalebench's transformer_big and bert_base workloads (same layers, shapes, tied
 embeddings, losses, synthetic-data distributions and AdamW settings as workloads/*.cpp), of conv_seq2seq
 (scripts/pytorch_convs2s_model.py: fairseq's fconv layers), of pix2pixhd (scripts/pytorch_pix2pixhd_model.py:
-pix2pixHD's generator, discriminators, frozen VGG and two-optimizer step) and of its convolutional ones
-(scripts/pytorch_cnn_models.py: torchvision, timm, SGD momentum, channels_last), trained on one device
+pix2pixHD's generator, discriminators, frozen VGG and two-optimizer step), of its convolutional ones
+(scripts/pytorch_cnn_models.py: torchvision, timm, SGD momentum, channels_last) and of maskrcnn
+(scripts/pytorch_maskrcnn_model.py: torchvision's MaskRCNN, ResNet-50-FPN, FrozenBatchNorm), trained on one device
 so a GPU job can report it beside `scalebench run`; with --ddp, one process per GPU times the same step alone
 and under DistributedDataParallel for the data-parallel scaling efficiency. Prints one JSON line on stdout (rank 0
 only under --ddp), progress on stderr.
@@ -22,6 +23,7 @@ import time
 
 import pytorch_cnn_models as cnn
 import pytorch_convs2s_model as convs2s
+import pytorch_maskrcnn_model as maskrcnn
 import pytorch_pix2pixhd_model as p2p
 
 # Full and tiny shapes of workloads/transformer_big.cpp and workloads/bert_base.cpp (shape_for).
@@ -36,6 +38,7 @@ WORKLOADS = {"transformer_big": dict(unit="tokens", batch=500, parameters=209_91
              "bert_base": dict(unit="sequences", batch=128, parameters=110_106_428),
              "conv_seq2seq": dict(unit="tokens", batch=500, parameters=convs2s.PARAMETERS),
              "pix2pixhd": dict(unit="pairs", batch=2, parameters=p2p.PARAMETERS),
+             "maskrcnn": dict(unit="images", batch=maskrcnn.MASKRCNN["batch"], parameters=maskrcnn.MASKRCNN["parameters"]),
              **{name: dict(unit=w["unit"], batch=w["batch"], parameters=w["parameters"])
                 for name, w in cnn.CNN_WORKLOADS.items()}}
 PAD, EOS, FIRST_WORD = 1, 2, 4  # fairseq's dictionary: bos, pad, eos, unk first
@@ -95,7 +98,7 @@ def parse_arguments(argv):
         p.error("--ddp and --count-only exclude each other")
     if a.max_batch and (a.ddp or a.count_only or a.device != "cuda"):
         p.error("--max-batch needs the cuda device, alone (not with --ddp or --count-only)")
-    if a.workload in cnn.CNN_WORKLOADS and a.scale != "full":
+    if (a.workload in cnn.CNN_WORKLOADS or a.workload == "maskrcnn") and a.scale != "full":
         p.error(f"--workload {a.workload} has no tiny scale here (its model comes from torchvision or timm)")
     if a.bucket_mb is not None and not (a.bucket_mb > 0 and math.isfinite(a.bucket_mb)):
         p.error("--bucket-mb must be positive")
@@ -381,6 +384,9 @@ def describe(a, torch):
     if a.workload in cnn.CNN_WORKLOADS:
         return dict(info=info, expected=info["parameters"], units_per_step=float(a.batch),
                     build=lambda: cnn.build(torch, a.workload), flops=cnn.train_flops_per_step(a.workload, a.batch))
+    if a.workload == "maskrcnn":  # scripts/pytorch_maskrcnn_model.py: torchvision's MaskRCNN
+        return dict(info=info, expected=info["parameters"], units_per_step=float(a.batch),
+                    build=lambda: maskrcnn.build(torch), flops=maskrcnn.train_flops_per_step(a.batch))
     if a.workload == "conv_seq2seq":  # scripts/pytorch_convs2s_model.py
         s = convs2s.SHAPES[a.scale]
         expected = convs2s.expected_parameters(s)
@@ -420,16 +426,25 @@ def build_model(torch, a, w, device):
         model = w["build"]()
     if a.workload in cnn.CNN_WORKLOADS:
         model = model.to(device, memory_format=torch.channels_last)
-    else:
+    elif a.workload != "maskrcnn":  # maskrcnn keeps torchvision's own initialisation, as the CNNs
         initialise(torch, model, a.seed + 1000)  # pix2pixHD's weights_init: conv weights N(0, 0.02) too
         if a.workload == "pix2pixhd":
             model = model.to(memory_format=torch.channels_last)
-    check_parameters(a.workload, sum(p.numel() for p in model.parameters()), w["expected"])
+    check_parameters(a.workload, count_trained(a.workload, model), w["expected"])
     return model
+
+
+def count_trained(workload, model):
+    """The parameters scalebench counts: maskrcnn's frozen conv1 and layer1 (requires_grad False) are inputs there."""
+    if workload == "maskrcnn":
+        return maskrcnn.trainable_parameters(model)
+    return sum(p.numel() for p in model.parameters())
 
 
 def synthesize(torch, a, w, seed, device):
     """One fixed batch on `device`, and the real target-token count (transformer_big) or None."""
+    if a.workload == "maskrcnn":
+        return maskrcnn.synthesize(torch, a.batch, seed, device), None
     if a.workload in cnn.CNN_WORKLOADS:
         return cnn.synthesize(torch, a.workload, a.batch, seed, device), None
     if a.workload == "transformer_big":
@@ -447,6 +462,8 @@ def make_optimizer(torch, a, model, cuda):
     """The reference's optimizer over the model's parameters; for pix2pixhd the pair (optimizer_G, optimizer_D)."""
     if a.workload == "pix2pixhd":
         return p2p.make_optimizers(torch, model, cuda)
+    if a.workload == "maskrcnn":  # over the trainable parameters only (conv1 and layer1 are frozen)
+        return maskrcnn.make_optimizer(torch, model.parameters(), a.lr, cuda)
     if a.workload in cnn.CNN_WORKLOADS:
         return cnn.make_optimizer(torch, a.workload, model.parameters(), a.lr, cuda)
     return torch.optim.AdamW(model.parameters(), lr=a.lr, fused=cuda, **ADAMW)
@@ -512,7 +529,7 @@ def run(a, torch):
     if a.count_only:
         with torch.device("meta"):
             model = w["build"]()
-        parameters = sum(p.numel() for p in model.parameters())  # a tied weight is counted once
+        parameters = count_trained(a.workload, model)  # a tied weight is counted once
         check_parameters(a.workload, parameters, w["expected"])
         result.update(parameters=parameters, train_flops_per_step=flops, units_per_step=units_per_step)
         return result
@@ -529,7 +546,7 @@ def run(a, torch):
     torch.manual_seed(a.seed)  # dropout masks
 
     model = build_model(torch, a, w, device)
-    parameters = sum(p.numel() for p in model.parameters())
+    parameters = count_trained(a.workload, model)
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -553,7 +570,7 @@ def run(a, torch):
         units_per_step=units_per_step, units_per_s=units_per_step / (median / 1e3),
         train_flops_per_step=flops,
         flops_formula=("3 x shared/WORKLOADS.md's measured forward multiply-adds per image, 2 FLOPs each"
-                       if a.workload in cnn.CNN_WORKLOADS else
+                       if a.workload in cnn.CNN_WORKLOADS or a.workload == "maskrcnn" else
                        "the convolutions' forward, input-gradient and weight-gradient passes the step computes, "
                        "2 per multiply-add; the same count as `scalebench list`" if a.workload == "pix2pixhd" else
                        "analytic matmul FLOPs, 3 x forward GEMMs (projections, QK^T, PV, vocabulary) on padded "

@@ -43,7 +43,10 @@ struct TensorInfo {
   // gradient instead of refusing it. Set by GraphBuilder::declare_unused_parameter.
   bool unused_this_step = false;
   TensorId view_of = kNoTensor;      // a reshape: the same bytes as that tensor, placed with it, never copied
-  bool frozen_weight = false;        // a kInput that is a model's weight (GraphBuilder::frozen_parameter)
+  // A kInput holding weights that are part of the model but never trained (pix2pixHD's VGG19, Mask R-CNN's
+  // frozen stem and res2; GraphBuilder::frozen_parameter): counted by Graph::frozen_parameter_count, not by
+  // parameter_count.
+  bool frozen_weight = false;
   // A kParameter's network in a model with one optimizer per network (pix2pixHD's G and D): the planner's
   // gradient buckets never span two groups, so each network's gradients are reduced by buckets of their own.
   std::string parameter_group;
@@ -78,7 +81,7 @@ class Graph {
 
   std::vector<TensorId> tensors_with_role(TensorRole role) const;
   TensorId find_tensor(const std::string& name) const;  // throws UsageError when there is none
-  int64_t parameter_count() const;  // elements of every kParameter tensor
+  int64_t parameter_count() const;  // elements of every kParameter tensor (the trained ones)
   int64_t frozen_parameter_count() const;  // elements of every frozen weight (inputs marked frozen_weight)
 
  private:

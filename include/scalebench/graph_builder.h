@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/detection_options.h"
 #include "scalebench/graph.h"
 
 namespace sb {
@@ -80,9 +81,10 @@ class GraphBuilder {
   // discriminator, whose gradients the reference reduces and steps separately. Default: the one unnamed group.
   void set_parameter_group(const std::string& group) { parameter_group_ = group; }
   TensorId input(const std::string& name, std::vector<int64_t> shape, DType dtype = DType::kFloat32);
-  // Weights that are used but never trained (pix2pixHD's VGG19 perceptual network): an fp32 kInput written by the
-  // workload's synthesize() like data, no gradient, not in the optimizer or the all-reduce; counted apart by
-  // Graph::frozen_parameter_count.
+  // Weights that are used but never trained (pix2pixHD's VGG19 perceptual network, Mask R-CNN's frozen stem and
+  // res2): an fp32 kInput written by the workload's synthesize() like data, no gradient, not in the optimizer or
+  // the all-reduce; counted apart by Graph::frozen_parameter_count. Nothing computed from them alone gets a
+  // gradient (autodiff's requires-gradient propagation), so no backward pass runs below the first trained layer.
   TensorId frozen_parameter(const std::string& name, std::vector<int64_t> shape);
   // The loss of this graph does not depend on `parameter` (a multi-task model builds one task's head per
   // graph; the other heads are still trained, so they stay). Its gradient is zero-filled by one node at the
@@ -165,6 +167,50 @@ class GraphBuilder {
   // well: a finite-difference check of a whole model compares against the loss's true gradient, which
   // GradMultiply (a factor) and a stopped gradient (a factor of 0) deliberately are not.
   void disable_gradient_scaling() { gradient_scaling_enabled_ = false; }
+  // The graph is built to be compared with central differences of its loss: disable_gradient_scaling(), and
+  // values that a model deliberately detaches from the gradient while they still move with the weights take a
+  // form that does not move (Mask R-CNN's proposal boxes become their anchors: which anchors are chosen still
+  // depends on the weights, but only through discrete choices that a finite difference can detect).
+  void use_true_gradients() {
+    gradient_scaling_enabled_ = false;
+    true_gradients_ = true;
+  }
+  bool true_gradients() const { return true_gradients_; }
+
+  // Mask R-CNN's ops (src/engine/graph_builder_detection.cpp; options and outputs in detection_options.h).
+  // Its frozen stem and res2 are frozen_parameter() inputs (above).
+  // FrozenBatchNorm2d: y = x · scale[c] + shift[c] over the last (channel) dimension, then ReLU if `relu`;
+  // scale and shift are fp32 inputs (C), no gradient; x's gradient is dy · scale (src/cpu/frozen_affine.h).
+  TensorId frozen_affine(TensorId x, TensorId scale, TensorId shift, bool relu);
+  // MultiScaleRoIAlign over FPN maps `levels` (N, H_l, W_l, C), finest first, level l at stride 2^(k + l) of an
+  // image `image_height` high (torchvision infers each scale as 2^round(log2(H_l / image height))), of fp32 rois
+  // (R, 5) = (image, x1, y1, x2, y2) -> (R, output_size, output_size, C). Gradients reach the maps, not the RoIs
+  // (src/cpu/roi_align.h).
+  TensorId roi_align(const std::vector<TensorId>& levels, TensorId rois, int64_t output_size, int64_t image_height,
+                     int64_t sampling_ratio = 2, bool aligned = false);
+  // Weighted element-wise losses, sum_e weights[e] · f(x[e], targets[e]) (src/cpu/detection_losses.h): fp32
+  // targets and weights (data or a sampler's output, no gradient); with `selection.columns` x is read at one class
+  // column per group. One-element fp32 losses; the backward pass starts there.
+  TensorId bce_with_logits_loss(TensorId x, TensorId targets, TensorId weights, const ClassColumns& selection = {});
+  TensorId smooth_l1_loss(TensorId x, TensorId targets, TensorId weights, double beta,
+                          const ClassColumns& selection = {});
+  // The anchors of every level, (sum of H_l W_l 3, 4) fp32, from a node without inputs (src/cpu/proposals.h).
+  TensorId anchor_grid(const std::vector<AnchorLevelSpec>& levels);
+  // The RPN's proposals (src/cpu/proposals.h): objectness (N, A) logits, deltas (N, A, 4), anchors (A, 4); the
+  // levels' anchor counts split A. Forward only (torchvision detaches proposals). Under use_true_gradients the
+  // proposals are the chosen anchors, undecoded.
+  Proposals rpn_proposals(TensorId objectness, TensorId deltas, TensorId anchors,
+                          const std::vector<int64_t>& level_anchors, int64_t image_height, int64_t image_width,
+                          const ProposalOptions& options = {});
+  // Anchor labels, regression targets and their loss weights (src/cpu/detection_targets.h) against fp32
+  // ground-truth boxes (N, B, 4); int32 sample_ids (N) key the sampler's random draws.
+  RpnTargets rpn_targets(TensorId anchors, TensorId gt_boxes, TensorId sample_ids, const RpnTargetOptions& options = {});
+  // The RoI heads' sampled RoIs and targets (src/cpu/detection_targets.h): proposals (N, P, 4), ground-truth boxes
+  // (N, B, 4) and int32 classes (N, B), int32 sample_ids (N).
+  RoiSamples roi_sample(TensorId proposals, TensorId gt_boxes, TensorId gt_classes, TensorId sample_ids,
+                        const RoiSampleOptions& options = {});
+  // The mask head's targets (Q, resolution, resolution) and per-pixel loss weights from roi_sample's mask outputs.
+  MaskTargets mask_targets(const RoiSamples& samples, TensorId gt_boxes, int64_t resolution);
 
   // The GAN ops (pix2pixHD, shared with StyleGAN), implemented in src/engine/graph_builder_pix2pixhd.cpp.
   // The value of x with no gradient through it (PyTorch's .detach()): a view, nothing runs. Nothing upstream
@@ -286,6 +332,7 @@ class GraphBuilder {
   int64_t dropout_blocks_ = 0;
   bool dropout_enabled_ = true;  // Philox blocks used by this graph's dropout nodes so far
   bool gradient_scaling_enabled_ = true;  // grad_multiply scales gradients (disable_gradient_scaling)
+  bool true_gradients_ = false;           // use_true_gradients
   uint64_t conv_workspace_limit_ = kDefaultConvWorkspaceLimitBytes;
   int64_t batchnorm_groups_ = 1;
   std::string parameter_group_;

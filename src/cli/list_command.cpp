@@ -1,6 +1,6 @@
 // `scalebench list [--json FILE|-]`: every workload with its task, unit, default batch, trainable parameter count,
-// frozen weights (pix2pixhd's VGG19: used, never trained), forward FLOPs per unit and gradient bytes, all read off
-// the full-scale graph (no device needed).
+// frozen weights (graph inputs, used but never trained: pix2pixhd's VGG19, maskrcnn's stem and res2), forward
+// FLOPs per unit and gradient bytes, all read off the full-scale graph (no device needed).
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -55,6 +55,7 @@ int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
                 static_cast<long long>(row["frozen_parameters"].get<int64_t>()), row["forward_gflops_per_unit"].get<double>(),
                 row["train_gflops_per_step"].get<double>(), row["gradient_bytes"].get<double>() / 1e6);
   }
+  std::printf("# parameters: trained; frozen: weights of the model that are inputs (no gradient, not all-reduced)\n");
   std::printf("# FLOPs: matrix products of the graph (2 per multiply-add); elementwise work not counted\n");
   return 0;
 }

@@ -136,6 +136,17 @@ OptimizerSettings reference_optimizer(const std::string& workload) {
     s.weight_decay = 1e-4f;
     return s;
   }
+  if (workload == "maskrcnn") {
+    // §6 maskrcnn-benchmark e2e_mask_rcnn_R_50_FPN_1x.yaml: BASE_LR 0.02 for 16 images, MOMENTUM 0.9,
+    // WEIGHT_DECAY 1e-4 (torch.optim.SGD's coupled decay). Not modelled: the 500-iteration linear warm-up
+    // (factor 1/3) and the steps at 60k and 80k, and the zero decay of biases (WEIGHT_DECAY_BIAS 0); the flat
+    // buffer decays every parameter.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kSgdMomentum);
+    s.learning_rate = 0.02f;
+    s.momentum = 0.9f;
+    s.weight_decay = 1e-4f;
+    return s;
+  }
   throw UsageError("no reference optimizer for workload '" + workload + "'");
 }
 

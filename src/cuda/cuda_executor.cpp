@@ -22,11 +22,14 @@
 #include "src/cuda/concat.h"
 #include "src/cuda/conv2d.h"
 #include "src/cuda/cross_entropy.h"
+#include "src/cuda/detection_losses.h"
+#include "src/cuda/detection_targets.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/drop_path.h"
 #include "src/cuda/dropout.h"
 #include "src/cuda/element.h"
 #include "src/cuda/embedding.h"
+#include "src/cuda/frozen_affine.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/glu.h"
 #include "src/cuda/instance_norm.h"
@@ -36,8 +39,10 @@
 #include "src/cuda/optimizer.h"
 #include "src/cuda/pixel_losses.h"
 #include "src/cuda/pooling.h"
+#include "src/cuda/proposals.h"
 #include "src/cuda/random_uniform.h"
 #include "src/cuda/reflection_pad.h"
+#include "src/cuda/roi_align.h"
 #include "src/cuda/san.h"
 #include "src/cuda/scale_rows.h"
 #include "src/cuda/select_column.h"
@@ -48,6 +53,7 @@
 #include "src/cuda/weight_norm.h"
 #include "src/cuda/yolo_loss.h"
 #include "src/engine/conv2d_geometry.h"
+#include "src/engine/detection_geometry.h"
 
 namespace sb {
 namespace {
@@ -76,6 +82,20 @@ uint64_t kernel_scratch_bytes(const Graph& graph) {
     if (node.op == "softmax_cross_entropy") largest = std::max(largest, cuda::cross_entropy_forward_scratch_bytes());
     if (node.op == "layernorm_backward") {
       largest = std::max(largest, cuda::layernorm_backward_scratch_bytes(size_attr(node, "cols")));
+    }
+    // Mask R-CNN's detection steps carve their sorts and masks out of the scratch (src/cuda/proposals.h).
+    if (node.op == "rpn_proposals") {
+      largest = std::max<uint64_t>(largest, cuda::rpn_proposals_scratch_bytes(detail::proposal_geometry(node.attributes)));
+    }
+    if (node.op == "rpn_targets") {
+      largest = std::max<uint64_t>(largest, cuda::rpn_targets_scratch_bytes(detail::rpn_target_geometry(node.attributes)));
+    }
+    if (node.op == "roi_sample") {
+      largest = std::max<uint64_t>(largest, cuda::roi_sample_scratch_bytes(detail::roi_sample_geometry(node.attributes)));
+    }
+    if (node.op == "bce_with_logits_loss" || node.op == "smooth_l1_loss") {
+      largest = std::max<uint64_t>(largest,
+                                   cuda::detection_loss_scratch_bytes(detail::class_selection(node.attributes).elements()));
     }
   }
   return largest;
@@ -463,6 +483,17 @@ void run_cast(CudaExecutor& e, const Node& n) {
       using T = decltype(element);                                                           \
       body;                                                                                  \
     });                                                                                      \
+  }
+
+// The detection losses: x in the compute dtype (dispatch on it), optional int32 class columns as the 4th input.
+#define DETECTION_LOSS(body)                                                                     \
+  [](CudaExecutor& e, const Node& n) {                                                           \
+    with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {                          \
+      using T = decltype(element);                                                               \
+      const T* x = e.at<T>(n.inputs[0]);                                                         \
+      const int32_t* columns = n.inputs.size() > 3 ? e.at<int32_t>(n.inputs[3]) : nullptr;      \
+      body;                                                                                      \
+    });                                                                                          \
   }
 
 const std::map<std::string, Kernel>& kernels() {
@@ -878,6 +909,81 @@ const std::map<std::string, Kernel>& kernels() {
          for (TensorId id : n.outputs) parts.push_back(e.at<T>(id));
          cuda::split_last(e.at<T>(n.inputs[0]), parts, concat_widths(n), size_attr(n, "rows"), e.stream());
        })},
+      // Mask R-CNN (src/cuda/frozen_affine.h, roi_align.h, detection_losses.h, proposals.h, detection_targets.h).
+      {"frozen_affine", SB_TYPED(cuda::frozen_affine_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                             e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]),
+                                                             size_attr(n, "rows"), size_attr(n, "channels"),
+                                                             size_attr(n, "relu") != 0, e.stream()))},
+      {"frozen_affine_backward", SB_TYPED(cuda::frozen_affine_backward(
+                                     e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                     e.at<T>(n.outputs[0]), size_attr(n, "rows"), size_attr(n, "channels"),
+                                     size_attr(n, "relu") != 0, e.stream()))},
+      {"roi_align", SB_TYPED({
+         const cpu::RoiAlignGeometry g = detail::roi_align_geometry(n.attributes);
+         std::vector<const T*> levels;
+         for (int l = 0; l < g.levels; ++l) levels.push_back(e.at<T>(n.inputs[size_t(l)]));
+         cuda::roi_align_forward(levels.data(), e.at<float>(n.inputs.back()), e.at<T>(n.outputs[0]), g, e.stream());
+       })},
+      {"roi_align_backward",  // dy in the compute dtype, the level gradients fp32
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           const cpu::RoiAlignGeometry g = detail::roi_align_geometry(n.attributes);
+           std::vector<float*> levels;
+           for (TensorId id : n.outputs) levels.push_back(e.at<float>(id));
+           cuda::roi_align_backward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]), levels.data(), g, e.stream());
+         });
+       }},
+      {"bce_with_logits_loss", DETECTION_LOSS(cuda::bce_with_logits_forward(
+                                   x, e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]), columns,
+                                   e.at<float>(n.outputs[0]), detail::class_selection(n.attributes), e.stream()))},
+      {"smooth_l1_loss", DETECTION_LOSS(cuda::smooth_l1_forward(x, e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                                                columns, e.at<float>(n.outputs[0]),
+                                                                detail::class_selection(n.attributes),
+                                                                float_attr(n, "beta"), e.stream()))},
+      {"bce_with_logits_loss_backward",
+       DETECTION_LOSS(cuda::bce_with_logits_backward(x, e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]), columns,
+                                                     e.at<T>(n.outputs[0]), detail::class_selection(n.attributes),
+                                                     gradient_weight(n), e.stream(), e.loss_gradient_scale()))},
+      {"smooth_l1_loss_backward",
+       DETECTION_LOSS(cuda::smooth_l1_backward(x, e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]), columns,
+                                               e.at<T>(n.outputs[0]), detail::class_selection(n.attributes),
+                                               float_attr(n, "beta"), gradient_weight(n), e.stream(),
+                                               e.loss_gradient_scale()))},
+      {"anchor_grid",
+       [](CudaExecutor& e, const Node& n) {
+         const std::vector<cpu::AnchorLevel> levels = detail::anchor_levels(n.attributes);
+         cuda::anchor_grid(levels.data(), static_cast<int>(levels.size()), e.at<float>(n.outputs[0]), e.stream());
+       }},
+      {"rpn_proposals",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::rpn_proposals(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                             detail::proposal_geometry(n.attributes), e.at<float>(n.outputs[0]),
+                             e.at<int32_t>(n.outputs[1]), e.stream());
+       }},
+      {"rpn_targets",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::rpn_targets(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]), e.step(),
+                           detail::rpn_target_geometry(n.attributes), e.at<float>(n.outputs[0]),
+                           e.at<float>(n.outputs[1]), e.at<float>(n.outputs[2]), e.at<float>(n.outputs[3]), e.stream());
+       }},
+      {"roi_sample",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& o = n.outputs;
+         const cpu::RoiSampleOutputs out{e.at<float>(o[0]), e.at<int32_t>(o[1]), e.at<float>(o[2]),
+                                         e.at<float>(o[3]), e.at<int32_t>(o[4]), e.at<float>(o[5]),
+                                         e.at<int32_t>(o[6]), e.at<int32_t>(o[7]), e.at<float>(o[8])};
+         cuda::roi_sample(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                          e.at<int32_t>(n.inputs[3]), e.step(), detail::roi_sample_geometry(n.attributes), out,
+                          e.stream());
+       }},
+      {"mask_targets",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::mask_targets(e.at<float>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                            e.at<float>(n.inputs[3]), size_attr(n, "rois"), size_attr(n, "boxes"),
+                            size_attr(n, "resolution"), e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]),
+                            e.stream());
+       }},
       {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
                                          e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),
@@ -889,6 +995,7 @@ const std::map<std::string, Kernel>& kernels() {
 }
 
 #undef SB_TYPED
+#undef DETECTION_LOSS
 
 }  // namespace
 

@@ -31,7 +31,7 @@ class Differentiator {
     if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
       throw UsageError(
           "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, mse_loss, l1_loss, "
-          "add_losses)");
+          "bce_with_logits_loss, smooth_l1_loss, add_losses)");
     }
     mark_relevant(loss_node);
     zero_fill_unused_parameters();
@@ -87,7 +87,8 @@ class Differentiator {
 
   static bool is_loss_op(const Node& node) {
     return node.op == "softmax_cross_entropy" || node.op == "span_loss" || node.op == "yolo_loss" ||
-           node.op == "mse_loss" || node.op == "l1_loss" ||
+           node.op == "mse_loss" || node.op == "l1_loss" || node.op == "bce_with_logits_loss" ||
+           node.op == "smooth_l1_loss" ||
            (node.op == "add" && node.attributes.count("loss_sum") != 0);
   }
 
@@ -99,14 +100,16 @@ class Differentiator {
   }
 
   // PyTorch's requires_grad: parameters, and whatever a forward node computes from a tensor that requires one,
-  // except through stop_gradient (.detach()). A tensor computed from data and frozen weights alone (the VGG
-  // pass over the real image, a concat of two inputs) needs no gradient even where the loss depends on it, so
-  // no backward node computes one for it.
+  // except through a detached op (stop_gradient, .detach(); Mask R-CNN's proposals and target assignment,
+  // detail::detached_op). A tensor computed from data and frozen weights alone (the VGG pass over the real
+  // image, a concat of two inputs, Mask R-CNN's frozen stem and res2) needs no gradient even where the loss
+  // depends on it, so no backward node computes one for it: no backward-data pass runs below the first
+  // trained layer.
   void mark_requiring_gradient() {
     requires_gradient_.assign(graph_.tensors().size(), false);
     for (TensorId p : graph_.tensors_with_role(TensorRole::kParameter)) requires_gradient_[static_cast<size_t>(p)] = true;
     for (const Node& node : forward_) {
-      if (node.op == "stop_gradient") continue;
+      if (detail::detached_op(node.op)) continue;
       bool any = false;
       for (TensorId in : node.inputs) any = any || requires_gradient_[static_cast<size_t>(in)];
       if (!any) continue;
@@ -129,9 +132,9 @@ class Differentiator {
     relevant_[static_cast<size_t>(loss_)] = true;
     for (int i = loss_node; i >= 0; --i) {
       const Node& node = forward_[static_cast<size_t>(i)];
-      // stop_gradient's and discard_gradient's inputs get no gradient through them, so nothing before them is
-      // relevant on their account.
-      if (!node_relevant(node) || node.op == "stop_gradient" || node.op == "discard_gradient") continue;
+      // A detached op's inputs (stop_gradient, Mask R-CNN's proposals and targets) and discard_gradient's get no
+      // gradient through them, so nothing before them is relevant on their account (nor counted as a use).
+      if (!node_relevant(node) || detail::detached_op(node.op) || node.op == "discard_gradient") continue;
       for (TensorId in : node.inputs) {
         if (!differentiable(graph_.tensor(in))) continue;
         relevant_[static_cast<size_t>(in)] = true;
@@ -148,7 +151,8 @@ class Differentiator {
   }
 
   void add_contribution(TensorId input, const Contribution& contribution) {
-    if (contribution.tensor == kNoTensor || !differentiable(graph_.tensor(input))) return;
+    // A rule may offer a gradient nothing needs (an add over frozen activations): it goes no further.
+    if (contribution.tensor == kNoTensor || !differentiable(graph_.tensor(input)) || !needs_gradient(input)) return;
     auto& list = contributions_[static_cast<size_t>(input)];
     list.push_back(contribution);
     if (graph_.tensor(input).role == TensorRole::kParameter && static_cast<int>(list.size()) == uses_[static_cast<size_t>(input)]) {

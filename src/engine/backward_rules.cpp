@@ -253,6 +253,11 @@ const std::map<std::string, BackwardRule>& rules() {
 
 }  // namespace
 
+bool detached_op(const std::string& op) {
+  return op == "stop_gradient" || op == "anchor_grid" || op == "rpn_proposals" || op == "rpn_targets" ||
+         op == "roi_sample" || op == "mask_targets";
+}
+
 const BackwardRule* find_backward_rule(const std::string& op) {
   auto it = rules().find(op);
   if (it != rules().end()) return &it->second;
@@ -261,7 +266,9 @@ const BackwardRule* find_backward_rule(const std::string& op) {
   const BackwardRule* cnn = find_cnn_backward_rule(op);
   if (cnn != nullptr) return cnn;
   const BackwardRule* convs2s = find_convs2s_backward_rule(op);
-  return convs2s != nullptr ? convs2s : find_pix2pixhd_backward_rule(op);
+  if (convs2s != nullptr) return convs2s;
+  const BackwardRule* pix2pixhd = find_pix2pixhd_backward_rule(op);
+  return pix2pixhd != nullptr ? pix2pixhd : find_detection_backward_rule(op);
 }
 
 }  // namespace sb::detail

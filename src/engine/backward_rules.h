@@ -46,7 +46,13 @@ const BackwardRule* find_san_backward_rule(const std::string& op);
 const BackwardRule* find_cnn_backward_rule(const std::string& op);
 // The rules of the ConvS2S ops (backward_rules_convs2s.cpp).
 const BackwardRule* find_convs2s_backward_rule(const std::string& op);
-// The rules of the GAN ops added for pix2pixHD (backward_rules_pix2pixhd.cpp), the last fallback.
+// The rules of the GAN ops added for pix2pixHD (backward_rules_pix2pixhd.cpp).
 const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op);
+// The rules of Mask R-CNN's ops (backward_rules_detection.cpp), the last fallback.
+const BackwardRule* find_detection_backward_rule(const std::string& op);
+// Ops whose outputs are detached from their inputs (torch's .detach(): stop_gradient; Mask R-CNN's anchors,
+// proposals and target assignment): their outputs require no gradient, and autodiff neither waits for
+// gradients through them nor counts them as uses of their inputs (backward_rules.cpp).
+bool detached_op(const std::string& op);
 
 }  // namespace sb::detail

@@ -122,6 +122,9 @@ std::vector<std::pair<TensorId, int64_t>> counted_loss_rows(Replica& replica) {
     if (node.op != "softmax_cross_entropy") continue;
     const TensorId targets = node.inputs[1];
     const TensorInfo& info = replica.graph.tensor(targets);
+    // Targets computed in the step (Mask R-CNN's sampled RoI labels) are not known before it runs; such a
+    // workload normalises per image itself (every rank's mean is over as many rows), so its weight stays 1.
+    if (info.role != TensorRole::kInput) continue;
     std::vector<int32_t> values(static_cast<size_t>(info.elements()));
     replica.executor->read_tensor(targets, values.data(), info.bytes());
     const auto ignore = static_cast<int32_t>(node.attributes.at("ignore_index"));

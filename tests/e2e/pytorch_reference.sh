@@ -65,4 +65,16 @@ assert doc["loss_last"] < doc["loss_first"], doc
 assert doc["step_ms_p10"] <= doc["step_ms_median"] <= doc["step_ms_p90"] and doc["units_per_s"] > 0, doc
 PY
 done
+# maskrcnn: torchvision's MaskRCNN (FrozenBatchNorm, conv1 and layer1 frozen) trains as many parameters as
+# scalebench's graph; its forward FLOPs are shared/WORKLOADS.md's measured count, not the graph's.
+expect_exit 0 "maskrcnn: torchvision model on the meta device" -- "$PY" "$REF" --workload maskrcnn --count-only
+grep '^{' "$WORK/out" > "$WORK/count.json"
+check_json "maskrcnn: same trained parameters as scalebench list" "$WORK/list.json" "$WORK/count.json" <<'PY'
+import json, sys
+ours = {w["name"]: w for w in json.load(open(sys.argv[1]))["workloads"]}["maskrcnn"]
+torch_side = json.load(open(sys.argv[2]))
+assert torch_side["parameters"] == ours["parameters"] == 44125173, (torch_side, ours)
+assert ours["frozen_parameters"] == 222400, ours
+assert torch_side["batch"] == ours["default_batch"] and torch_side["unit"] == ours["unit"], (torch_side, ours)
+PY
 finish

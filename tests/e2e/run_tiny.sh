@@ -43,6 +43,15 @@ doc = json.load(open(sys.argv[1]))
 rank = doc["phases"]["solo"]["ranks"][0]
 assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
 PY
+# maskrcnn: frozen stem, FrozenBatchNorm, the RPN's proposals (top-k, NMS), sampling, RoIAlign, five losses.
+expect_exit 0 "maskrcnn tiny" -- "$SB" run --device cpu --workload maskrcnn --scale tiny --batch 2 \
+  --steps 6 --optimizer reference --json "$WORK/maskrcnn.json"
+python3 - "$WORK/maskrcnn.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: maskrcnn JSON"; failures=$((failures + 1)); }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rank = doc["phases"]["solo"]["ranks"][0]
+assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
+PY
 expect_exit 0 "run is the default subcommand" -- "$SB" --device cpu --workload bert_base --scale tiny --batch 2 \
   --steps 1 --warmup 0
 expect_output "run: bert_base" "a bare --workload runs the workload"

@@ -98,8 +98,8 @@ TEST_P(MixedPrecision, EachParameterCastOnceAndItsGradientWrittenInFp32ByItsProd
     // writes the filter's dtype (the cuDNN runner, src/cuda/conv2d_cudnn.cpp, describes x, dy and dw with one
     // dtype; PyTorch autocast casts every weight gradient back the same way). GEMMs and column sums write
     // theirs in fp32. A filter that several convolutions read (pix2pixhd's discriminators, applied to the real
-    // and to the generated image) has its passes' gradients summed before that cast, in the compute dtype, as
-    // autograd accumulates the gradient of autocast's cached cast.
+    // and to the generated image; maskrcnn's RPN head over five FPN levels) has its passes' gradients summed
+    // before that cast, in the compute dtype, as autograd accumulates the gradient of autocast's cached cast.
     if (node.op == "cast" && node.backward && g.graph.tensor(node.outputs[0]).role == TensorRole::kGradient) {
       const TensorId dw = node.inputs[0];
       bool from_filter_passes = written_by[dw] == "conv2d_backward_filter";

@@ -36,6 +36,7 @@ TEST_P(EveryWorkload, FullScaleParameterCountAndPlan) {
   GraphBuilder builder(graph);
   BuiltWorkload built = workload.build(builder, workload.info().default_batch, WorkloadScale::kFull);
   EXPECT_EQ(graph.parameter_count(), workload.info().full_parameters);
+  EXPECT_EQ(graph.frozen_parameter_count(), workload.info().frozen_parameters);  // pix2pixhd's VGG19, maskrcnn's res2
   const auto gradients = append_backward(graph, built.loss);
   EXPECT_EQ(gradients.size(), graph.tensors_with_role(TensorRole::kParameter).size());
   MemoryPlan plan = plan_memory(graph);
@@ -46,7 +47,8 @@ TEST_P(EveryWorkload, FullScaleParameterCountAndPlan) {
 }
 
 // A tiny instance on the CPU device with synthetic inputs and small random weights (LayerNorm gains 1). For the
-// finite differences the ReLU or LeakyReLU fused into each BatchNorm becomes the identity
+// finite differences (GraphBuilder::use_true_gradients: GradMultiply unscaled, Mask R-CNN's proposals
+// undecoded) the ReLU or LeakyReLU fused into each BatchNorm becomes the identity
 // (make_batchnorm_activations_linear): a central difference across a kink averages the two slopes, and a
 // BatchNorm CNN has thousands of activations within h of theirs (yolov3's tiny graph at widths 2 and 4: 13-23%
 // error from the kinks alone, 0.2% without; measured). The fused activation's own backward is checked by
@@ -62,7 +64,7 @@ struct TinyRun {
   // gradients unscaled, so they are the loss's true ones, and the activations fused into BatchNorm become linear.
   explicit TinyRun(const Workload& workload, bool finite_differences = false) {
     GraphBuilder builder(graph);
-    if (finite_differences) builder.disable_gradient_scaling();
+    if (finite_differences) builder.use_true_gradients();
     built = workload.build(builder, 3, WorkloadScale::kTiny);
     if (finite_differences) make_batchnorm_activations_linear(graph);
     gradients = append_backward(graph, built.loss);
@@ -102,6 +104,14 @@ std::vector<int32_t> branches_taken(TinyRun& run, size_t forward_nodes) {
     } else if (node.op == "max_pool2d") {
       const int32_t* argmax = run.executor->i32(node.outputs[1]);
       taken.insert(taken.end(), argmax, argmax + elements);
+    } else if (node.op == "frozen_affine" && node.attributes.at("relu") != 0) {
+      const float* y = run.executor->f32(node.outputs[0]);
+      for (int64_t i = 0; i < elements; ++i) taken.push_back(y[i] > 0);
+    } else if (node.op == "rpn_proposals" || node.op == "roi_sample") {
+      // Mask R-CNN's discrete choices: which anchors become proposals, which candidates are sampled.
+      const TensorId chosen = node.outputs[node.op == "rpn_proposals" ? 1 : 4];
+      const int32_t* index = run.executor->i32(chosen);
+      taken.insert(taken.end(), index, index + run.graph.tensor(chosen).elements());
     }
   }
   return taken;

@@ -1,0 +1,127 @@
+// CUDA multi-scale RoIAlign (src/cuda/roi_align.h). One thread per output element (RoI, bin row, bin column,
+// channel), channels fastest, so a warp reads 32 neighbouring channels of each bilinear neighbour (NHWC rows):
+// the forward pass gathers, the backward pass scatters with atomicAdd into fp32 (torchvision's CUDA kernels do
+// the same; the order of the adds, hence the last bits, varies from run to run). The level, window and sample
+// geometry are the CPU reference's own inline functions (src/cpu/detection_math.h).
+#include <cuda_runtime.h>
+
+#include "src/cpu/detection_math.h"
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/grid.h"
+#include "src/cuda/roi_align.h"
+
+namespace sb::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename P>
+struct Levels {
+  P level[cpu::kMaxRoiLevels];
+};
+
+struct Geometry {
+  int64_t channels, output_size, height[cpu::kMaxRoiLevels], width[cpu::kMaxRoiLevels];
+  int levels, first_level, sampling_ratio;
+  bool aligned;
+};
+
+Geometry device_geometry(const cpu::RoiAlignGeometry& g) {
+  Geometry d{};
+  d.channels = g.channels, d.output_size = g.output_size, d.levels = g.levels, d.first_level = g.first_level;
+  d.sampling_ratio = g.sampling_ratio, d.aligned = g.aligned;
+  for (int l = 0; l < g.levels; ++l) d.height[l] = g.height[l], d.width[l] = g.width[l];
+  return d;
+}
+
+// Calls visit(level, pixel index of each neighbour, weight / samples) for every sample of bin (r, ph, pw).
+template <typename Visit>
+__device__ void for_each_sample(const float* rois, const Geometry& g, int64_t r, int64_t ph, int64_t pw, Visit&& visit) {
+  const float* roi = rois + r * 5;
+  const float* box = roi + 1;
+  const int level = detection::fpn_level(box, g.first_level, g.first_level + g.levels - 1);
+  const auto image = static_cast<int64_t>(roi[0]);
+  const float scale = 1.0f / static_cast<float>(int64_t{1} << (g.first_level + level));
+  const detection::RoiWindow w = detection::roi_window(box, scale, g.output_size, g.sampling_ratio, g.aligned);
+  const float inverse_count = 1.0f / static_cast<float>(max(w.grid_h * w.grid_w, 1));
+  const int64_t h = g.height[level], wd = g.width[level], base = image * h * wd;
+  for (int iy = 0; iy < w.grid_h; ++iy) {
+    const float y = detection::sample_coordinate(w.start_y, w.bin_h, ph, iy, w.grid_h);
+    for (int ix = 0; ix < w.grid_w; ++ix) {
+      const float x = detection::sample_coordinate(w.start_x, w.bin_w, pw, ix, w.grid_w);
+      const detection::BilinearPoint p = detection::bilinear_point(y, x, h, wd);
+      if (p.empty) continue;
+      visit(level, base + p.y_low * wd + p.x_low, p.w1 * inverse_count);
+      visit(level, base + p.y_low * wd + p.x_high, p.w2 * inverse_count);
+      visit(level, base + p.y_high * wd + p.x_low, p.w3 * inverse_count);
+      visit(level, base + p.y_high * wd + p.x_high, p.w4 * inverse_count);
+    }
+  }
+}
+
+template <typename T>
+__global__ void roi_align_forward_kernel(Levels<const T*> features, const float* __restrict__ rois, T* __restrict__ y,
+                                         Geometry g, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = i % g.channels, bin = i / g.channels;
+    const int64_t pw = bin % g.output_size, ph = (bin / g.output_size) % g.output_size;
+    const int64_t r = bin / (g.output_size * g.output_size);
+    float sum = 0.0f;
+    for_each_sample(rois, g, r, ph, pw, [&](int level, int64_t pixel, float weight) {
+      sum += weight * to_float(features.level[level][pixel * g.channels + c]);
+    });
+    y[i] = from_float<T>(sum);
+  }
+}
+
+template <typename T>
+__global__ void roi_align_backward_kernel(const T* __restrict__ dy, const float* __restrict__ rois,
+                                          Levels<float*> dfeatures, Geometry g, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = i % g.channels, bin = i / g.channels;
+    const int64_t pw = bin % g.output_size, ph = (bin / g.output_size) % g.output_size;
+    const int64_t r = bin / (g.output_size * g.output_size);
+    const float d = to_float(dy[i]);
+    if (d == 0.0f) continue;
+    for_each_sample(rois, g, r, ph, pw, [&](int level, int64_t pixel, float weight) {
+      atomicAdd(&dfeatures.level[level][pixel * g.channels + c], weight * d);
+    });
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void roi_align_forward(const T* const* features, const float* rois, T* y, const cpu::RoiAlignGeometry& g,
+                       cudaStream_t stream) {
+  const int64_t n = g.rois * g.output_size * g.output_size * g.channels;
+  if (n == 0) return;
+  Levels<const T*> levels{};
+  for (int l = 0; l < g.levels; ++l) levels.level[l] = features[l];
+  roi_align_forward_kernel<T><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(
+      levels, rois, y, device_geometry(g), n);
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+template <typename T>
+void roi_align_backward(const T* dy, const float* rois, float* const* dfeatures, const cpu::RoiAlignGeometry& g,
+                        cudaStream_t stream) {
+  Levels<float*> levels{};
+  for (int l = 0; l < g.levels; ++l) {
+    levels.level[l] = dfeatures[l];
+    SB_CUDA_CHECK(cudaMemsetAsync(dfeatures[l], 0, sizeof(float) * g.batch * g.height[l] * g.width[l] * g.channels, stream));
+  }
+  const int64_t n = g.rois * g.output_size * g.output_size * g.channels;
+  if (n == 0) return;
+  roi_align_backward_kernel<T><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(
+      dy, rois, levels, device_geometry(g), n);
+  SB_CUDA_CHECK(cudaGetLastError());
+}
+
+#define SB_ROI_ALIGN(T)                                                                                            \
+  template void roi_align_forward<T>(const T* const*, const float*, T*, const cpu::RoiAlignGeometry&, cudaStream_t); \
+  template void roi_align_backward<T>(const T*, const float*, float* const*, const cpu::RoiAlignGeometry&, cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_ROI_ALIGN)
+#undef SB_ROI_ALIGN
+
+}  // namespace sb::cuda
