@@ -259,7 +259,9 @@ const BackwardRule* find_backward_rule(const std::string& op) {
   const BackwardRule* san = find_san_backward_rule(op);
   if (san != nullptr) return san;
   const BackwardRule* cnn = find_cnn_backward_rule(op);
-  return cnn != nullptr ? cnn : find_convs2s_backward_rule(op);
+  if (cnn != nullptr) return cnn;
+  const BackwardRule* convs2s = find_convs2s_backward_rule(op);
+  return convs2s != nullptr ? convs2s : find_decode_backward_rule(op);
 }
 
 }  // namespace sb::detail

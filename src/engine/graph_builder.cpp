@@ -63,11 +63,19 @@ TensorId GraphBuilder::activation(const std::string& name, std::vector<int64_t> 
 }
 
 TensorId GraphBuilder::parameter(const std::string& name, std::vector<int64_t> dims) {
+  auto known = parameters_.find(name);
+  if (known != parameters_.end()) {
+    if (graph_.tensor(known->second).shape != dims) {
+      throw UsageError("parameter '" + name + "' declared again as " + shape_text(dims) + ", was " +
+                       shape_text(graph_.tensor(known->second).shape));
+    }
+    return known->second;
+  }
   TensorInfo info;
   info.name = name;
   info.shape = std::move(dims);
   info.role = TensorRole::kParameter;
-  return graph_.add_tensor(info);
+  return parameters_[name] = graph_.add_tensor(info);
 }
 
 TensorId GraphBuilder::input(const std::string& name, std::vector<int64_t> dims, DType dtype) {
