@@ -75,6 +75,11 @@ struct CheckRecord {
   double tolerance = 0;
   bool ranks_identical = false;
   int linear_batchnorm_activations = 0;  // BatchNorm activations made the identity in the check's graphs
+  // A step with a generation (unsupmt): the words the one-rank reference compared with the N ranks' (it follows
+  // theirs, src/train/generation_replay.h), how many it would have picked differently, and the widest such
+  // difference of logits relative to the row's largest |logit|, which must stay within `tolerance`.
+  int64_t generated_words = 0, generation_flips = 0;
+  double generation_worst_margin = 0;
 };
 
 // Everything a printer needs; filled as the phases finish, so what was measured survives a later failure.

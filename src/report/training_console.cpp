@@ -139,6 +139,12 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
                  c.steps, linear.c_str(), report.nranks, static_cast<long long>(report.batch),
                  static_cast<long long>(report.batch * report.nranks), c.relative_error, c.tolerance,
                  c.max_abs_difference, c.ranks_identical ? "identical" : "DIFFERENT", c.passed ? "passed" : "FAILED");
+    if (c.generated_words > 0) {
+      std::fprintf(out, "# check: the reference followed the ranks' %lld generated words; %lld argmax ties flipped, "
+                        "widest logit gap %.3g of the row's largest |logit| (tolerance %.3g)\n",
+                   static_cast<long long>(c.generated_words), static_cast<long long>(c.generation_flips),
+                   c.generation_worst_margin, c.tolerance);
+    }
     return;
   }
   if (phase != "solo" && phase != "dp") return;
