@@ -13,6 +13,7 @@ const Workload& nasnet_large();
 const Workload& yolov3();
 const Workload& conv_seq2seq();
 const Workload& deeplabv3();
+const Workload& unsupmt();
 }  // namespace workloads
 
 WorkloadScale parse_workload_scale(const std::string& text) {
@@ -41,6 +42,7 @@ const std::vector<const Workload*>& workload_registry() {
       &workloads::yolov3(),
       &workloads::conv_seq2seq(),
       &workloads::deeplabv3(),
+      &workloads::unsupmt(),
   };
   return kWorkloads;
 }

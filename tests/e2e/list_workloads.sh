@@ -10,6 +10,7 @@ expect_output "yolov3 .* 61949149" "yolov3's parameter count"
 expect_output "conv_seq2seq .* 216005176" "conv_seq2seq's parameter count"
 expect_output "deeplabv3 .* 58630997" "deeplabv3's parameter count"
 expect_output "nasnet_large .* 88753150" "nasnet_large's parameter count"
+expect_output "unsupmt .* 310047094" "unsupmt's parameter count"
 "$SB" list --json - 2> /dev/null > "$WORK/list.json"
 python3 - "$WORK/list.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: list JSON"; failures=$((failures + 1)); }
 import json, sys
@@ -22,6 +23,7 @@ assert counts["mt_dnn"] == 371933205, counts
 assert counts["yolov3"] == 61949149, counts
 assert counts["conv_seq2seq"] == 216005176, counts
 assert counts["deeplabv3"] == 58630997 and counts["nasnet_large"] == 88753150, counts
+assert counts["unsupmt"] == 310047094, counts
 assert all(w["forward_gflops_per_unit"] > 0 and w["gradient_bytes"] > 0 for w in doc["workloads"])
 PY
 finish
