@@ -103,6 +103,8 @@ struct TrainingReport {
   int64_t batch = 0;  // per rank
   int64_t parameters = 0;
   double units_per_step = 0;        // per rank
+  // A step made of sub-steps (unsupmt): their names, each with its own optimizer step and gradient reduction.
+  std::vector<std::string> sub_steps;
   double train_flops_per_step = 0;  // per rank, matrix products forward and backward
   uint64_t plan_bytes = 0;
   std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)

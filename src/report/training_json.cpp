@@ -159,6 +159,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
                 {"unit", r.unit},
                 {"parameters", r.parameters},
                 {"units_per_step_per_rank", r.units_per_step},
+                {"sub_steps", r.sub_steps},
                 {"train_flops_per_step_per_rank", r.train_flops_per_step},
                 {"plan_bytes", r.plan_bytes}}},
               {"nranks", r.nranks},

@@ -149,6 +149,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     Executor& executor = *replica->executor;
     report.parameters = replica->graph.parameter_count();
     report.units_per_step = replica->built.units_per_step;
+    for (const SubStep& sub_step : replica->graph.sub_steps()) report.sub_steps.push_back(sub_step.name);
     report.train_flops_per_step = step_matmul_flops(replica->graph);
     report.plan_bytes = needed_bytes(*replica, replica_options, device.kind());
     report.weights_identical_at_start = same_on_every_rank(group, parameter_checksum(*replica));
