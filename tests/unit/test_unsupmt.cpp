@@ -51,6 +51,32 @@ TEST(Unsupmt, FullScaleEncoderAndDecoderParameterCounts) {
 
 constexpr float kTableScale = 0.3f, kLayerScale = 3.0f;
 
+// In bf16 the decode loop reads weights cast once by the generation's prologue: no cast node repeats per token,
+// and none of the prologue's casts is reused by the training pass (which casts its own, as every sub-step must).
+TEST(Unsupmt, Bf16DecodeLoopCastsNothing) {
+  Graph graph;
+  GraphBuilder builder(graph, DType::kBFloat16);
+  find_workload("unsupmt").build(builder, 4, WorkloadScale::kTiny);
+  const SubStep& bt = graph.sub_steps()[2];
+  std::set<TensorId> generation_casts;
+  int casts_in_prologue = 0;
+  for (const StepPart& part : bt.parts) {
+    for (size_t n = part.begin; n < part.end; ++n) {
+      const Node& node = graph.nodes()[n];
+      if (node.op != "cast") continue;
+      EXPECT_EQ(part.repeat, 1) << "a cast inside the repeated decode step: " << graph.tensor(node.outputs[0]).name;
+      casts_in_prologue += part.name == "generation_prologue";
+      generation_casts.insert(node.outputs[0]);
+    }
+  }
+  EXPECT_GT(casts_in_prologue, 0);
+  for (size_t n = graph.training_begin(); n < graph.nodes().size(); ++n) {
+    for (TensorId in : graph.nodes()[n].inputs) {
+      EXPECT_EQ(generation_casts.count(in), 0u) << "the training pass reads a generation cast: " << graph.tensor(in).name;
+    }
+  }
+}
+
 struct TinyUnsupmt {
   Graph graph;
   BuiltWorkload built;
