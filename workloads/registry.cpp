@@ -14,6 +14,7 @@ const Workload& yolov3();
 const Workload& conv_seq2seq();
 const Workload& deeplabv3();
 const Workload& pix2pixhd();
+const Workload& unsupmt();
 }  // namespace workloads
 
 WorkloadScale parse_workload_scale(const std::string& text) {
@@ -43,6 +44,7 @@ const std::vector<const Workload*>& workload_registry() {
       &workloads::conv_seq2seq(),
       &workloads::deeplabv3(),
       &workloads::pix2pixhd(),
+      &workloads::unsupmt(),
   };
   return kWorkloads;
 }

@@ -261,7 +261,9 @@ const BackwardRule* find_backward_rule(const std::string& op) {
   const BackwardRule* cnn = find_cnn_backward_rule(op);
   if (cnn != nullptr) return cnn;
   const BackwardRule* convs2s = find_convs2s_backward_rule(op);
-  return convs2s != nullptr ? convs2s : find_pix2pixhd_backward_rule(op);
+  if (convs2s != nullptr) return convs2s;
+  const BackwardRule* pix2pixhd = find_pix2pixhd_backward_rule(op);
+  return pix2pixhd != nullptr ? pix2pixhd : find_decode_backward_rule(op);
 }
 
 }  // namespace sb::detail

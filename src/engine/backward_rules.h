@@ -46,7 +46,9 @@ const BackwardRule* find_san_backward_rule(const std::string& op);
 const BackwardRule* find_cnn_backward_rule(const std::string& op);
 // The rules of the ConvS2S ops (backward_rules_convs2s.cpp).
 const BackwardRule* find_convs2s_backward_rule(const std::string& op);
-// The rules of the GAN ops added for pix2pixHD (backward_rules_pix2pixhd.cpp), the last fallback.
+// The rules of the GAN ops added for pix2pixHD (backward_rules_pix2pixhd.cpp).
 const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op);
+// The greedy-decoding ops and the copy (backward_rules_decode.cpp), the last fallback: no gradient.
+const BackwardRule* find_decode_backward_rule(const std::string& op);
 
 }  // namespace sb::detail

@@ -11,6 +11,7 @@ expect_output "conv_seq2seq .* 216005176" "conv_seq2seq's parameter count"
 expect_output "deeplabv3 .* 58630997" "deeplabv3's parameter count"
 expect_output "nasnet_large .* 88753150" "nasnet_large's parameter count"
 expect_output "pix2pixhd .* 191261862 +12944960 " "pix2pixhd's trainable and frozen (VGG19) parameter counts"
+expect_output "unsupmt .* 310047094" "unsupmt's parameter count"
 "$SB" list --json - 2> /dev/null > "$WORK/list.json"
 python3 - "$WORK/list.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: list JSON"; failures=$((failures + 1)); }
 import json, sys
@@ -25,7 +26,8 @@ assert counts["conv_seq2seq"] == 216005176, counts
 assert counts["deeplabv3"] == 58630997 and counts["nasnet_large"] == 88753150, counts
 assert counts["pix2pixhd"] == 191261862, counts
 frozen = {w["name"]: w["frozen_parameters"] for w in doc["workloads"]}
-assert frozen["pix2pixhd"] == 12944960 and frozen["yolov3"] == 0, frozen
+assert frozen["pix2pixhd"] == 12944960 and frozen["yolov3"] == 0 and frozen["unsupmt"] == 0, frozen
+assert counts["unsupmt"] == 310047094, counts
 assert all(w["forward_gflops_per_unit"] > 0 and w["gradient_bytes"] > 0 for w in doc["workloads"])
 PY
 finish
