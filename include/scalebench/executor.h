@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "scalebench/allocation_budget.h"
@@ -83,6 +84,9 @@ class Executor {
     double optimizer_ms = 0;
   };
   StepProfile profile_step(const OptimizerSettings& settings, int64_t step);
+  // What this executor chose to run a node with, for the profile's slowest nodes (a convolution's cuDNN engine
+  // or algorithm); empty where there is no choice to report.
+  virtual std::string node_detail(size_t /*index*/) const { return {}; }
 
   // Dropout masks depend on (seed, step): the same step replays the same masks (finite differences), the
   // next step draws fresh ones. Data-parallel ranks use seed = base seed + rank.

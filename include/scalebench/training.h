@@ -117,6 +117,15 @@ struct TrainingReport {
   // included). More than the device time means the GPU waited for the CPU.
   double profiled_host_ms = 0;
   std::vector<std::pair<std::string, double>> op_host_ms;
+  // The same step's slowest nodes, slowest first: which convolution or GEMM of the network the time goes to
+  // (op_ms sums a network's hundreds of conv2d nodes into one line).
+  struct SlowNode {
+    int64_t index = 0;                  // in the graph's node order
+    std::string op, output, shape;      // op (backward marked), its first output's name and shape
+    std::string detail;                 // what the executor chose for it (a convolution's engine), or empty
+    double ms = 0;
+  };
+  std::vector<SlowNode> slowest_nodes;
   bool weights_identical_at_start = false;
   bool weights_identical_after_dp = false;
   uint64_t weights_checksum_after_dp = 0;  // FNV-1a of the parameters' bytes: equal runs, equal weights

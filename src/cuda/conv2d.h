@@ -7,7 +7,10 @@
 // both sides alike, so an asymmetric padding (TF "SAME" with stride 2, NASNet's ZeroPad2d((1, 0, 1, 0)))
 // materialises the extra rows and columns: x is copied into a zero-bordered buffer at the front of the
 // workspace (conv2d_padded_copy_bytes) and the symmetric remainder stays implicit; backward data computes
-// the padded gradient there and crops it. The bias is added by cuda::bias_add_forward after the forward pass.
+// the padded gradient there and crops it. 16-bit convolutions whose C is not a multiple of 8 (pix2pixHD's label
+// maps; conv2d_cudnn_in_channels says which) also pad the channels: x and w are copied with zero channels up to
+// a multiple of 8 (the filter's copy follows x's in the workspace), dx and dw are computed padded and cropped,
+// and algorithm() says "channels padded C -> C'". The bias is added by cuda::bias_add_forward after the forward.
 // Depthwise geometries (channel multiplier 1, K x K with K in {3, 5, 7}, stride 1 or 2, no dilation) run on
 // scalebench's own kernels instead (src/cuda/depthwise_conv2d.h): no cuDNN descriptors, no padded copy, and the
 // backward filter's partial sums as the library workspace; algorithm() then says "scalebench depthwise".

@@ -9,6 +9,7 @@
 // Depthwise geometries that scalebench's own kernels cover (src/cuda/depthwise_conv2d.h) skip cuDNN altogether.
 #include <cudnn.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -60,18 +61,38 @@ const char* math_name(cudnnMathType_t math) {
   return "unknown";
 }
 
+// An (n, h, w, c) NHWC tensor and where it sits in its copy (n, padded_h, padded_w, padded_c): x in the padded
+// input, or a (K, R, S, C) filter in its channel-padded copy.
+struct CopyWindow {
+  int64_t n = 0, h = 0, w = 0, c = 0, top = 0, left = 0, padded_h = 0, padded_w = 0, padded_c = 0;
+};
+
 template <typename T>
-void pad(const void* x, void* padded, const Conv2dGeometry& g, int64_t top, int64_t left, int64_t ph, int64_t pw,
-         cudaStream_t stream) {
-  conv2d_pad_input(static_cast<const T*>(x), static_cast<T*>(padded), g.batch, g.in_h, g.in_w, g.in_c, top, left, ph,
-                   pw, stream);
+void pad(const void* x, void* padded, const CopyWindow& v, cudaStream_t stream) {
+  conv2d_pad_input(static_cast<const T*>(x), static_cast<T*>(padded), v.n, v.h, v.w, v.c, v.top, v.left, v.padded_h,
+                   v.padded_w, v.padded_c, stream);
 }
 
 template <typename T>
-void crop(const void* padded, void* x, const Conv2dGeometry& g, int64_t top, int64_t left, int64_t ph, int64_t pw,
-          cudaStream_t stream) {
-  conv2d_crop(static_cast<const T*>(padded), static_cast<T*>(x), g.batch, g.in_h, g.in_w, g.in_c, top, left, ph, pw,
-              stream);
+void crop(const void* padded, void* x, const CopyWindow& v, cudaStream_t stream) {
+  conv2d_crop(static_cast<const T*>(padded), static_cast<T*>(x), v.n, v.h, v.w, v.c, v.top, v.left, v.padded_h,
+              v.padded_w, v.padded_c, stream);
+}
+
+void pad_as(DType dtype, const void* x, void* padded, const CopyWindow& v, cudaStream_t stream) {
+  switch (dtype) {
+    case DType::kFloat32: return pad<float>(x, padded, v, stream);
+    case DType::kBFloat16: return pad<bf16>(x, padded, v, stream);
+    default: return pad<fp16>(x, padded, v, stream);
+  }
+}
+
+void crop_as(DType dtype, const void* padded, void* x, const CopyWindow& v, cudaStream_t stream) {
+  switch (dtype) {
+    case DType::kFloat32: return crop<float>(padded, x, v, stream);
+    case DType::kBFloat16: return crop<bf16>(padded, x, v, stream);
+    default: return crop<fp16>(padded, x, v, stream);
+  }
 }
 
 // One pass through the depthwise kernels: (first, second) are (x, w), (dy, w) or (x, dy) as in run().
@@ -89,6 +110,17 @@ void run_depthwise(ConvPass pass, const Conv2dGeometry& g, int64_t filter_blocks
   }
 }
 
+
+// SB_CUDNN_PLANS=0 keeps every convolution on cuDNN's legacy calls: a way to tell whether a backend engine is
+// behind a wrong result or a slow node (the legacy calls cost ~200 us of CPU each, so steps may turn host-bound).
+bool backend_plans_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("SB_CUDNN_PLANS");
+    return value == nullptr || std::string(value) != "0";
+  }();
+  return enabled;
+}
+
 }  // namespace
 
 struct Conv2dRunner::State {
@@ -104,10 +136,11 @@ struct Conv2dRunner::State {
   bool depthwise = false;
   int64_t filter_blocks = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
-  uint64_t padded_bytes = 0;   // the front of the workspace: x (or dx) with the asymmetric rows/columns
-  uint64_t library_bytes = 0;  // what the chosen algorithm uses, after the padded copy
-  // The zero-bordered input's extent and where x sits in it (asymmetric padding only).
-  int64_t padded_h = 0, padded_w = 0, top = 0, left = 0;
+  // The front of the workspace: the copy of x (or dx) with the asymmetric rows/columns and padded channels,
+  // then the filter's copy (or dw's) with padded channels; each empty when not needed.
+  uint64_t padded_bytes = 0, input_copy_bytes = 0, filter_copy_bytes = 0;
+  uint64_t library_bytes = 0;  // what the chosen algorithm uses, after the copies
+  CopyWindow input_window, filter_window;  // x in its copy, w in its copy
   std::unique_ptr<CudnnConvPlan> plan;  // null: the legacy call
 
   ~State() {
@@ -135,25 +168,33 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
     if (s.depthwise) return;
   }
   s.handle = handle_for_current_device();
-  s.padded_bytes = conv2d_padded_copy_bytes(g, dtype_size(dtype));
+  s.input_copy_bytes = conv2d_padded_input_bytes(g, dtype_size(dtype));
+  s.filter_copy_bytes = conv2d_padded_filter_bytes(g, dtype_size(dtype));
+  s.padded_bytes = s.input_copy_bytes + s.filter_copy_bytes;
   if (s.padded_bytes > workspace_bytes) throw UsageError("conv2d: the workspace cannot hold the padded input");
   const uint64_t budget = workspace_bytes - s.padded_bytes;
 
-  // cuDNN sees a symmetric padding of min(begin, end) per axis; the rest is materialised in the copy.
+  // cuDNN sees a symmetric padding of min(begin, end) per axis; the rest is materialised in the copy. It sees
+  // the channels of conv2d_cudnn_in_channels, zeros past C in the copies of x and w.
   const int64_t sym_h = std::min(g.pad_top, g.pad_bottom), sym_w = std::min(g.pad_left, g.pad_right);
-  s.top = g.pad_top - sym_h, s.left = g.pad_left - sym_w;
-  s.padded_h = g.in_h + (g.pad_top - sym_h) + (g.pad_bottom - sym_h);
-  s.padded_w = g.in_w + (g.pad_left - sym_w) + (g.pad_right - sym_w);
+  Conv2dGeometry seen = g;
+  seen.in_c = conv2d_cudnn_in_channels(g, dtype_size(dtype));
+  CopyWindow& in = s.input_window;
+  in.n = g.batch, in.h = g.in_h, in.w = g.in_w, in.c = g.in_c, in.padded_c = seen.in_c;
+  in.top = g.pad_top - sym_h, in.left = g.pad_left - sym_w;
+  in.padded_h = g.in_h + (g.pad_top - sym_h) + (g.pad_bottom - sym_h);
+  in.padded_w = g.in_w + (g.pad_left - sym_w) + (g.pad_right - sym_w);
+  s.filter_window = {g.out_c, g.kernel_h, g.kernel_w, g.in_c, 0, 0, g.kernel_h, g.kernel_w, seen.in_c};
 
   SB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&s.x_desc));
   SB_CUDNN_CHECK(cudnnCreateTensorDescriptor(&s.y_desc));
   SB_CUDNN_CHECK(cudnnCreateFilterDescriptor(&s.w_desc));
   SB_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&s.conv_desc));
-  SB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(s.x_desc, CUDNN_TENSOR_NHWC, type, int(g.batch), int(g.in_c),
-                                            int(s.padded_h), int(s.padded_w)));
+  SB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(s.x_desc, CUDNN_TENSOR_NHWC, type, int(g.batch), int(seen.in_c),
+                                            int(in.padded_h), int(in.padded_w)));
   SB_CUDNN_CHECK(cudnnSetTensor4dDescriptor(s.y_desc, CUDNN_TENSOR_NHWC, type, int(g.batch), int(g.out_c),
                                             int(g.out_h), int(g.out_w)));
-  SB_CUDNN_CHECK(cudnnSetFilter4dDescriptor(s.w_desc, type, CUDNN_TENSOR_NHWC, int(g.out_c), int(g.in_per_group()),
+  SB_CUDNN_CHECK(cudnnSetFilter4dDescriptor(s.w_desc, type, CUDNN_TENSOR_NHWC, int(g.out_c), int(seen.in_per_group()),
                                             int(g.kernel_h), int(g.kernel_w)));
   SB_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(s.conv_desc, int(sym_h), int(sym_w), int(g.stride_h),
                                                  int(g.stride_w), int(g.dilation_h), int(g.dilation_w),
@@ -228,7 +269,9 @@ Conv2dRunner::Conv2dRunner(const Conv2dGeometry& g, DType dtype, bool allow_tf32
   }
   // The backend plan, when one finalizes; its failure to build for a geometry is not an error (legacy remains).
   try {
-    s.plan = CudnnConvPlan::build(s.handle, g, s.padded_h, s.padded_w, sym_h, sym_w, dtype, exact, pass, budget);
+    if (backend_plans_enabled()) {
+      s.plan = CudnnConvPlan::build(s.handle, seen, in.padded_h, in.padded_w, sym_h, sym_w, dtype, exact, pass, budget);
+    }
   } catch (const std::exception&) {
     s.plan = nullptr;
   }
@@ -247,8 +290,12 @@ std::string Conv2dRunner::algorithm() const {
                ? "scalebench depthwise, " + std::to_string(state_->filter_blocks) + " blocks of partials"
                : "scalebench depthwise";
   }
-  if (state_->plan != nullptr) return state_->plan->engine();
-  return "algo " + std::to_string(state_->algo) + " math " + math_name(state_->math);
+  const std::string padded = state_->filter_copy_bytes > 0
+                                 ? ", channels padded " + std::to_string(state_->input_window.c) + " -> " +
+                                       std::to_string(state_->input_window.padded_c)
+                                 : "";
+  if (state_->plan != nullptr) return state_->plan->engine() + padded;
+  return "algo " + std::to_string(state_->algo) + " math " + math_name(state_->math) + padded;
 }
 
 uint64_t Conv2dRunner::library_workspace() const {
@@ -269,54 +316,63 @@ void Conv2dRunner::run(const void* first, const void* second, void* out, void* w
   }
   SB_CUDNN_CHECK(cudnnSetStream(s.handle, stream));
   const float one = 1.0f, zero = 0.0f;  // float scaling factors: the compute type is fp32 for every dtype
-  unsigned char* padded = s.padded_bytes > 0 ? static_cast<unsigned char*>(workspace) : nullptr;
-  void* library = static_cast<unsigned char*>(workspace) + s.padded_bytes;
-  // x copied into the zero-bordered buffer; returns what cuDNN reads.
-  auto padded_input = [&](const void* x) -> const void* {
-    if (padded == nullptr) return x;
-    switch (s.dtype) {
-      case DType::kFloat32: pad<float>(x, padded, s.g, s.top, s.left, s.padded_h, s.padded_w, stream); break;
-      case DType::kBFloat16: pad<bf16>(x, padded, s.g, s.top, s.left, s.padded_h, s.padded_w, stream); break;
-      default: pad<fp16>(x, padded, s.g, s.top, s.left, s.padded_h, s.padded_w, stream); break;
-    }
-    return padded;
+  unsigned char* front = static_cast<unsigned char*>(workspace);
+  void* input_copy = s.input_copy_bytes > 0 ? front : nullptr;
+  void* filter_copy = s.filter_copy_bytes > 0 ? front + s.input_copy_bytes : nullptr;
+  void* library = front + s.padded_bytes;
+  // x (or w) copied into its padded buffer; returns what cuDNN reads.
+  auto input_seen = [&](const void* x) -> const void* {
+    if (input_copy == nullptr) return x;
+    pad_as(s.dtype, x, input_copy, s.input_window, stream);
+    return input_copy;
+  };
+  auto filter_seen = [&](const void* w) -> const void* {
+    if (filter_copy == nullptr) return w;
+    pad_as(s.dtype, w, filter_copy, s.filter_window, stream);
+    return filter_copy;
   };
   // The plan declares kCudnnPlanAlignment-byte aligned tensors; anything less takes the legacy call (and a
   // legacy algorithm must exist: the constructor may have found only the plan).
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % kCudnnPlanAlignment == 0; };
-  const bool use_plan = s.plan != nullptr && aligned(first) && aligned(second) && aligned(out) && aligned(library);
-  if (!use_plan && s.algo < 0) throw UsageError("conv2d: pointers not aligned for the only cuDNN plan found");
+  auto use_plan = [&](const void* a, const void* b, const void* c) {
+    const bool plan = s.plan != nullptr && aligned(a) && aligned(b) && aligned(c) && aligned(library);
+    if (!plan && s.algo < 0) throw UsageError("conv2d: pointers not aligned for the only cuDNN plan found");
+    return plan;
+  };
   switch (s.pass) {
     case ConvPass::kForward: {
-      const void* x = padded_input(first);
-      if (use_plan) return s.plan->execute(s.handle, x, second, out, library);
-      SB_CUDNN_CHECK(cudnnConvolutionForward(s.handle, &one, s.x_desc, x, s.w_desc, second, s.conv_desc,
+      const void* x = input_seen(first);
+      const void* w = filter_seen(second);
+      if (use_plan(x, w, out)) return s.plan->execute(s.handle, x, w, out, library);
+      SB_CUDNN_CHECK(cudnnConvolutionForward(s.handle, &one, s.x_desc, x, s.w_desc, w, s.conv_desc,
                                              cudnnConvolutionFwdAlgo_t(s.algo), library, s.library_bytes, &zero,
                                              s.y_desc, out));
       return;
     }
     case ConvPass::kBackwardData: {
-      void* dx = padded != nullptr ? static_cast<void*>(padded) : out;
-      if (use_plan) {
-        s.plan->execute(s.handle, first, second, dx, library);
+      const void* w = filter_seen(second);
+      void* dx = input_copy != nullptr ? input_copy : out;
+      if (use_plan(first, w, dx)) {
+        s.plan->execute(s.handle, first, w, dx, library);
       } else {
-        SB_CUDNN_CHECK(cudnnConvolutionBackwardData(s.handle, &one, s.w_desc, second, s.y_desc, first, s.conv_desc,
+        SB_CUDNN_CHECK(cudnnConvolutionBackwardData(s.handle, &one, s.w_desc, w, s.y_desc, first, s.conv_desc,
                                                     cudnnConvolutionBwdDataAlgo_t(s.algo), library, s.library_bytes,
                                                     &zero, s.x_desc, dx));
       }
-      if (padded == nullptr) return;
-      switch (s.dtype) {
-        case DType::kFloat32: return crop<float>(padded, out, s.g, s.top, s.left, s.padded_h, s.padded_w, stream);
-        case DType::kBFloat16: return crop<bf16>(padded, out, s.g, s.top, s.left, s.padded_h, s.padded_w, stream);
-        default: return crop<fp16>(padded, out, s.g, s.top, s.left, s.padded_h, s.padded_w, stream);
-      }
+      if (input_copy != nullptr) crop_as(s.dtype, input_copy, out, s.input_window, stream);
+      return;
     }
     case ConvPass::kBackwardFilter: {
-      const void* x = padded_input(first);
-      if (use_plan) return s.plan->execute(s.handle, x, second, out, library);
-      SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(s.handle, &one, s.x_desc, x, s.y_desc, second, s.conv_desc,
-                                                    cudnnConvolutionBwdFilterAlgo_t(s.algo), library,
-                                                    s.library_bytes, &zero, s.w_desc, out));
+      const void* x = input_seen(first);
+      void* dw = filter_copy != nullptr ? filter_copy : out;
+      if (use_plan(x, second, dw)) {
+        s.plan->execute(s.handle, x, second, dw, library);
+      } else {
+        SB_CUDNN_CHECK(cudnnConvolutionBackwardFilter(s.handle, &one, s.x_desc, x, s.y_desc, second, s.conv_desc,
+                                                      cudnnConvolutionBwdFilterAlgo_t(s.algo), library,
+                                                      s.library_bytes, &zero, s.w_desc, dw));
+      }
+      if (filter_copy != nullptr) crop_as(s.dtype, filter_copy, out, s.filter_window, stream);
       return;
     }
   }

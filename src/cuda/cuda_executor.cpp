@@ -186,6 +186,10 @@ class CudaExecutor final : public Executor {
       SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     }
   }
+  std::string node_detail(size_t index) const override {
+    const auto it = conv_runners_.find(&graph_.nodes()[index]);
+    return it == conv_runners_.end() ? std::string() : it->second->algorithm();
+  }
   StreamHandle compute_stream() const override { return stream_; }
   void* arena_data() override { return arena_; }
   std::optional<LossScaleState> loss_scale_state() override {

@@ -36,15 +36,41 @@ inline int64_t conv_output_size(int64_t in, int64_t kernel, int64_t stride, int6
   return (in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride + 1;
 }
 
-// Bytes of the zero-padded copy of x that a device without per-side padding (cuDNN's legacy API pads both
-// sides alike) convolves when the padding is asymmetric: the extra rows/columns on the wider side are
-// materialised, the rest stays implicit. 0 for symmetric padding. Rounded up to 256 bytes.
-inline uint64_t conv2d_padded_copy_bytes(const Conv2dGeometry& g, uint64_t element_bytes) {
-  if (g.symmetric_padding()) return 0;
+// Input channels as cuDNN is given them. A 16-bit convolution with a spatial kernel whose C is not a multiple
+// of 8 while K is (pix2pixHD's label maps: C = 36 into its generator, 39 into its discriminator) runs on C
+// rounded up to 8, with zero channels in copies of its input and filter: cuDNN's NHWC tensor-core engines want
+// C % 8 == 0, and its kernels for the others took 236 ms of pix2pixhd's 532-ms step on H200 for the
+// discriminator's first backward-data pass alone. C <= 8 (RGB stems) and 1 x 1 kernels keep their C (not
+// measured either way).
+inline int64_t conv2d_cudnn_in_channels(const Conv2dGeometry& g, uint64_t element_bytes) {
+  const bool padded = element_bytes == 2 && g.groups == 1 && g.in_c > 8 && g.in_c % 8 != 0 && g.out_c % 8 == 0 &&
+                      g.kernel_h * g.kernel_w > 1;
+  return padded ? (g.in_c + 7) / 8 * 8 : g.in_c;
+}
+
+// Bytes of the copy of x that cuDNN convolves instead of x: when the padding is asymmetric (cuDNN's legacy API
+// pads both sides alike) the extra rows/columns on the wider side are materialised, the rest stays implicit;
+// when the channels are padded (conv2d_cudnn_in_channels), so are they. 0 when neither. Rounded up to 256 bytes.
+inline uint64_t conv2d_padded_input_bytes(const Conv2dGeometry& g, uint64_t element_bytes) {
+  const int64_t c = conv2d_cudnn_in_channels(g, element_bytes);
+  if (g.symmetric_padding() && c == g.in_c) return 0;
   const int64_t dh = g.pad_top > g.pad_bottom ? g.pad_top - g.pad_bottom : g.pad_bottom - g.pad_top;
   const int64_t dw = g.pad_left > g.pad_right ? g.pad_left - g.pad_right : g.pad_right - g.pad_left;
-  const uint64_t bytes = uint64_t(g.batch * (g.in_h + dh) * (g.in_w + dw) * g.in_c) * element_bytes;
+  const uint64_t bytes = uint64_t(g.batch * (g.in_h + dh) * (g.in_w + dw) * c) * element_bytes;
   return (bytes + 255) / 256 * 256;
+}
+
+// Bytes of the filter's copy with padded channels (K, R, S, C rounded up); 0 when the channels are not padded.
+inline uint64_t conv2d_padded_filter_bytes(const Conv2dGeometry& g, uint64_t element_bytes) {
+  const int64_t c = conv2d_cudnn_in_channels(g, element_bytes);
+  if (c == g.in_c) return 0;
+  const uint64_t bytes = uint64_t(g.out_c * g.kernel_h * g.kernel_w * c) * element_bytes;
+  return (bytes + 255) / 256 * 256;
+}
+
+// The front of a conv node's workspace: the input copy, then the filter copy (each 0 when not needed).
+inline uint64_t conv2d_padded_copy_bytes(const Conv2dGeometry& g, uint64_t element_bytes) {
+  return conv2d_padded_input_bytes(g, element_bytes) + conv2d_padded_filter_bytes(g, element_bytes);
 }
 
 inline void store_conv2d_geometry(const Conv2dGeometry& g, NodeAttributes& a) {

@@ -43,7 +43,9 @@ TensorId GraphBuilder::weight_norm(TensorId v, TensorId g) {
 TensorId GraphBuilder::grad_multiply(TensorId x, double factor) {
   if (!(factor > 0)) throw UsageError("grad_multiply: the factor must be > 0");
   if (!gradient_scaling_enabled_) return x;
-  const TensorInfo& info = graph_.tensor(x);
+  // Copied, not referenced: activation() may grow the tensor list and move x's TensorInfo (a reference read
+  // after it gave n = 1 in a bf16 graph, and the backward `scale` then left all but one gradient unscaled).
+  const TensorInfo info = graph_.tensor(x);
   const TensorId y = activation(next_name("grad_multiply"), info.shape, info.dtype);
   graph_.tensor(y).view_of = x;  // the identity: the planner gives y the storage of x, no kernel runs
   graph_.add_node(Node{"grad_multiply", {x}, {y}, {{"n", double(info.elements())}, {"factor", factor}}, false});

@@ -50,7 +50,9 @@ void print_solo_ranks(std::FILE* out, const TrainingReport& report) {
   }
 }
 
-// Rank 0's profiled step, one line: where the step time goes, by op category.
+constexpr size_t kSlowestNodesShown = 5;
+
+// Rank 0's profiled step: where the step time goes, by op category, then its slowest nodes.
 void print_breakdown(std::FILE* out, const TrainingReport& report) {
   if (report.breakdown_ms.empty()) return;
   double total = 0;
@@ -60,6 +62,12 @@ void print_breakdown(std::FILE* out, const TrainingReport& report) {
     std::fprintf(out, " %s %.2f ms (%.0f%%)", category.c_str(), ms, 100.0 * ms / total);
   }
   std::fprintf(out, "\n");
+  // The few nodes that take the most, each on its line (the JSON keeps more of them).
+  for (size_t i = 0; i < report.slowest_nodes.size() && i < kSlowestNodesShown; ++i) {
+    const TrainingReport::SlowNode& n = report.slowest_nodes[i];
+    std::fprintf(out, "#   %8.2f ms  node %lld %s -> %s %s%s%s\n", n.ms, static_cast<long long>(n.index), n.op.c_str(),
+                 n.output.c_str(), n.shape.c_str(), n.detail.empty() ? "" : ", ", n.detail.c_str());
+  }
   if (report.op_host_ms.empty()) return;
   // The host's enqueue time beside the device time: a host slower than the GPU leaves the GPU idle.
   const bool host_bound = report.profiled_host_ms > 0.9 * total;

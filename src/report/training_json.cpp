@@ -147,6 +147,11 @@ nlohmann::json training_report_json(const TrainingReport& r) {
   for (const auto& [op, ms] : r.op_ms) ops.push_back({{"op", op}, {"ms", ms}});
   json host_ops = json::array();
   for (const auto& [op, ms] : r.op_host_ms) host_ops.push_back({{"op", op}, {"ms", ms}});
+  json slowest = json::array();
+  for (const TrainingReport::SlowNode& n : r.slowest_nodes) {
+    slowest.push_back({{"index", n.index}, {"op", n.op}, {"output", n.output}, {"shape", n.shape},
+                       {"detail", n.detail}, {"ms", n.ms}});
+  }
   const ScalingSummary s = summarize_scaling(r);
   json doc = {{"schema_version", kSchemaVersion},
               {"tool", "scalebench"},
@@ -172,6 +177,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"op_ms", ops},
               {"profiled_host_ms", r.profiled_host_ms},
               {"op_host_ms", host_ops},
+              {"slowest_nodes", slowest},
               {"scaling_efficiency", null_unless(r.dp.ran && r.solo.ran, s.efficiency)},
               {"exposed_comm_ms", null_unless(r.dp.ran && r.solo.ran, s.exposed_comm_ms)},
               {"overlap_pct", null_unless(r.dp.ran && r.solo.ran && r.comm.ran, s.overlap_pct)},

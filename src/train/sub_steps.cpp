@@ -59,17 +59,19 @@ SubStepProfile profile_sub_steps(Replica& replica, const OptimizerSettings& sett
   struct Span {
     std::string category, op;
     size_t from;
-    double host_ms;  // enqueueing the node; negative for the optimizer (not counted as host time)
+    double host_ms;  // the host's time enqueueing it
+    size_t node;     // the node's index; the node count for the optimizer (not counted as host time)
   };
   std::vector<Span> spans;
   size_t marks = 0;
   executor.mark(marks);
+  const size_t optimizer = graph.nodes().size();
   auto timed = [&](const std::string& category, const std::string& op, const std::function<void()>& work,
-                   bool node = true) {
+                   size_t node) {
     const auto begin = std::chrono::steady_clock::now();
     work();
     const double host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
-    spans.push_back(Span{category, op, marks, node ? host_ms : -1.0});
+    spans.push_back(Span{category, op, marks, host_ms, node});
     executor.mark(++marks);
   };
   auto node_label = [&](size_t n) {
@@ -80,13 +82,13 @@ SubStepProfile profile_sub_steps(Replica& replica, const OptimizerSettings& sett
       replica,
       [&](size_t) {
         for (size_t n = graph.training_begin(); n < graph.nodes().size(); ++n) {
-          timed(op_category(graph.nodes()[n]), node_label(n), [&] { executor.run_nodes(n, n + 1); });
+          timed(op_category(graph.nodes()[n]), node_label(n), [&] { executor.run_nodes(n, n + 1); }, n);
         }
       },
       [&](size_t, int64_t optimizer_step) {
         timed(
             "optimizer", optimizer_name(settings.kind), [&] { executor.optimizer_step(settings, optimizer_step); },
-            false);
+            optimizer);
       },
       step,
       [&](size_t k) {
@@ -95,18 +97,20 @@ SubStepProfile profile_sub_steps(Replica& replica, const OptimizerSettings& sett
           for (int64_t r = 0; r < part.repeat; ++r) {
             for (size_t n = part.begin; n < part.end; ++n) {
               timed(part.generation ? "decode" : op_category(graph.nodes()[n]),
-                    (part.generation ? "decode: " : "") + node_label(n), [&] { executor.run_nodes(n, n + 1); });
+                    (part.generation ? "decode: " : "") + node_label(n), [&] { executor.run_nodes(n, n + 1); }, n);
             }
           }
         }
       });
   SubStepProfile profile;
+  profile.node_ms.assign(graph.nodes().size(), 0.0);
   for (const Span& span : spans) {
     const double ms = executor.elapsed_ms(span.from, span.from + 1);
     profile.by_category[span.category] += ms;
     profile.by_op[span.op] += ms;
     profile.total_ms += ms;
-    if (span.host_ms >= 0) {
+    if (span.node != optimizer) {
+      profile.node_ms[span.node] += ms;
       profile.host_by_op[span.op] += span.host_ms;
       profile.host_ms += span.host_ms;
     }

@@ -48,12 +48,14 @@ void run_local_step(Replica& replica, const OptimizerSettings& settings, int64_t
 // One step with a mark between nodes, each repetition of a repeated part included: time per node (summed over
 // its runs), per category (op_category, "decode" for every node of a generation part) and of the optimizer.
 // Beside the device time, the wall-clock time the calling thread spent enqueueing each node (Executor::StepProfile's
-// node_host_ms), by op and in all; the optimizer's enqueueing is not included.
+// node_host_ms), by op and in all; the optimizer's enqueueing is not included. node_ms: the device time per node
+// (the profile's slowest nodes).
 struct SubStepProfile {
   std::map<std::string, double> by_category, by_op;
   double total_ms = 0;
   std::map<std::string, double> host_by_op;
   double host_ms = 0;
+  std::vector<double> node_ms;  // device time by node index, summed over the node's runs in the step
 };
 SubStepProfile profile_sub_steps(Replica& replica, const OptimizerSettings& settings, int64_t step);
 

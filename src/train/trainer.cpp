@@ -6,6 +6,7 @@
 #include "scalebench/error.h"
 #include "scalebench/fault.h"
 #include "src/core/fault_injection.h"
+#include "src/engine/shape_text.h"
 #include "scalebench/training.h"
 #include "src/train/dp_check.h"
 #include "src/train/gradient_reducer.h"
@@ -35,14 +36,44 @@ std::vector<std::pair<std::string, double>> largest_first(const std::map<std::st
   return sorted;
 }
 
+// The profiled step's kSlowestNodes slowest nodes, slowest first (a node's time summed over its runs in the step:
+// once per sub-step, and per repetition of a decode loop).
+constexpr size_t kSlowestNodes = 15;
+std::vector<TrainingReport::SlowNode> slowest_nodes(const Replica& replica, const std::vector<double>& node_ms) {
+  std::vector<size_t> order(node_ms.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const size_t kept = std::min(kSlowestNodes, order.size());
+  std::partial_sort(order.begin(), order.begin() + long(kept), order.end(),
+                    [&](size_t a, size_t b) { return node_ms[a] > node_ms[b]; });
+  std::vector<TrainingReport::SlowNode> slowest;
+  for (size_t k = 0; k < kept; ++k) {
+    const size_t i = order[k];
+    const Node& node = replica.graph.nodes()[i];
+    TrainingReport::SlowNode entry;
+    entry.index = int64_t(i);
+    entry.op = node.op + (node.backward ? " (backward)" : "");
+    if (!node.outputs.empty()) {
+      const TensorInfo& out = replica.graph.tensor(node.outputs[0]);
+      entry.output = out.name;
+      entry.shape = shape_text(out.shape);
+    }
+    entry.detail = replica.executor->node_detail(i);
+    entry.ms = node_ms[i];
+    slowest.push_back(std::move(entry));
+  }
+  return slowest;
+}
+
 // One more solo step timed node by node (each repetition of a decode loop included): where the time goes, by op
-// category ("decode" for generation parts) and by op, with the host's time enqueueing those nodes by op.
+// category ("decode" for generation parts) and by op, with the host's time enqueueing those nodes by op, and the
+// slowest nodes.
 void profile_solo_step(Replica& replica, const TrainOptions& options, int64_t step, TrainingReport& report) {
   const SubStepProfile profile = profile_sub_steps(replica, options.optimizer, step);
   report.breakdown_ms = largest_first(profile.by_category);
   report.op_ms = largest_first(profile.by_op);
   report.profiled_host_ms = profile.host_ms;
   report.op_host_ms = largest_first(profile.host_by_op);
+  report.slowest_nodes = slowest_nodes(replica, profile.node_ms);
 }
 
 // The step's buckets all-reduced back to back on the communication stream, no compute.

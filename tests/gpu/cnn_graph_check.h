@@ -18,6 +18,7 @@
 #include "scalebench/executor.h"
 #include "scalebench/graph_builder.h"
 #include "scalebench/planner.h"
+#include "tests/gpu/every_tensor_check.h"
 #include "tests/support/random_data.h"
 #include "tests/support/tensor_compare.h"
 
@@ -44,18 +45,21 @@ struct BuiltGraph {
   TensorId loss = kNoTensor;
   std::map<TensorId, TensorId> gradients;
   MemoryPlan plan;
-  BuiltGraph(const GraphFunction& build, DType compute) {
+  // no_reuse: every activation keeps its bytes (every_tensor_check.h), so each node's outputs can be read after.
+  BuiltGraph(const GraphFunction& build, DType compute, bool no_reuse = false) {
     GraphBuilder builder(graph, compute);
     loss = build(builder);
     gradients = append_backward(graph, loss);
-    plan = plan_memory(graph);
+    plan = no_reuse ? plan_without_reuse(graph) : plan_memory(graph);
   }
 };
 
-// Runs the check; `tolerance` bounds the loss's relative error and each gradient's relative L2 error.
+// Runs the check; `tolerance` bounds the loss's relative error and each gradient's relative L2 error, and with
+// every_output each node's outputs in node order too (the first one off names the op that broke).
 inline void expect_gpu_matches_cpu(const GraphFunction& build, DType compute, double tolerance,
-                                   const IntInputFunction& int_values = nullptr, bool tf32 = false) {
-  BuiltGraph reference(build, DType::kFloat32), tested(build, compute);
+                                   const IntInputFunction& int_values = nullptr, bool tf32 = false,
+                                   bool every_output = false) {
+  BuiltGraph reference(build, DType::kFloat32, every_output), tested(build, compute, every_output);
   CpuExecutor cpu(reference.graph, reference.plan);
   LossScaleConfig no_scaling;
   no_scaling.mode = LossScaling::kOff;  // gradients compared as they are
@@ -77,6 +81,7 @@ inline void expect_gpu_matches_cpu(const GraphFunction& build, DType compute, do
   }
   cpu.run();
   gpu->run();
+  if (every_output) expect_every_output_matches(reference.graph, cpu, tested.graph, *gpu, tolerance);
   float cpu_loss = 0, gpu_loss = 0;
   cpu.read_tensor(reference.loss, &cpu_loss, 4);
   gpu->read_tensor(tested.loss, &gpu_loss, 4);

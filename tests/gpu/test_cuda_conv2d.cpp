@@ -173,6 +173,12 @@ TEST_P(CudaConv2d, ThreePassesMatchTheCpuInEveryPrecision) {
     SCOPED_TRACE(mode.name);
     const std::string algorithms = check_passes(GetParam(), mode);
     if (mode.dtype != DType::kFloat32) expect_depthwise_kernels(GetParam(), algorithms);
+    // Padded channels are said in each pass's algorithm, exactly where conv2d_cudnn_in_channels pads them.
+    const int64_t seen = conv2d_cudnn_in_channels(GetParam(), dtype_size(mode.dtype));
+    const std::string said = "channels padded " + std::to_string(GetParam().in_c) + " -> " + std::to_string(seen);
+    size_t times = 0;
+    for (size_t at = algorithms.find(said); at != std::string::npos; at = algorithms.find(said, at + 1)) ++times;
+    EXPECT_EQ(times, seen != GetParam().in_c ? 3u : 0u) << algorithms;
   }
 }
 
@@ -197,7 +203,10 @@ INSTANTIATE_TEST_SUITE_P(
                       geometry(2, 11, 11, 16, 16, 7, 7, 1, 1, 3, 3, 3, 3, 16),  // depthwise 7 x 7
                       geometry(1, 8, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 8),      // depthwise, multiplier 2
                       geometry(2, 9, 8, 12, 8, 3, 3, 1, 2, 2, 2, 2, 2, 4),      // grouped, dilated
-                      geometry(2, 19, 19, 3, 32, 7, 7, 2, 1, 3, 3, 3, 3)));     // ResNet stem 7 x 7 s2, C = 3
+                      geometry(2, 19, 19, 3, 32, 7, 7, 2, 1, 3, 3, 3, 3),       // ResNet stem 7 x 7 s2, C = 3
+                      geometry(2, 22, 26, 36, 32, 7, 7, 1, 1, 0, 0, 0, 0),      // pix2pixHD G's first: C = 36
+                      geometry(2, 16, 20, 39, 64, 4, 4, 2, 1, 2, 2, 2, 2),      // pix2pixHD D's first: C = 39
+                      geometry(2, 12, 10, 12, 16, 3, 3, 2, 1, 0, 1, 0, 1)));    // C = 12, asymmetric padding
 
 // The passes of the networks' common shapes run as cuDNN backend plans, or on scalebench's depthwise kernels
 // (the legacy calls are the fallback): each legacy call cost ~200 us of host time on cuDNN 9, enough to leave

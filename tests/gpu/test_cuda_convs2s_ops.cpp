@@ -28,6 +28,7 @@
 #include "src/cuda/glu.h"
 #include "src/cuda/scale_rows.h"
 #include "src/cuda/weight_norm.h"
+#include "tests/gpu/every_tensor_check.h"
 #include "tests/support/bf16_data.h"
 #include "tests/support/cuda_array.h"
 #include "tests/support/fp16_data.h"
@@ -245,13 +246,15 @@ double relative_l2(const std::vector<float>& got, const std::vector<float>& want
   return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
 }
 
-void expect_gpu_matches_cpu(const Build& build, const WriteInputs& inputs, DType compute, double tolerance) {
+// every_output: each node's outputs too, in node order (every_tensor_check.h), on plans without memory reuse.
+void expect_gpu_matches_cpu(const Build& build, const WriteInputs& inputs, DType compute, double tolerance,
+                            bool every_output = false) {
   BuiltGraph cpu_graph, gpu_graph;
   for (auto [built, dtype] : {std::pair{&cpu_graph, DType::kFloat32}, std::pair{&gpu_graph, compute}}) {
     GraphBuilder builder(built->graph, dtype);
     built->loss = build(builder);
     built->gradients = append_backward(built->graph, built->loss);
-    built->plan = plan_memory(built->graph);
+    built->plan = every_output ? test::plan_without_reuse(built->graph) : plan_memory(built->graph);
   }
   CpuExecutor cpu(cpu_graph.graph, cpu_graph.plan);
   LossScaleConfig no_scaling;
@@ -270,6 +273,7 @@ void expect_gpu_matches_cpu(const Build& build, const WriteInputs& inputs, DType
   });
   cpu.run();
   gpu->run();
+  if (every_output) test::expect_every_output_matches(cpu_graph.graph, cpu, gpu_graph.graph, *gpu, tolerance);
   float cpu_loss = 0, gpu_loss = 0;
   cpu.read_tensor(cpu_graph.loss, &cpu_loss, 4);
   gpu->read_tensor(gpu_graph.loss, &gpu_loss, 4);
@@ -334,6 +338,16 @@ TEST(CudaConvS2SGraph, BlockMatchesTheCpu) {
   expect_gpu_matches_cpu(block_graph, block_inputs, DType::kFloat32, kGraphFp32Tolerance);
   expect_gpu_matches_cpu(block_graph, block_inputs, DType::kBFloat16, kGraphBf16Tolerance);
   expect_gpu_matches_cpu(block_graph, block_inputs, DType::kFloat16, kGraphFp16Tolerance);
+}
+
+// The same block with every node's outputs compared, in node order: a wrong gradient above is traced to the
+// first op whose output departs from the CPU's.
+TEST(CudaConvS2SGraph, BlockEveryOutputMatchesTheCpu) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  expect_gpu_matches_cpu(block_graph, block_inputs, DType::kFloat32, kGraphFp32Tolerance, true);
+  expect_gpu_matches_cpu(block_graph, block_inputs, DType::kBFloat16, kGraphBf16Tolerance, true);
+  expect_gpu_matches_cpu(block_graph, block_inputs, DType::kFloat16, kGraphFp16Tolerance, true);
 }
 
 // The registered workload at tiny scale, without dropout (the devices would draw the same masks, but the check

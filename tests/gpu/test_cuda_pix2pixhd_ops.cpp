@@ -229,21 +229,22 @@ TEST(CudaPixelLosses, MatchTheCpuForEveryType) {
 // ---------------------------------------------------------------- graphs through both executors
 
 // The generator's pieces: reflection pad 3 and a 7 x 7 conv, instance norm, ReLU, a stride-2 conv, instance
-// norm, a transposed conv back up with bias, instance norm, ReLU, reflection pad, conv, tanh; LSGAN's loss
-// plus an L1 term against a second branch.
-TensorId generator_graph(GraphBuilder& b) {
+// norm, a transposed conv back up, instance norm, ReLU, reflection pad, conv with bias, tanh; LSGAN's loss
+// plus (with_l1) an L1 term against a second branch. The convolutions before an InstanceNorm have no bias
+// here: the norm subtracts it again, so its gradient is 0 in exact arithmetic and rounding noise on both devices
+// (relative errors of 2-4 on H200).
+TensorId generator_graph(GraphBuilder& b, bool with_l1) {
   const TensorId x = b.parameter("x", {2, 12, 16, 5});
-  TensorId h = b.conv2d(b.reflection_pad2d(x, 3, 3, 3, 3), b.parameter("c1.weight", {8, 7, 7, 5}),
-                        b.parameter("c1.bias", {8}), Conv2dOptions{});
+  TensorId h = b.conv2d(b.reflection_pad2d(x, 3, 3, 3, 3), b.parameter("c1.weight", {8, 7, 7, 5}), kNoTensor,
+                        Conv2dOptions{});
   h = b.relu(b.instance_norm(h, 1e-5));
-  h = b.relu(b.instance_norm(b.conv2d(h, b.parameter("down.weight", {16, 3, 3, 8}), b.parameter("down.bias", {16}),
-                                      Conv2dOptions::with(2, 1)),
-                             1e-5));
-  h = b.relu(b.instance_norm(b.conv_transpose2d(h, b.parameter("up.weight", {16, 3, 3, 8}),
-                                                b.parameter("up.bias", {8}), Conv2dOptions::with(2, 1), 1),
-                             1e-5));
+  h = b.relu(b.instance_norm(
+      b.conv2d(h, b.parameter("down.weight", {16, 3, 3, 8}), kNoTensor, Conv2dOptions::with(2, 1)), 1e-5));
+  h = b.relu(b.instance_norm(
+      b.conv_transpose2d(h, b.parameter("up.weight", {16, 3, 3, 8}), kNoTensor, Conv2dOptions::with(2, 1), 1), 1e-5));
   const TensorId y = b.tanh(b.conv2d(b.reflection_pad2d(h, 1, 1, 1, 1), b.parameter("c2.weight", {3, 3, 3, 8}),
                                      b.parameter("c2.bias", {3}), Conv2dOptions{}));
+  if (!with_l1) return b.mse_loss(y, 1.0);
   const TensorId other = b.tanh(b.parameter("other", {2, 12, 16, 3}));
   return b.add_losses(b.mse_loss(y, 1.0), b.l1_loss(y, other), 10.0);
 }
@@ -265,8 +266,13 @@ TensorId two_player_graph(GraphBuilder& b) {
 TEST(CudaPix2PixHDGraph, GeneratorPiecesMatchTheCpu) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   auto device = make_cuda_device(0);
-  test::expect_gpu_matches_cpu(generator_graph, DType::kFloat32, kGraphFp32Tolerance);
-  test::expect_gpu_matches_cpu(generator_graph, DType::kBFloat16, kGraphBf16Tolerance);
+  test::expect_gpu_matches_cpu([](GraphBuilder& b) { return generator_graph(b, true); }, DType::kFloat32,
+                               kGraphFp32Tolerance);
+  // bf16 without the L1 term: its gradient is sign(y - other), and wherever y and other are closer than bf16's
+  // rounding the sign differs from the CPU's (every gradient came out 20-28% off on H200 with it). The L1
+  // kernels have their own bf16 test (CudaPixelLosses). Every node's outputs are compared in order.
+  test::expect_gpu_matches_cpu([](GraphBuilder& b) { return generator_graph(b, false); }, DType::kBFloat16,
+                               kGraphBf16Tolerance, nullptr, false, true);
 }
 
 TEST(CudaPix2PixHDGraph, TwoPlayerGradientsMatchTheCpu) {

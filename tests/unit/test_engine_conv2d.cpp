@@ -6,6 +6,8 @@
 
 #include "src/cpu/bias.h"
 #include "src/cpu/conv2d.h"
+#include "src/engine/conv2d_geometry.h"
+#include "tests/support/conv_geometry.h"
 #include "tests/unit/engine_op_graph.h"
 
 namespace sb {
@@ -63,6 +65,28 @@ TEST(EngineConv2d, WorkspaceIsPlannedByLiveness) {
   EXPECT_LT(plan.activation_peak_bytes, 3 * each);
   EXPECT_GE(plan.activation_peak_bytes, each);
   EXPECT_EQ(matmul_flops(graph, false), 3 * 2.0 * 4 * 32 * 32 * 16 * 9 * 16);
+}
+
+// 16-bit convolutions with a spatial kernel, C > 8 not a multiple of 8 and K a multiple of 8 are given to cuDNN
+// with C rounded up to 8 (zero channels in copies of x and w at the front of the node's workspace); nothing else.
+TEST(EngineConv2d, ChannelsArePaddedForTensorCoresOnlyWhereTheRuleSays) {
+  const Conv2dGeometry d_first = test::geometry(2, 16, 20, 39, 64, 4, 4, 2, 1, 2, 2, 2, 2);
+  EXPECT_EQ(conv2d_cudnn_in_channels(d_first, 2), 40);
+  EXPECT_EQ(conv2d_cudnn_in_channels(d_first, 4), 39) << "fp32 keeps its channels";
+  EXPECT_EQ(conv2d_cudnn_in_channels(test::geometry(2, 16, 20, 36, 32, 7, 7, 1, 1, 3, 3, 3, 3), 2), 40);
+  EXPECT_EQ(conv2d_cudnn_in_channels(test::geometry(2, 16, 20, 39, 64, 1, 1, 1, 1, 0, 0, 0, 0), 2), 39) << "1 x 1";
+  EXPECT_EQ(conv2d_cudnn_in_channels(test::geometry(2, 16, 20, 3, 64, 7, 7, 2, 1, 3, 3, 3, 3), 2), 3) << "RGB stem";
+  EXPECT_EQ(conv2d_cudnn_in_channels(test::geometry(2, 16, 20, 39, 42, 3, 3, 1, 1, 1, 1, 1, 1), 2), 39) << "K = 42";
+  EXPECT_EQ(conv2d_cudnn_in_channels(test::geometry(2, 16, 20, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1), 2), 48);
+  // Symmetric padding: the front copies are x (2 x 16 x 20 x 40) and w (64 x 4 x 4 x 40), each in whole 256 bytes.
+  EXPECT_EQ(conv2d_padded_input_bytes(d_first, 2), 51200u);
+  EXPECT_EQ(conv2d_padded_filter_bytes(d_first, 2), 81920u);
+  EXPECT_EQ(conv2d_padded_copy_bytes(d_first, 2), 51200u + 81920u);
+  EXPECT_EQ(conv2d_padded_copy_bytes(d_first, 4), 0u);
+  // Asymmetric padding and padded channels: the copy has the extra row and column and 16 channels.
+  const Conv2dGeometry both = test::geometry(2, 12, 10, 12, 16, 3, 3, 2, 1, 0, 1, 0, 1);
+  EXPECT_EQ(conv2d_padded_input_bytes(both, 2), (2u * 13 * 11 * 16 * 2 + 255) / 256 * 256);
+  EXPECT_EQ(conv2d_padded_input_bytes(both, 4), (2u * 13 * 11 * 12 * 4 + 255) / 256 * 256);
 }
 
 TEST(EngineConv2d, NodeGivesTheCpuKernelsResultPlusBias) {

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "src/cpu/glu.h"
@@ -54,6 +55,20 @@ TEST(EngineConvS2S, BuilderChecks) {
   EXPECT_EQ(graph.tensor(scaled).view_of, x) << "the forward pass is a view";
   b.disable_gradient_scaling();
   EXPECT_EQ(b.grad_multiply(x, 0.5), x);
+}
+
+// The node's element count whatever the tensor list's growth: GraphBuilder::grad_multiply once read x's
+// TensorInfo through a reference after adding its output, and a bf16 graph on H200 got n = 1 (every gradient
+// element but one left unscaled). Each count of tensors before it puts the list's reallocation elsewhere.
+TEST(EngineConvS2S, GradMultiplyCountsEveryElementWhereverTheTensorListGrows) {
+  for (int before = 0; before < 40; ++before) {
+    Graph graph;
+    GraphBuilder b(graph);
+    for (int i = 0; i < before; ++i) b.input("filler_" + std::to_string(i), {1});
+    const TensorId x = b.input("x", {3, 1, 7, 8});
+    b.grad_multiply(x, 0.5);
+    EXPECT_EQ(graph.nodes().back().attributes.at("n"), 168) << before << " tensors before";
+  }
 }
 
 TEST(EngineConvS2S, NodesGiveTheKernelsResults) {

@@ -1,0 +1,106 @@
+// Every node's outputs compared between the CPU (fp32 graph) and the GPU (a graph of any compute dtype built by
+// the same function), in node order: where a gradient comparison says only that something broke, the first
+// output off names the op that broke it. Each activation needs memory of its own to be read after the run
+// (plan_without_reuse), so this is for small test graphs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scalebench/executor.h"
+#include "scalebench/graph.h"
+#include "scalebench/planner.h"
+#include "tests/support/bf16_data.h"
+#include "tests/support/fp16_data.h"
+
+namespace sb::test {
+
+// The planner's layout, except that every activation and workspace gets bytes no other tensor shares (views
+// move with their storage), so nothing is overwritten once written.
+inline MemoryPlan plan_without_reuse(const Graph& graph) {
+  MemoryPlan plan = plan_memory(graph);
+  constexpr uint64_t kAlignment = 256;
+  const std::vector<uint64_t> shared_offsets = plan.offsets;
+  uint64_t end = plan.total_bytes;
+  const auto& tensors = graph.tensors();
+  for (size_t id = 0; id < tensors.size(); ++id) {
+    const TensorInfo& info = tensors[id];
+    if (info.view_of != kNoTensor) continue;
+    if (info.role != TensorRole::kActivation && info.role != TensorRole::kWorkspace) continue;
+    end = (end + kAlignment - 1) / kAlignment * kAlignment;
+    plan.offsets[id] = end;
+    end += info.bytes();
+  }
+  for (size_t id = 0; id < tensors.size(); ++id) {
+    TensorId storage = tensors[id].view_of;
+    if (storage == kNoTensor) continue;
+    while (tensors[size_t(storage)].view_of != kNoTensor) storage = tensors[size_t(storage)].view_of;
+    plan.offsets[id] = plan.offsets[size_t(storage)] + (shared_offsets[id] - shared_offsets[size_t(storage)]);
+  }
+  plan.total_bytes = (end + kAlignment - 1) / kAlignment * kAlignment;
+  return plan;
+}
+
+// A floating tensor's values as fp32, whatever its storage dtype; empty for integer tensors.
+inline std::vector<float> read_as_float(Executor& executor, const TensorInfo& info, TensorId id) {
+  const size_t n = size_t(info.elements());
+  if (info.dtype == DType::kFloat32) {
+    std::vector<float> values(n);
+    executor.read_tensor(id, values.data(), info.bytes());
+    return values;
+  }
+  if (info.dtype != DType::kBFloat16 && info.dtype != DType::kFloat16) return {};
+  std::vector<uint16_t> bits(n);
+  executor.read_tensor(id, bits.data(), info.bytes());
+  return info.dtype == DType::kBFloat16 ? widen(bits) : widen_fp16(bits);
+}
+
+// After both executors ran their graphs: the non-cast nodes of the two graphs pair up in order (the GPU graph
+// differs only by its casts), and each pair's floating outputs (workspaces aside) must agree within `tolerance`
+// in relative L2 error. Every output off is reported, the first one named as where it starts.
+inline void expect_every_output_matches(const Graph& cpu_graph, Executor& cpu, const Graph& gpu_graph,
+                                        Executor& gpu, double tolerance) {
+  auto compute_nodes = [](const Graph& graph) {
+    std::vector<const Node*> kept;
+    for (const Node& node : graph.nodes()) {
+      if (node.op != "cast") kept.push_back(&node);
+    }
+    return kept;
+  };
+  const std::vector<const Node*> want_nodes = compute_nodes(cpu_graph), got_nodes = compute_nodes(gpu_graph);
+  ASSERT_EQ(want_nodes.size(), got_nodes.size()) << "the graphs differ by more than their casts";
+  std::string first_off;
+  for (size_t k = 0; k < want_nodes.size(); ++k) {
+    const Node& want_node = *want_nodes[k];
+    const Node& got_node = *got_nodes[k];
+    ASSERT_EQ(want_node.op, got_node.op) << "node " << k << " (casts aside) differs between the graphs";
+    ASSERT_EQ(want_node.outputs.size(), got_node.outputs.size()) << want_node.op;
+    for (size_t o = 0; o < want_node.outputs.size(); ++o) {
+      const TensorInfo& want_info = cpu_graph.tensor(want_node.outputs[o]);
+      const TensorInfo& got_info = gpu_graph.tensor(got_node.outputs[o]);
+      if (want_info.role == TensorRole::kWorkspace || want_info.elements() != got_info.elements()) continue;
+      const std::vector<float> want = read_as_float(cpu, want_info, want_node.outputs[o]);
+      const std::vector<float> got = read_as_float(gpu, got_info, got_node.outputs[o]);
+      if (want.empty() || got.empty()) continue;
+      double diff = 0, norm = 0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+        norm += double(want[i]) * want[i];
+      }
+      const double error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+      if (error <= tolerance) continue;
+      const std::string where = "node " + std::to_string(k) + " " + want_node.op +
+                                (want_node.backward ? " (backward)" : "") + " output " + std::to_string(o) + " '" +
+                                want_info.name + "' (" + dtype_name(got_info.dtype) + " on the GPU)";
+      if (first_off.empty()) first_off = where;
+      ADD_FAILURE() << where << ": relative L2 error " << error << " > " << tolerance;
+    }
+  }
+  if (!first_off.empty()) ADD_FAILURE() << "the GPU first departs from the CPU at " << first_off;
+}
+
+}  // namespace sb::test
