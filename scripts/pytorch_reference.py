@@ -25,6 +25,7 @@ import pytorch_cnn_models as cnn
 import pytorch_convs2s_model as convs2s
 import pytorch_maskrcnn_model as maskrcnn
 import pytorch_pix2pixhd_model as p2p
+import pytorch_unsupmt_model as unsupmt
 
 # Full and tiny shapes of workloads/transformer_big.cpp and workloads/bert_base.cpp (shape_for).
 TRANSFORMER_SHAPES = {"full": dict(vocab=32768, model=1024, heads=16, ffn=4096, layers=6, time=32),
@@ -39,6 +40,7 @@ WORKLOADS = {"transformer_big": dict(unit="tokens", batch=500, parameters=209_91
              "conv_seq2seq": dict(unit="tokens", batch=500, parameters=convs2s.PARAMETERS),
              "pix2pixhd": dict(unit="pairs", batch=2, parameters=p2p.PARAMETERS),
              "maskrcnn": dict(unit="images", batch=maskrcnn.MASKRCNN["batch"], parameters=maskrcnn.MASKRCNN["parameters"]),
+             "unsupmt": dict(unit="words", batch=275, parameters=unsupmt.PARAMETERS),
              **{name: dict(unit=w["unit"], batch=w["batch"], parameters=w["parameters"])
                 for name, w in cnn.CNN_WORKLOADS.items()}}
 PAD, EOS, FIRST_WORD = 1, 2, 4  # fairseq's dictionary: bos, pad, eos, unk first
@@ -404,6 +406,14 @@ def describe(a, torch):
         model_class = p2p.build_model_class(torch)
         return dict(info=info, s=s, build=lambda: model_class(s), expected=expected, units_per_step=float(a.batch),
                     flops=p2p.train_matmul_flops(s, a.batch))
+    if a.workload == "unsupmt":  # scripts/pytorch_unsupmt_model.py
+        s = unsupmt.SHAPES[a.scale]
+        expected = unsupmt.expected_parameters(s)
+        if a.scale == "full" and expected != info["parameters"]:
+            raise AssertionError(f"unsupmt: analytic count {expected} != scalebench's {info['parameters']}")
+        model_class = unsupmt.build_model_class(torch)
+        return dict(info=info, s=s, build=lambda: model_class(s), expected=expected,
+                    units_per_step=unsupmt.units_per_step(s, a.batch), flops=unsupmt.train_matmul_flops(s, a.batch))
     TransformerBig, BertForPreTraining = build_modules(torch)
     s = (TRANSFORMER_SHAPES if a.workload == "transformer_big" else BERT_SHAPES)[a.scale]
     model_class = TransformerBig if a.workload == "transformer_big" else BertForPreTraining
@@ -453,6 +463,8 @@ def synthesize(torch, a, w, seed, device):
         data, target_tokens = convs2s.synthesize(torch, w["s"], a.batch, seed)
     elif a.workload == "pix2pixhd":
         return p2p.synthesize(torch, w["s"], a.batch, seed, device), None
+    elif a.workload == "unsupmt":
+        data, target_tokens = unsupmt.synthesize(torch, w["s"], a.batch, seed)
     else:
         data, target_tokens = synthesize_bert(torch, w["s"], a.batch, seed), None
     return {k: v.to(device) for k, v in data.items()}, target_tokens
@@ -466,6 +478,9 @@ def make_optimizer(torch, a, model, cuda):
         return maskrcnn.make_optimizer(torch, model.parameters(), a.lr, cuda)
     if a.workload in cnn.CNN_WORKLOADS:
         return cnn.make_optimizer(torch, a.workload, model.parameters(), a.lr, cuda)
+    if a.workload == "unsupmt":  # XLM's Adam (beta2 0.98) over encoder and decoder; the frozen unused bias left out
+        return torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=a.lr, fused=cuda,
+                                **unsupmt.ADAM)
     return torch.optim.AdamW(model.parameters(), lr=a.lr, fused=cuda, **ADAMW)
 
 
@@ -479,6 +494,10 @@ def make_step(torch, a, forward, optimizer, data, device):
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.precision == "bf16")
     if a.workload == "pix2pixhd":
         return p2p.make_step(forward, optimizer, data, autocast)
+    if a.workload == "unsupmt":  # four sub-steps, each its own backward and optimizer step
+        plain = getattr(getattr(forward, "_orig_mod", forward), "module", forward)
+        plain = getattr(plain, "_orig_mod", plain)
+        return lambda: unsupmt.iteration(forward, plain, optimizer, data, autocast)
 
     def step():
         optimizer.zero_grad(set_to_none=True)

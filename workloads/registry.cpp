@@ -15,6 +15,7 @@ const Workload& conv_seq2seq();
 const Workload& deeplabv3();
 const Workload& pix2pixhd();
 const Workload& maskrcnn();
+const Workload& unsupmt();
 }  // namespace workloads
 
 WorkloadScale parse_workload_scale(const std::string& text) {
@@ -45,6 +46,7 @@ const std::vector<const Workload*>& workload_registry() {
       &workloads::deeplabv3(),
       &workloads::pix2pixhd(),
       &workloads::maskrcnn(),
+      &workloads::unsupmt(),
   };
   return kWorkloads;
 }

@@ -58,6 +58,10 @@ class Executor {
   // (fairseq's normalisation by the global token count) whatever each rank's share of padding.
   void set_loss_weight(TensorId targets, float weight) { loss_weights_[targets] = weight; }
   float loss_weight(TensorId targets) const;
+  // The rows that count in the cross-entropy reading `targets`, where a device would otherwise read them back once
+  // and keep them (CUDA): targets switched on the device between sub-steps count differently, and the trainer
+  // knows each sub-step's count. The CPU counts at every step and ignores it.
+  virtual void set_counted_rows(TensorId targets, int64_t rows) { (void)targets, (void)rows; }
   // The loss scale's state read back from the device (waits for the queued work: call outside timed regions);
   // nullopt when the executor does not scale the loss.
   virtual std::optional<LossScaleState> loss_scale_state() { return std::nullopt; }

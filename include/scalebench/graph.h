@@ -67,6 +67,26 @@ struct Node {
   bool backward = false;           // appended by autodiff
 };
 
+// A stretch of nodes a sub-step runs before its training pass: nodes [begin, end), `repeat` times in a row. A
+// decode loop is one part repeated once per generated token (its nodes read a step counter on the device); a
+// switch of the training pass's inputs is a part of copies. Every tensor a repeated part touches lives, in the
+// memory plan, from the part's first node to its last, so what one repetition writes the next still finds.
+struct StepPart {
+  std::string name;
+  size_t begin = 0, end = 0;
+  int64_t repeat = 1;
+  bool generation = false;  // no-gradient generation: the "decode" category of step breakdowns and profiles
+};
+
+// One of the training step's sub-steps: its parts, then the training pass (the graph's nodes from
+// training_begin() on: forward, backward), a gradient reduction and an optimizer step of its own. A graph
+// without sub-steps has one implicit sub-step with no parts (every node is the training pass).
+struct SubStep {
+  std::string name;             // "ae_en", "bt_en_de_en"
+  std::vector<StepPart> parts;  // run in this order; node ranges in increasing order
+  double units = 0;             // units the sub-step is credited with (its target words)
+};
+
 class Graph {
  public:
   TensorId add_tensor(TensorInfo info);  // throws UsageError on a non-positive dimension
@@ -84,9 +104,17 @@ class Graph {
   int64_t parameter_count() const;  // elements of every kParameter tensor (the trained ones)
   int64_t frozen_parameter_count() const;  // elements of every frozen weight (inputs marked frozen_weight)
 
+  // The step's sub-steps (SubStep); UsageError when a part's range is empty, out of order or out of the nodes
+  // so far. Parts precede the training pass: training_begin() is the end of the last part (0 without any).
+  void set_sub_steps(std::vector<SubStep> sub_steps);
+  const std::vector<SubStep>& sub_steps() const { return sub_steps_; }
+  size_t sub_step_count() const { return sub_steps_.empty() ? 1 : sub_steps_.size(); }
+  size_t training_begin() const;
+
  private:
   std::vector<TensorInfo> tensors_;
   std::vector<Node> nodes_;
+  std::vector<SubStep> sub_steps_;
 };
 
 // Where a node's time goes, for step-time breakdowns: "gemm" (dense layers, forward and backward),
@@ -99,5 +127,9 @@ const char* op_category(const Node& node);
 // Floating-point operations of the graph's matrix products (2 per multiply-add), forward nodes only or all:
 // gemm nodes, and composite ops (the SAN blocks) by their `matmul_flops` attribute.
 double matmul_flops(const Graph& graph, bool include_backward);
+double node_matmul_flops(const Node& node);  // one node's share of matmul_flops
+// The matrix-product FLOPs one training step runs: every sub-step's training pass (forward and backward) and its
+// parts as often as they repeat (a decode loop once per token). matmul_flops(graph, true) without sub-steps.
+double step_matmul_flops(const Graph& graph);
 
 }  // namespace sb

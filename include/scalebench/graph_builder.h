@@ -74,8 +74,19 @@ class GraphBuilder {
   // Every later dropout() is the identity and san_turn_mask keeps every turn: the data-parallel check
   // (--check) compares N ranks with one rank, whose dropout masks would differ by construction.
   void disable_dropout() { dropout_enabled_ = false; }
+  // Dropout for the calls that follow, as a switch that can be turned back: a no-gradient generation pass built
+  // inside a training graph runs in eval mode (XLM's generate) while the training pass keeps its dropout. A
+  // workload restores the previous value, so disable_dropout() (the --check graphs) still holds everywhere.
+  bool dropout_enabled() const { return dropout_enabled_; }
+  void set_dropout_enabled(bool enabled) { dropout_enabled_ = enabled; }
+  // Later reads of a parameter cast it again instead of reusing a cached cast (in_compute_dtype): a graph part
+  // that runs in some sub-steps only (unsupmt's generation) must not leave the training pass a cast that is
+  // computed only when that part ran.
+  void forget_cached_casts() { copies_.clear(); }
 
-  // Leaves of the graph.
+  // Leaves of the graph. A second parameter() with a name already declared returns that parameter (the shapes
+  // and the parameter group must agree, UsageError otherwise): a graph that runs the same layers twice (a generation pass beside the
+  // training pass) shares their weights by name.
   TensorId parameter(const std::string& name, std::vector<int64_t> shape);
   // Every later parameter() belongs to `group` (TensorInfo::parameter_group): a GAN's generator and
   // discriminator, whose gradients the reference reduces and steps separately. Default: the one unnamed group.
@@ -311,6 +322,25 @@ class GraphBuilder {
   // mt-dnn's F.cross_entropy on the SAN output.
   TensorId san_turn_average(TensorId turn_logits, TensorId turn_mask);
 
+  // Greedy decoding inside the graph (src/cpu/decode.h), implemented in src/engine/graph_builder_decode.cpp.
+  // None of these has a gradient; the ops that write in place name their destination as their output.
+  // An activation no node produces: a buffer that in-place ops write (a key/value cache, generated ids, a step
+  // counter). Tensors a repeated graph part touches live for the whole repetition (StepPart, planner.h).
+  TensorId buffer(const std::string& name, std::vector<int64_t> shape, DType dtype);
+  // (rows, V) logits in any floating dtype -> int32 (rows): the first largest column of each row.
+  TensorId argmax(TensorId logits);
+  // dst (outer, time, inner) at time counter[0] + offset := src, which holds outer · inner elements of dst's
+  // dtype in any shape. Nothing is written when that time is outside [0, time).
+  void write_at_counter(TensorId dst, TensorId src, TensorId counter, int64_t offset);
+  // An int32 tensor of `shape` filled with counter[0] + offset (positions, key lengths of a decode step).
+  TensorId fill_from_counter(TensorId counter, std::vector<int64_t> shape, int64_t offset);
+  // counter (int32, one element) := keep · counter + add.
+  void update_counter(TensorId counter, int64_t keep, int64_t add);
+  // ids (rows, time) int32: eos at lengths[r] - 1, pad after it (src/cpu/decode.h).
+  void end_sentences(TensorId ids, TensorId lengths, int64_t eos, int64_t pad);
+  // dst := src, the same dtype and element count (a device-to-device copy: switching a graph's inputs).
+  void copy(TensorId dst, TensorId src);
+
   // A view with another shape over the same elements: a `view` node that runs nothing; the planner gives the
   // view the storage of x (and keeps x alive as long as the view is).
   TensorId reshape(TensorId x, std::vector<int64_t> shape);
@@ -328,6 +358,7 @@ class GraphBuilder {
   Graph& graph_;
   DType compute_;
   std::map<std::pair<TensorId, DType>, TensorId> copies_;  // (tensor, dtype) -> its cast into that dtype
+  std::map<std::string, TensorId> parameters_;              // the parameters by name
   int counter_ = 0;
   int64_t dropout_blocks_ = 0;
   bool dropout_enabled_ = true;  // Philox blocks used by this graph's dropout nodes so far

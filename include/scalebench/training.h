@@ -75,6 +75,11 @@ struct CheckRecord {
   double tolerance = 0;
   bool ranks_identical = false;
   int linear_batchnorm_activations = 0;  // BatchNorm activations made the identity in the check's graphs
+  // A step with a generation (unsupmt): the words the one-rank reference compared with the N ranks' (it follows
+  // theirs, src/train/generation_replay.h), how many it would have picked differently, and the widest such
+  // difference of logits relative to the row's largest |logit|, which must stay within `tolerance`.
+  int64_t generated_words = 0, generation_flips = 0;
+  double generation_worst_margin = 0;
 };
 
 // Everything a printer needs; filled as the phases finish, so what was measured survives a later failure.
@@ -98,6 +103,8 @@ struct TrainingReport {
   int64_t batch = 0;  // per rank
   int64_t parameters = 0;
   double units_per_step = 0;        // per rank
+  // A step made of sub-steps (unsupmt): their names, each with its own optimizer step and gradient reduction.
+  std::vector<std::string> sub_steps;
   double train_flops_per_step = 0;  // per rank, matrix products forward and backward
   uint64_t plan_bytes = 0;
   std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)

@@ -24,7 +24,9 @@ int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
     Graph graph;
     GraphBuilder builder(graph);
     const BuiltWorkload built = workload->build(builder, info.default_batch, WorkloadScale::kFull);
-    const double forward_flops = matmul_flops(graph, false);
+    // Before the backward pass exists: the forward products of a whole step (every sub-step, repeated parts as
+    // often as they run).
+    const double forward_flops = step_matmul_flops(graph);
     append_backward(graph, built.loss);
     const MemoryPlan plan = plan_memory(graph);
     rows.push_back({{"name", info.name},
@@ -35,7 +37,7 @@ int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
                     {"parameters", graph.parameter_count()},
                     {"frozen_parameters", graph.frozen_parameter_count()},
                     {"forward_gflops_per_unit", forward_flops / built.units_per_step / 1e9},
-                    {"train_gflops_per_step", matmul_flops(graph, true) / 1e9},
+                    {"train_gflops_per_step", step_matmul_flops(graph) / 1e9},
                     {"gradient_bytes", plan.gradient_bytes},
                     {"reference", info.reference}});
   }

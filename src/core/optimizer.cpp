@@ -102,6 +102,16 @@ OptimizerSettings reference_optimizer(const std::string& workload) {
     s.weight_decay = 5e-4f;
     return s;
   }
+  if (workload == "unsupmt") {
+    // §9 facebookresearch/XLM README (unsupervised MT): --optimizer adam_inverse_sqrt,beta1=0.9,beta2=0.98,lr=0.0001
+    // (xlm/optim.py AdamInverseSqrtWithWarmup: eps 1e-8, weight decay 0, warmup 4000 from 1e-7). One optimizer over
+    // encoder and decoder, stepped after every sub-step. The schedule is not modelled (no engine schedules yet):
+    // the rate is the peak 1e-4; the warm-up's rate changes the update's size, not its cost.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kAdam);
+    s.learning_rate = 1e-4f;
+    s.beta2 = 0.98f;
+    return s;
+  }
   if (workload == "conv_seq2seq") {
     // §8 fairseq examples/translation/README.md (fconv_wmt_en_de): --optimizer nag --lr 0.5 --clip-norm 0.1
     // --lr-scheduler fixed; fairseq's NAG defaults: momentum 0.99, weight decay 0. fairseq/optim/nag.py keeps its

@@ -31,6 +31,7 @@
 #include "src/cuda/embedding.h"
 #include "src/cuda/frozen_affine.h"
 #include "src/cuda/gemm.h"
+#include "src/cuda/decode.h"
 #include "src/cuda/glu.h"
 #include "src/cuda/instance_norm.h"
 #include "src/cuda/layernorm.h"
@@ -147,6 +148,7 @@ class CudaExecutor final : public Executor {
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     counted_rows_.clear();  // new targets may count differently
   }
+  void set_counted_rows(TensorId targets, int64_t rows) override { counted_rows_[targets] = rows; }
   void read_tensor(TensorId id, void* host, size_t bytes) override {
     SB_CUDA_CHECK(cudaMemcpyAsync(host, u8(id), bytes, cudaMemcpyDeviceToHost, stream_));
     SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -983,6 +985,41 @@ const std::map<std::string, Kernel>& kernels() {
                             e.at<float>(n.inputs[3]), size_attr(n, "rois"), size_attr(n, "boxes"),
                             size_attr(n, "resolution"), e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]),
                             e.stream());
+       }},
+      // Greedy decoding (src/cuda/decode.h): the step counter stays on the device; copies switch inputs.
+      {"argmax",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::argmax_rows(e.at<T>(n.inputs[0]), e.at<int32_t>(n.outputs[0]), size_attr(n, "rows"),
+                             size_attr(n, "cols"), e.stream());
+         });
+       }},
+      {"write_at_counter",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::write_at_counter(e.u8(n.inputs[0]), e.u8(n.outputs[0]), e.at<int32_t>(n.inputs[1]),
+                                size_attr(n, "outer"), size_attr(n, "time"), size_attr(n, "inner"),
+                                size_attr(n, "element_bytes"), size_attr(n, "offset"), e.stream());
+       }},
+      {"fill_from_counter",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::fill_from_counter(e.at<int32_t>(n.inputs[0]), e.at<int32_t>(n.outputs[0]), size_attr(n, "n"),
+                                 size_attr(n, "offset"), e.stream());
+       }},
+      {"update_counter",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::update_counter(e.at<int32_t>(n.outputs[0]), size_attr(n, "keep"), size_attr(n, "add"), e.stream());
+       }},
+      {"end_sentences",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::end_sentences(e.at<int32_t>(n.outputs[0]), e.at<int32_t>(n.inputs[0]), size_attr(n, "rows"),
+                             size_attr(n, "time"), static_cast<int32_t>(size_attr(n, "eos")),
+                             static_cast<int32_t>(size_attr(n, "pad")), e.stream());
+       }},
+      {"copy",
+       [](CudaExecutor& e, const Node& n) {
+         SB_CUDA_CHECK(cudaMemcpyAsync(e.u8(n.outputs[0]), e.u8(n.inputs[0]), static_cast<size_t>(size_attr(n, "bytes")),
+                                       cudaMemcpyDeviceToDevice, e.stream()));
        }},
       {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),

@@ -268,7 +268,9 @@ const BackwardRule* find_backward_rule(const std::string& op) {
   const BackwardRule* convs2s = find_convs2s_backward_rule(op);
   if (convs2s != nullptr) return convs2s;
   const BackwardRule* pix2pixhd = find_pix2pixhd_backward_rule(op);
-  return pix2pixhd != nullptr ? pix2pixhd : find_detection_backward_rule(op);
+  if (pix2pixhd != nullptr) return pix2pixhd;
+  const BackwardRule* detection = find_detection_backward_rule(op);
+  return detection != nullptr ? detection : find_decode_backward_rule(op);
 }
 
 }  // namespace sb::detail

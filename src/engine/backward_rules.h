@@ -48,8 +48,10 @@ const BackwardRule* find_cnn_backward_rule(const std::string& op);
 const BackwardRule* find_convs2s_backward_rule(const std::string& op);
 // The rules of the GAN ops added for pix2pixHD (backward_rules_pix2pixhd.cpp).
 const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op);
-// The rules of Mask R-CNN's ops (backward_rules_detection.cpp), the last fallback.
+// The rules of Mask R-CNN's ops (backward_rules_detection.cpp).
 const BackwardRule* find_detection_backward_rule(const std::string& op);
+// The greedy-decoding ops and the copy (backward_rules_decode.cpp), the last fallback: no gradient.
+const BackwardRule* find_decode_backward_rule(const std::string& op);
 // Ops whose outputs are detached from their inputs (torch's .detach(): stop_gradient; Mask R-CNN's anchors,
 // proposals and target assignment): their outputs require no gradient, and autodiff neither waits for
 // gradients through them nor counts them as uses of their inputs (backward_rules.cpp).

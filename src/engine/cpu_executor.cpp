@@ -23,6 +23,7 @@
 #include "src/cpu/span_loss.h"
 #include "src/engine/cpu_kernels_cnn.h"
 #include "src/engine/cpu_kernels_convs2s.h"
+#include "src/engine/cpu_kernels_decode.h"
 #include "src/engine/cpu_kernels_detection.h"
 #include "src/engine/cpu_kernels_pix2pixhd.h"
 #include "src/engine/cpu_kernels_san.h"
@@ -230,7 +231,9 @@ const Kernel* find_kernel(const std::string& op) {
   const Kernel* convs2s = detail::find_convs2s_cpu_kernel(op);
   if (convs2s != nullptr) return convs2s;
   const Kernel* pix2pixhd = detail::find_pix2pixhd_cpu_kernel(op);
-  return pix2pixhd != nullptr ? pix2pixhd : detail::find_detection_cpu_kernel(op);
+  if (pix2pixhd != nullptr) return pix2pixhd;
+  const Kernel* detection = detail::find_detection_cpu_kernel(op);
+  return detection != nullptr ? detection : detail::find_decode_cpu_kernel(op);
 }
 
 }  // namespace

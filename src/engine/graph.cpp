@@ -1,6 +1,8 @@
 // Graph bookkeeping (include/scalebench/graph.h).
 #include "scalebench/graph.h"
 
+#include <algorithm>
+
 #include "scalebench/error.h"
 
 namespace sb {
@@ -86,15 +88,53 @@ int64_t Graph::frozen_parameter_count() const {
   return count;
 }
 
+void Graph::set_sub_steps(std::vector<SubStep> sub_steps) {
+  for (const SubStep& sub_step : sub_steps) {
+    size_t after = 0;
+    for (const StepPart& part : sub_step.parts) {
+      if (part.begin >= part.end || part.end > nodes_.size() || part.begin < after || part.repeat < 1) {
+        throw UsageError("sub-step '" + sub_step.name + "': part '" + part.name + "' is not a range of nodes after "
+                         "the previous part, repeated at least once");
+      }
+      after = part.end;
+    }
+  }
+  sub_steps_ = std::move(sub_steps);
+}
+
+size_t Graph::training_begin() const {
+  size_t begin = 0;
+  for (const SubStep& sub_step : sub_steps_) {
+    for (const StepPart& part : sub_step.parts) begin = std::max(begin, part.end);
+  }
+  return begin;
+}
+
+double node_matmul_flops(const Node& node) {
+  const NodeAttributes& a = node.attributes;
+  if (node.op == "gemm") return 2.0 * a.at("m") * a.at("n") * a.at("k") * a.at("batch");
+  if (a.count("matmul_flops") != 0) return a.at("matmul_flops");  // composite ops (SAN's GRU cell, attentions)
+  return 0;
+}
+
 double matmul_flops(const Graph& graph, bool include_backward) {
   double flops = 0;
   for (const Node& node : graph.nodes()) {
     if (node.backward && !include_backward) continue;
-    const NodeAttributes& a = node.attributes;
-    if (node.op == "gemm") {
-      flops += 2.0 * a.at("m") * a.at("n") * a.at("k") * a.at("batch");
-    } else if (a.count("matmul_flops") != 0) {
-      flops += a.at("matmul_flops");  // the products inside a composite op (SAN's GRU cell, attentions)
+    flops += node_matmul_flops(node);
+  }
+  return flops;
+}
+
+double step_matmul_flops(const Graph& graph) {
+  double flops = 0;
+  for (size_t n = graph.training_begin(); n < graph.nodes().size(); ++n) flops += node_matmul_flops(graph.nodes()[n]);
+  flops *= static_cast<double>(graph.sub_step_count());
+  for (const SubStep& sub_step : graph.sub_steps()) {
+    for (const StepPart& part : sub_step.parts) {
+      for (size_t n = part.begin; n < part.end; ++n) {
+        flops += static_cast<double>(part.repeat) * node_matmul_flops(graph.nodes()[n]);
+      }
     }
   }
   return flops;

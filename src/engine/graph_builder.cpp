@@ -63,12 +63,25 @@ TensorId GraphBuilder::activation(const std::string& name, std::vector<int64_t> 
 }
 
 TensorId GraphBuilder::parameter(const std::string& name, std::vector<int64_t> dims) {
+  auto known = parameters_.find(name);
+  if (known != parameters_.end()) {
+    const TensorInfo& info = graph_.tensor(known->second);
+    if (info.shape != dims) {
+      throw UsageError("parameter '" + name + "' declared again as " + shape_text(dims) + ", was " +
+                       shape_text(info.shape));
+    }
+    if (info.parameter_group != parameter_group_) {  // one weight, one optimizer: its group is where it was declared
+      throw UsageError("parameter '" + name + "' declared again in parameter group '" + parameter_group_ +
+                       "', was in '" + info.parameter_group + "'");
+    }
+    return known->second;
+  }
   TensorInfo info;
   info.name = name;
   info.shape = std::move(dims);
   info.role = TensorRole::kParameter;
   info.parameter_group = parameter_group_;
-  return graph_.add_tensor(info);
+  return parameters_[name] = graph_.add_tensor(info);
 }
 
 TensorId GraphBuilder::input(const std::string& name, std::vector<int64_t> dims, DType dtype) {

@@ -37,6 +37,20 @@ void record_uses(const Graph& graph, MemoryPlan& plan) {
       }
     }
   }
+  // A repeated part (a decode loop) runs its nodes again after its last one: whatever it touches must keep its
+  // place from the part's first node to its last, or a key/value cache written by one repetition would share
+  // bytes with a later node's scratch before the next repetition reads it.
+  for (const SubStep& sub_step : graph.sub_steps()) {
+    for (const StepPart& part : sub_step.parts) {
+      if (part.repeat < 2) continue;
+      const int begin = static_cast<int>(part.begin), last = static_cast<int>(part.end) - 1;
+      for (size_t id = 0; id < count; ++id) {
+        if (plan.first_use[id] < 0 || plan.last_use[id] < begin || plan.first_use[id] > last) continue;
+        plan.first_use[id] = std::min(plan.first_use[id], begin);
+        plan.last_use[id] = std::max(plan.last_use[id], last);
+      }
+    }
+  }
   for (size_t id = 0; id < count; ++id) {  // the host reads a view after the step: keep its storage too
     const TensorInfo& info = graph.tensor(static_cast<TensorId>(id));
     if (info.view_of != kNoTensor && info.read_after_step) {

@@ -113,6 +113,12 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   const ReplicaOptions options = replica_options(request.workload, out.precision, out.batch, request.bucket_mb);
   const std::unique_ptr<Replica> replica = plan_replica(options);
   const Graph& graph = replica->graph;
+  if (!graph.sub_steps().empty()) {
+    // The timeline below simulates one training pass, one reduction and one update; a step of sub-steps with a
+    // decode loop between them is not modelled yet, and a prediction of a fraction of the step would mislead.
+    throw UsageError("plan does not model workloads whose step is made of sub-steps (" + request.workload +
+                     ": " + std::to_string(graph.sub_step_count()) + " sub-steps with generation); measure it with run");
+  }
   const MemoryPlan& plan = replica->plan;
   out.needed_bytes = needed_bytes(*replica, options, DeviceKind::kCuda);
   out.units_per_step = replica->built.units_per_step;

@@ -131,6 +131,13 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
     std::fprintf(out, "# %lld parameters, %.1f %s and %.2f TFLOP per step and rank, plan %s\n",
                  static_cast<long long>(report.parameters), report.units_per_step, report.unit.c_str(),
                  report.train_flops_per_step / 1e12, gib_text(report.plan_bytes).c_str());
+    if (!report.sub_steps.empty()) {
+      std::string names;
+      for (const std::string& name : report.sub_steps) names += (names.empty() ? "" : ", ") + name;
+      std::fprintf(out, "# a step is %zu sub-steps (%s), each forward + backward + its own optimizer step (in dp its "
+                        "own all-reduces); the units and FLOPs above are the whole step's\n",
+                   report.sub_steps.size(), names.c_str());
+    }
     print_solo_ranks(out, report);
     print_breakdown(out, report);
   }
@@ -156,6 +163,12 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
                  c.steps, linear.c_str(), report.nranks, static_cast<long long>(report.batch),
                  static_cast<long long>(report.batch * report.nranks), c.relative_error, c.tolerance,
                  c.max_abs_difference, c.ranks_identical ? "identical" : "DIFFERENT", c.passed ? "passed" : "FAILED");
+    if (c.generated_words > 0) {
+      std::fprintf(out, "# check: the reference followed the ranks' %lld generated words; %lld argmax ties flipped, "
+                        "widest logit gap %.3g of the row's largest |logit| (tolerance %.3g)\n",
+                   static_cast<long long>(c.generated_words), static_cast<long long>(c.generation_flips),
+                   c.generation_worst_margin, c.tolerance);
+    }
     return;
   }
   if (phase != "solo" && phase != "dp") return;

@@ -166,6 +166,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
                 {"unit", r.unit},
                 {"parameters", r.parameters},
                 {"units_per_step_per_rank", r.units_per_step},
+                {"sub_steps", r.sub_steps},
                 {"train_flops_per_step_per_rank", r.train_flops_per_step},
                 {"plan_bytes", r.plan_bytes}}},
               {"nranks", r.nranks},
@@ -191,7 +192,10 @@ nlohmann::json training_report_json(const TrainingReport& r) {
     doc["check"] = {{"passed", r.check.passed}, {"steps", r.check.steps}, {"relative_error", r.check.relative_error},
                     {"max_abs_difference", r.check.max_abs_difference}, {"tolerance", r.check.tolerance},
                     {"ranks_identical", r.check.ranks_identical},
-                    {"linear_batchnorm_activations", r.check.linear_batchnorm_activations}};
+                    {"linear_batchnorm_activations", r.check.linear_batchnorm_activations},
+                    {"generated_words", r.check.generated_words},
+                    {"generation_flips", r.check.generation_flips},
+                    {"generation_worst_margin", r.check.generation_worst_margin}};
   }
   return doc;
 }

@@ -35,7 +35,8 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     wire_charge_ = AllocationCharge(bytes, "the bf16 gradient wire buffer");
     wire_buffer_ = communicator.allocate_buffer(device, bytes);
   }
-  for (size_t b = 0; b < buckets_.size(); ++b) {
+  sub_steps_ = executor.graph().sub_step_count();
+  for (size_t b = 0; b < buckets_.size() * sub_steps_; ++b) {
     ready_.push_back(device.create_event());
     started_.push_back(device.create_event());
     finished_.push_back(device.create_event());
@@ -55,8 +56,9 @@ GradientReducer::~GradientReducer() {
   device_.destroy_stream(comm_stream_);
 }
 
-uint64_t GradientReducer::wire_bytes(size_t bucket) const {
-  return wire_dtype_ == DType::kBFloat16 ? buckets_.at(bucket).bytes / 2 : buckets_.at(bucket).bytes;
+uint64_t GradientReducer::wire_bytes(size_t reduction) const {
+  const uint64_t bytes = buckets_.at(reduction % buckets_.size()).bytes;
+  return wire_dtype_ == DType::kBFloat16 ? bytes / 2 : bytes;
 }
 
 void GradientReducer::all_reduce(size_t bucket) {
@@ -74,24 +76,25 @@ void GradientReducer::all_reduce(size_t bucket) {
   device_.convert(wire, DType::kBFloat16, grads, DType::kFloat32, count, comm_stream_);
 }
 
-void GradientReducer::issue(size_t bucket) {
+void GradientReducer::issue(size_t bucket, size_t event) {
   device_.push_range("all-reduce");
-  ready_[bucket]->record(executor_.compute_stream());
-  ready_[bucket]->block(comm_stream_);
-  started_[bucket]->record(comm_stream_);
+  ready_[event]->record(executor_.compute_stream());
+  ready_[event]->block(comm_stream_);
+  started_[event]->record(comm_stream_);
   all_reduce(bucket);
-  finished_[bucket]->record(comm_stream_);
+  finished_[event]->record(comm_stream_);
   device_.pop_range();
 }
 
 void GradientReducer::begin_phase() { phase_start_->record(executor_.compute_stream()); }
 
-void GradientReducer::run_nodes_and_reduce() {
+void GradientReducer::run_nodes_and_reduce(size_t sub_step) {
   const size_t nodes = executor_.graph().nodes().size();
-  step_start_->record(executor_.compute_stream());
+  const size_t first_event = sub_step * buckets_.size();
+  if (sub_step == 0) step_start_->record(executor_.compute_stream());
   device_.push_range("forward");
   size_t next = executor_.forward_node_count();
-  executor_.run_nodes(0, next);
+  executor_.run_nodes(executor_.graph().training_begin(), next);
   forward_done_->record(executor_.compute_stream());
   device_.pop_range();
   device_.push_range("backward");
@@ -102,19 +105,19 @@ void GradientReducer::run_nodes_and_reduce() {
         executor_.run_nodes(next, end);
         next = end;
       }
-      issue(b);
+      issue(b, first_event + b);
     }
   }
   executor_.run_nodes(next, nodes);
   nodes_done_->record(executor_.compute_stream());
   device_.pop_range();
   if (!overlap_) {
-    for (size_t b = 0; b < buckets_.size(); ++b) issue(b);
+    for (size_t b = 0; b < buckets_.size(); ++b) issue(b, first_event + b);
   }
   all_done_->record(comm_stream_);
 }
 
-void GradientReducer::update(const OptimizerSettings& settings, int64_t step) {
+void GradientReducer::update(const OptimizerSettings& settings, int64_t step, size_t sub_step) {
   device_.push_range("optimizer");
   if (!overlap_ || !executor_.steps_in_ranges(settings)) {
     all_done_->block(executor_.compute_stream());
@@ -122,7 +125,7 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step) {
   } else {
     const uint64_t region = executor_.plan().gradient_region_offset;
     for (size_t b = 0; b < buckets_.size(); ++b) {
-      finished_[b]->block(executor_.compute_stream());
+      finished_[sub_step * buckets_.size() + b]->block(executor_.compute_stream());
       executor_.optimizer_step_range(settings, step,
                                      static_cast<int64_t>((buckets_[b].offset - region) / sizeof(float)),
                                      static_cast<int64_t>(buckets_[b].bytes / sizeof(float)));
@@ -133,8 +136,9 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step) {
 }
 
 void GradientReducer::reduce_alone() {
-  for (size_t b = 0; b < buckets_.size(); ++b) {
-    started_[b]->record(comm_stream_);
+  for (size_t e = 0; e < buckets_.size() * sub_steps_; ++e) {
+    const size_t b = e % buckets_.size();
+    started_[e]->record(comm_stream_);
     const GradientBucket& bucket = buckets_[b];
     const size_t count = bucket.bytes / sizeof(float);
     void* data = wire_dtype_ == DType::kBFloat16
@@ -142,14 +146,14 @@ void GradientReducer::reduce_alone() {
                            (bucket.offset - executor_.plan().gradient_region_offset) / 2
                      : static_cast<unsigned char*>(executor_.arena_data()) + bucket.offset;
     communicator_.all_reduce(data, data, count, wire_dtype_, ReduceOp::kAvg, comm_stream_);
-    finished_[b]->record(comm_stream_);
+    finished_[e]->record(comm_stream_);
   }
 }
 
 std::vector<double> GradientReducer::wait_and_time(const std::string& what) {
   communicator_.wait(comm_stream_, what);
   std::vector<double> ms;
-  for (size_t b = 0; b < buckets_.size(); ++b) {
+  for (size_t b = 0; b < finished_.size(); ++b) {
     finished_[b]->synchronize();
     ms.push_back(finished_[b]->milliseconds_since(*started_[b]));
   }
@@ -165,7 +169,7 @@ GradientReducer::Timeline GradientReducer::timeline() const {
   t.forward_done_ms = forward_done_->milliseconds_since(*step_start_);
   t.nodes_done_ms = nodes_done_->milliseconds_since(*step_start_);
   t.step_done_ms = step_done_->milliseconds_since(*step_start_);
-  for (size_t b = 0; b < buckets_.size(); ++b) {
+  for (size_t b = 0; b < ready_.size(); ++b) {
     t.ready_ms.push_back(ready_[b]->milliseconds_since(*step_start_));
     t.start_ms.push_back(started_[b]->milliseconds_since(*step_start_));
     t.end_ms.push_back(finished_[b]->milliseconds_since(*step_start_));

@@ -50,10 +50,8 @@ void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, Proces
   replica_options.check_capacity = false;
   std::unique_ptr<Replica> replica =
       build_replica(replica_options, device, options.seed, group.rank() * batch, options.seed + 1000);
-  for (int step = 1; step <= steps; ++step) {
-    replica->executor->run();
-    replica->executor->optimizer_step(options.optimizer, step);
-  }
+  weight_losses_locally(*replica);  // each sub-step's counted rows (the loss's size, not the memory, depends on them)
+  for (int step = 1; step <= steps; ++step) run_local_step(*replica, options.optimizer, step);
   float loss = 0;
   replica->executor->read_tensor(replica->built.loss, &loss, sizeof loss);  // waits for the steps
   if (!std::isfinite(loss)) throw RuntimeFailure("non-finite loss at batch " + std::to_string(batch));
@@ -169,8 +167,8 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
       probe.batch = smallest;
       probe.check_capacity = false;
       std::unique_ptr<Replica> replica = build_replica(probe, device, options.seed, group.rank(), options.seed + 1000);
-      replica->executor->run();
-      replica->executor->optimizer_step(options.optimizer, 1);
+      weight_losses_locally(*replica);
+      run_local_step(*replica, options.optimizer, 1);
       float loss = 0;
       replica->executor->read_tensor(replica->built.loss, &loss, sizeof loss);
       during_free = device.memory_usage().free;

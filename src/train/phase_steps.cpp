@@ -2,6 +2,7 @@
 #include "src/train/phase_steps.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -65,18 +66,42 @@ int agreed_step_count(ProcessGroup& group, const TrainOptions& options, double w
   return static_cast<int>(group.max_across_ranks(steps));
 }
 
-void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool data_parallel) {
-  const auto counts = counted_loss_rows(replica);
-  std::vector<int64_t> global;
-  for (const auto& entry : counts) global.push_back(entry.second);
-  if (!global.empty()) group.allreduce_sum(global.data(), global.size());
-  for (size_t i = 0; i < counts.size(); ++i) {
-    const double weight = data_parallel && global[i] > 0
-                              ? static_cast<double>(group.size()) * static_cast<double>(counts[i].second) /
-                                    static_cast<double>(global[i])
-                              : 1.0;
-    replica.executor->set_loss_weight(counts[i].first, static_cast<float>(weight));
+namespace {
+
+// Every sub-step's counted rows (its parts run once to switch its targets in) and loss weights: N · local rows /
+// global rows, the global sum taken by `sum_across_ranks`, or 1 without data parallelism.
+void weigh_sub_step_losses(Replica& replica, int ranks, bool data_parallel,
+                           const std::function<void(std::vector<int64_t>&)>& sum_across_ranks) {
+  replica.sub_step_losses.clear();
+  for (size_t k = 0; k < replica.graph.sub_step_count(); ++k) {
+    run_sub_step_parts(*replica.executor, k);
+    const auto counts = counted_loss_rows(replica);
+    std::vector<int64_t> global;
+    for (const auto& entry : counts) global.push_back(entry.second);
+    if (!global.empty()) sum_across_ranks(global);
+    SubStepLosses losses;
+    for (size_t i = 0; i < counts.size(); ++i) {
+      const double weight = data_parallel && global[i] > 0 ? static_cast<double>(ranks) *
+                                                                 static_cast<double>(counts[i].second) /
+                                                                 static_cast<double>(global[i])
+                                                           : 1.0;
+      losses.weight[counts[i].first] = static_cast<float>(weight);
+      losses.counted_rows[counts[i].first] = counts[i].second;
+    }
+    replica.sub_step_losses.push_back(std::move(losses));
   }
+  apply_sub_step_losses(*replica.executor, replica.sub_step_losses, 0);
+}
+
+}  // namespace
+
+void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool data_parallel) {
+  weigh_sub_step_losses(replica, group.size(), data_parallel,
+                        [&](std::vector<int64_t>& rows) { group.allreduce_sum(rows.data(), rows.size()); });
+}
+
+void weight_losses_locally(Replica& replica) {
+  weigh_sub_step_losses(replica, 1, false, [](std::vector<int64_t>&) {});
 }
 
 void agree_at_step_boundary(ProcessGroup& group, const std::string& phase, int step, bool loss_finite,

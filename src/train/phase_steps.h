@@ -30,8 +30,11 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine);
 int agreed_step_count(ProcessGroup& group, const TrainOptions& options, double warm_step_ms);
 
 // Sets every cross-entropy's loss weight to N · local rows / global rows (executor.h, set_loss_weight), or
-// back to 1 with `data_parallel` false.
+// back to 1 with `data_parallel` false, for every sub-step (its parts run once to switch its targets in); kept in
+// replica.sub_step_losses, which each sub-step makes current (sub_steps.h), sub-step 0's applied now.
 void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool data_parallel);
+// The same on one rank, not collective: weights 1 and each sub-step's counted rows (the --check reference, maxbatch).
+void weight_losses_locally(Replica& replica);
 
 // Thrown on every rank at the same step boundary when any rank received SIGINT or SIGTERM: the phase's
 // steps so far travel with it, so the trainer still gathers and reports them.

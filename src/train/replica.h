@@ -16,6 +16,7 @@
 #include "scalebench/planner.h"
 #include "scalebench/precision.h"
 #include "scalebench/workload.h"
+#include "src/train/sub_steps.h"
 
 namespace sb {
 
@@ -56,6 +57,8 @@ struct Replica {
   int linear_batchnorm_activations = 0;  // how many ReplicaOptions::linear_batchnorm_activations changed
   MemoryPlan plan;
   std::unique_ptr<Executor> executor;  // null until allocate()
+  // Per sub-step, the cross-entropies' weights and counted rows (weight_losses_by_global_rows); empty until then.
+  std::vector<SubStepLosses> sub_step_losses;
 };
 
 // Builds and plans the graph only (no device memory): what `needed_bytes` and the out-of-memory answer use.

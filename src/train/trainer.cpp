@@ -12,6 +12,7 @@
 #include "src/train/gradient_reducer.h"
 #include "src/train/phase_steps.h"
 #include "src/train/replica.h"
+#include "src/train/sub_steps.h"
 
 namespace sb {
 namespace {
@@ -35,7 +36,8 @@ std::vector<std::pair<std::string, double>> largest_first(const std::map<std::st
   return sorted;
 }
 
-// The profiled step's kSlowestNodes slowest nodes, slowest first.
+// The profiled step's kSlowestNodes slowest nodes, slowest first (a node's time summed over its runs in the step:
+// once per sub-step, and per repetition of a decode loop).
 constexpr size_t kSlowestNodes = 15;
 std::vector<TrainingReport::SlowNode> slowest_nodes(const Replica& replica, const std::vector<double>& node_ms) {
   std::vector<size_t> order(node_ms.size());
@@ -62,24 +64,15 @@ std::vector<TrainingReport::SlowNode> slowest_nodes(const Replica& replica, cons
   return slowest;
 }
 
-// One more solo step timed node by node: where the time goes, by op category and by op.
+// One more solo step timed node by node (each repetition of a decode loop included): where the time goes, by op
+// category ("decode" for generation parts) and by op, with the host's time enqueueing those nodes by op, and the
+// slowest nodes.
 void profile_solo_step(Replica& replica, const TrainOptions& options, int64_t step, TrainingReport& report) {
-  const Executor::StepProfile profile = replica.executor->profile_step(options.optimizer, step);
-  std::map<std::string, double> by_category, by_op, host_by_op;
-  report.profiled_host_ms = 0;
-  for (size_t i = 0; i < profile.node_ms.size(); ++i) {
-    const Node& node = replica.graph.nodes()[i];
-    const std::string op = node.op + (node.backward ? " (backward)" : "");
-    by_category[op_category(node)] += profile.node_ms[i];
-    by_op[op] += profile.node_ms[i];
-    host_by_op[op] += profile.node_host_ms[i];
-    report.profiled_host_ms += profile.node_host_ms[i];
-  }
-  by_category["optimizer"] += profile.optimizer_ms;
-  by_op[optimizer_name(options.optimizer.kind)] += profile.optimizer_ms;
-  report.breakdown_ms = largest_first(by_category);
-  report.op_ms = largest_first(by_op);
-  report.op_host_ms = largest_first(host_by_op);
+  const SubStepProfile profile = profile_sub_steps(replica, options.optimizer, step);
+  report.breakdown_ms = largest_first(profile.by_category);
+  report.op_ms = largest_first(profile.by_op);
+  report.profiled_host_ms = profile.host_ms;
+  report.op_host_ms = largest_first(profile.host_by_op);
   report.slowest_nodes = slowest_nodes(replica, profile.node_ms);
 }
 
@@ -127,8 +120,9 @@ void record_phase(ProcessGroup& group, PhaseRecord& record, const std::string& n
 // keeps its buckets' durations and its timeline.
 RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& reducer, const TrainOptions& options) {
   auto dp_step = [&](int64_t step) {
-    reducer.run_nodes_and_reduce();
-    reducer.update(options.optimizer, step);
+    for_each_sub_step(
+        replica, [&](size_t k) { reducer.run_nodes_and_reduce(k); },
+        [&](size_t k, int64_t optimizer_step) { reducer.update(options.optimizer, optimizer_step, k); }, step);
   };
   auto wait_for_buckets = [&](RankPhase& phase, bool timed) {
     std::vector<double> durations = reducer.wait_and_time("the gradient all-reduces");
@@ -188,16 +182,14 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     Executor& executor = *replica->executor;
     report.parameters = replica->graph.parameter_count();
     report.units_per_step = replica->built.units_per_step;
-    report.train_flops_per_step = matmul_flops(replica->graph, true);
+    for (const SubStep& sub_step : replica->graph.sub_steps()) report.sub_steps.push_back(sub_step.name);
+    report.train_flops_per_step = step_matmul_flops(replica->graph);
     report.plan_bytes = needed_bytes(*replica, replica_options, device.kind());
     report.weights_identical_at_start = same_on_every_rank(group, parameter_checksum(*replica));
     if (!report.weights_identical_at_start) {
       throw RuntimeFailure("the ranks' initial weights differ (checksums of the parameters disagree)");
     }
-    auto train_step = [&](int64_t step) {
-      executor.run();
-      executor.optimizer_step(options.optimizer, step);
-    };
+    auto train_step = [&](int64_t step) { run_local_step(*replica, options.optimizer, step); };
 
     if (options.solo) {
       weight_losses_by_global_rows(group, *replica, false);

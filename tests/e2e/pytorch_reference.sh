@@ -42,7 +42,7 @@ check_json() {
   if python3 - "$@"; then passes=$((passes + 1)); else echo "FAIL: $what"; failures=$((failures + 1)); fi
 }
 "$SB" list --json - 2> /dev/null > "$WORK/list.json"
-for workload in transformer_big bert_base conv_seq2seq pix2pixhd; do
+for workload in transformer_big bert_base conv_seq2seq pix2pixhd unsupmt; do
   expect_exit 0 "$workload: full-scale model on the meta device" -- "$PY" "$REF" --workload $workload --count-only
   grep '^{' "$WORK/out" > "$WORK/count.json"
   check_json "$workload: same counts as scalebench list" "$WORK/list.json" "$WORK/count.json" $workload <<'PY'

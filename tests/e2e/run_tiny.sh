@@ -52,6 +52,21 @@ doc = json.load(open(sys.argv[1]))
 rank = doc["phases"]["solo"]["ranks"][0]
 assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
 PY
+# unsupmt: four sub-steps per step (two autoencoder, two back-translation with a greedy decode loop), each
+# with its own optimizer step; the profile has a "decode" category for the generation's share.
+expect_exit 0 "unsupmt tiny" -- "$SB" run --device cpu --workload unsupmt --scale tiny --batch 3 \
+  --steps 6 --optimizer reference --json "$WORK/unsupmt.json"
+expect_output "decode" "unsupmt's step breakdown shows the decode loop"
+expect_output "# host: enqueueing that step's nodes" "unsupmt's profiled step also times the host"
+python3 - "$WORK/unsupmt.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: unsupmt JSON"; failures=$((failures + 1)); }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+rank = doc["phases"]["solo"]["ranks"][0]
+assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
+# the profiled step's host enqueue times cover the decode loop's nodes too
+host_ops = {o["op"] for o in doc["op_host_ms"]}
+assert doc["profiled_host_ms"] > 0 and any(op.startswith("decode: ") for op in host_ops), host_ops
+PY
 expect_exit 0 "run is the default subcommand" -- "$SB" --device cpu --workload bert_base --scale tiny --batch 2 \
   --steps 1 --warmup 0
 expect_output "run: bert_base" "a bare --workload runs the workload"

@@ -59,6 +59,7 @@ constexpr double kLossRtol = 1e-6;
 // cuDNN and other summation orders; bf16 rounds every activation through ~8 layers.
 constexpr double kGraphFp32Tolerance = 2e-4;
 constexpr double kGraphBf16Tolerance = 4e-2;
+constexpr double kGeneratorBf16Tolerance = 0.12;  // GeneratorPiecesMatchTheCpu: ReLU masks after InstanceNorm
 
 using test::from_storage;
 using test::representable;
@@ -270,9 +271,12 @@ TEST(CudaPix2PixHDGraph, GeneratorPiecesMatchTheCpu) {
                                kGraphFp32Tolerance);
   // bf16 without the L1 term: its gradient is sign(y - other), and wherever y and other are closer than bf16's
   // rounding the sign differs from the CPU's (every gradient came out 20-28% off on H200 with it). The L1
-  // kernels have their own bf16 test (CudaPixelLosses). Every node's outputs are compared in order.
+  // kernels have their own bf16 test (CudaPixelLosses). Every node's outputs are compared in order, within
+  // kGeneratorBf16Tolerance: the ReLUs after each InstanceNorm flip their masks where a normalised value lies
+  // within bf16's rounding of 0, and the norms pass that on (on H200 the first ReLU's backward was 5.8% off,
+  // the input's gradient 8.4%, every forward output within 4%); a wrong kernel is off by O(1).
   test::expect_gpu_matches_cpu([](GraphBuilder& b) { return generator_graph(b, false); }, DType::kBFloat16,
-                               kGraphBf16Tolerance, nullptr, false, true);
+                               kGeneratorBf16Tolerance, nullptr, false, true);
 }
 
 TEST(CudaPix2PixHDGraph, TwoPlayerGradientsMatchTheCpu) {

@@ -84,16 +84,21 @@ TEST_P(MixedPrecision, OperandDtypesAreWhatTheKernelsRead) {
 TEST_P(MixedPrecision, EachParameterCastOnceAndItsGradientWrittenInFp32ByItsProducer) {
   Built g;
   build(workload(), compute(), g);
-  std::map<TensorId, int> parameter_casts;
+  // Once per pass: a graph with sub-steps (unsupmt) casts a weight once in its training pass and once more in
+  // the generation parts before it, which run in other sub-steps (graph.h, SubStep).
+  std::map<TensorId, int> parameter_casts, parts_casts;
   std::map<TensorId, std::string> written_by;  // tensor -> the op of the node that writes it
   for (const Node& node : g.graph.nodes()) {
     for (TensorId out : node.outputs) written_by[out] = node.op;
   }
   int gradients_written_by_producer = 0;
-  for (const Node& node : g.graph.nodes()) {
+  for (size_t n = 0; n < g.graph.nodes().size(); ++n) {
+    const Node& node = g.graph.nodes()[n];
     if (node.inputs.empty()) continue;  // zero_fill of an unused parameter's gradient, san_turn_mask
     const TensorInfo& in = g.graph.tensor(node.inputs[0]);
-    if (node.op == "cast" && !node.backward && in.role == TensorRole::kParameter) ++parameter_casts[node.inputs[0]];
+    if (node.op == "cast" && !node.backward && in.role == TensorRole::kParameter) {
+      ++(n < g.graph.training_begin() ? parts_casts : parameter_casts)[node.inputs[0]];
+    }
     // A parameter's gradient goes through a cast back only after a convolution's backward-filter pass, which
     // writes the filter's dtype (the cuDNN runner, src/cuda/conv2d_cudnn.cpp, describes x, dy and dw with one
     // dtype; PyTorch autocast casts every weight gradient back the same way). GEMMs and column sums write
@@ -118,6 +123,7 @@ TEST_P(MixedPrecision, EachParameterCastOnceAndItsGradientWrittenInFp32ByItsProd
     }
   }
   EXPECT_FALSE(parameter_casts.empty());
+  for (const auto& [tensor, count] : parts_casts) EXPECT_EQ(count, 1) << g.graph.tensor(tensor).name;
   int cast_and_used = 0;
   for (const auto& [tensor, count] : parameter_casts) {
     EXPECT_EQ(count, 1) << g.graph.tensor(tensor).name;

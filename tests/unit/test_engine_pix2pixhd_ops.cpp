@@ -183,5 +183,46 @@ TEST(EnginePix2PixHD, FrozenWeightsAndDataGetNoBackwardPass) {
   }
 }
 
+// Weights shared by name (a second parameter() returns the first: unsupmt's generation and training passes) in
+// a model with parameter groups and frozen weights (pix2pixHD's G, D and VGG): D's weight, declared again for its
+// second pass, is one parameter of group D whose gradient sums both uses; declaring it again in another group is
+// refused; the frozen weight between the two passes gets no gradient; the planner's buckets keep G and D apart.
+TEST(EnginePix2PixHD, SharedWeightsKeepTheirGroupBesideFrozenWeights) {
+  test::OpGraph t;
+  GraphBuilder& b = t.b;
+  b.set_parameter_group("G");
+  const TensorId z = t.parameter("z", {2, 4});
+  const TensorId fake = b.tanh(b.linear(z, t.parameter("g.weight", {4, 4}, 0.5f), kNoTensor));
+  b.set_parameter_group("D");
+  const TensorId d = t.parameter("d.weight", {4, 4}, 0.5f);
+  const TensorId frozen = b.frozen_parameter("f.weight", {4, 4});
+  const TensorId first = b.tanh(b.linear(fake, d, kNoTensor));
+  const TensorId d_again = b.parameter("d.weight", {4, 4});
+  EXPECT_EQ(d_again, d);
+  b.set_parameter_group("G");
+  EXPECT_THROW(b.parameter("d.weight", {4, 4}), UsageError);  // one weight, one optimizer
+  b.set_parameter_group("");
+  const TensorId second = b.linear(b.tanh(b.linear(first, frozen, kNoTensor)), d_again, kNoTensor);
+  EXPECT_EQ(t.graph.parameter_count(), 2 * 4 + 16 + 16);
+  EXPECT_EQ(t.graph.frozen_parameter_count(), 16);
+  EXPECT_EQ(t.graph.tensor(d).parameter_group, "D");
+  t.finish(second);
+  EXPECT_EQ(t.gradients.size(), 3u);  // z, g.weight, d.weight; none for the frozen weight
+  EXPECT_EQ(t.gradients.count(frozen), 0u);
+  const std::vector<float> frozen_values = test::random_normal(16, 99, 0.5f);
+  std::memcpy(t.e->f32(frozen), frozen_values.data(), frozen_values.size() * sizeof(float));
+  t.expect_gradients_match();  // d.weight's finite differences move both of its uses
+
+  ASSERT_EQ(t.plan.gradient_order.size(), 3u);
+  auto group_of = [&](size_t i) { return t.graph.tensor(t.graph.tensor(t.plan.gradient_order[i]).gradient_of).parameter_group; };
+  std::map<std::string, int> buckets_per_group;
+  for (const GradientBucket& bucket : t.plan.buckets) {
+    const std::string group = group_of(bucket.first);
+    for (size_t i = bucket.first; i <= bucket.last; ++i) EXPECT_EQ(group_of(i), group);
+    ++buckets_per_group[group];
+  }
+  EXPECT_EQ(buckets_per_group, (std::map<std::string, int>{{"D", 1}, {"G", 1}}));  // all fit one 25 MB bucket else
+}
+
 }  // namespace
 }  // namespace sb

@@ -85,6 +85,19 @@ struct TinyRun {
     }
   }
   float loss() { return *executor->f32(built.loss); }
+
+  // Sub-step k's parts (input switches, unsupmt's decode loop; nothing for a graph without sub-steps), then its
+  // training pass: one sub-step as the trainer runs it.
+  void run_parts(size_t k) {
+    if (graph.sub_steps().empty()) return;
+    for (const StepPart& part : graph.sub_steps()[k].parts) {
+      for (int64_t r = 0; r < part.repeat; ++r) executor->run_nodes(part.begin, part.end);
+    }
+  }
+  void run_sub_step(size_t k) {
+    run_parts(k);
+    executor->run_nodes(graph.training_begin(), graph.nodes().size());
+  }
 };
 
 // The branch each piecewise-linear forward node takes, element by element: the sign of a ReLU's or LeakyReLU's
@@ -117,11 +130,14 @@ std::vector<int32_t> branches_taken(TinyRun& run, size_t forward_nodes) {
   return taken;
 }
 
+// With sub-steps, the last one's parts run once (unsupmt: the back-translation's greedy generation, which has
+// no gradient) and the differences follow its training pass alone, on the inputs the parts switched in.
 TEST_P(EveryWorkload, TinyScaleGradientsMatchFiniteDifferences) {
   TinyRun run(*GetParam(), true);
-  run.executor->run();
+  run.run_sub_step(run.graph.sub_step_count() - 1);
+  const size_t begin = run.graph.training_begin();
   const size_t forward = run.executor->forward_node_count();
-  run.executor->run_nodes(0, forward);  // the backward pass reuses some forward outputs' memory
+  run.executor->run_nodes(begin, forward);  // the backward pass reuses some forward outputs' memory
   const std::vector<int32_t> unperturbed = branches_taken(run, forward);
   std::mt19937 random(9);
   double diff_sq = 0, num_sq = 0;
@@ -140,7 +156,7 @@ TEST_P(EveryWorkload, TinyScaleGradientsMatchFiniteDifferences) {
       bool spans_kink = false;
       auto loss_at = [&](double offset) {
         value = static_cast<float>(saved + offset);
-        run.executor->run_nodes(0, forward);
+        run.executor->run_nodes(begin, forward);
         spans_kink = spans_kink || branches_taken(run, forward) != unperturbed;
         return static_cast<double>(run.loss());
       };
@@ -177,12 +193,14 @@ TEST_P(EveryWorkload, TinyScaleGradientsMatchFiniteDifferences) {
 
 // SGD with lr 0.5 and the global gradient norm clipped to 1 (BERT's clip_by_global_norm, mt-dnn's
 // --global_grad_clipping 1.0): without the clip mt_dnn's first step (gradient norm 3.9) overshoots and diverges.
+// A graph of S sub-steps takes 20 steps of each in turn; the loss compared is the first sub-step's.
 TEST_P(EveryWorkload, TinyScaleTrainsOnTheCpu) {
   TinyRun run(*GetParam());
-  run.executor->run();
+  const size_t sub_steps = run.graph.sub_step_count();
+  run.run_sub_step(0);
   const float first = run.loss();
   ASSERT_TRUE(std::isfinite(first));
-  for (int step = 0; step < 20; ++step) {
+  for (size_t step = 0; step < 20 * sub_steps; ++step) {
     double norm_sq = 0;
     for (const auto& [parameter, gradient] : run.gradients) {
       for (int64_t i = 0; i < run.graph.tensor(parameter).elements(); ++i) {
@@ -195,7 +213,7 @@ TEST_P(EveryWorkload, TinyScaleTrainsOnTheCpu) {
         run.executor->f32(parameter)[i] -= rate * run.executor->f32(gradient)[i];
       }
     }
-    run.executor->run();
+    run.run_sub_step((step + 1) % sub_steps);
   }
   const float last = run.loss();
   EXPECT_TRUE(std::isfinite(last));
