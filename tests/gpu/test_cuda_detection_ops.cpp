@@ -2,7 +2,8 @@
 // forward and backward (fp32 and bf16 maps), the two losses (class columns, the loss-scale seed), anchors, top-k
 // per level, bitmask NMS, the whole proposal stage (exact with undecoded anchors; decoded boxes within an ulp or
 // two of expf), anchor and RoI target assignment (the same draws: identical labels, samples and masks) and mask
-// targets; outputs poisoned first. Then the tiny maskrcnn workload through both executors (fp32: loss and every
+// targets; outputs poisoned first. Then the mask predictor at full width (the 2 x 2 stride-2 transposed conv, 256
+// channels, through conv_transpose2d) and the tiny maskrcnn workload through both executors (fp32: loss and every
 // gradient; bf16: finite). Skips without a GPU. Run: gpu_tests --gtest_filter='CudaDetection*:CudaMaskRcnn*'.
 #include <gtest/gtest.h>
 
@@ -27,6 +28,7 @@
 #include "src/cuda/frozen_affine.h"
 #include "src/cuda/proposals.h"
 #include "src/cuda/roi_align.h"
+#include "tests/gpu/cnn_graph_check.h"
 #include "tests/support/bf16_data.h"
 #include "tests/support/cuda_array.h"
 #include "tests/support/random_data.h"
@@ -354,6 +356,25 @@ TEST(CudaDetection, TargetAssignmentAndMaskTargets) {
   EXPECT_EQ(mt_.download(), mt);
   EXPECT_EQ(mtw_.download(), mtw);
   EXPECT_GT(std::count(mt.begin(), mt.end(), 1.0f), 100);
+}
+
+// The mask predictor as maskrcnn builds it, at full width on 4 RoIs: ConvTranspose2d(256, 256, 2, stride 2) with
+// bias (conv_transpose2d: the backward-data pass of a 2 x 2 stride-2 conv), ReLU, the 1 x 1 conv to 81 mask logits;
+// loss, input gradient and every weight gradient against the CPU in fp32 and bf16. The tiny workload below has
+// 8 channels only.
+TEST(CudaMaskRcnn, MaskPredictorTransposedConvMatchesTheCpu) {
+  if (no_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  auto device = make_cuda_device(0);
+  auto mask_predictor = [](GraphBuilder& b) {
+    const TensorId x = b.parameter("mask_features", {4, 14, 14, 256});
+    TensorId m = b.relu(b.conv_transpose2d(x, b.parameter("conv5_mask.weight", {256, 2, 2, 256}),
+                                           b.parameter("conv5_mask.bias", {256}), Conv2dOptions::with(2, 0), 0));
+    m = b.conv2d(m, b.parameter("mask_fcn_logits.weight", {81, 1, 1, 256}), b.parameter("mask_fcn_logits.bias", {81}),
+                 Conv2dOptions::with(1, 0));
+    return b.mse_loss(m, 0.0);
+  };
+  test::expect_gpu_matches_cpu(mask_predictor, DType::kFloat32, kGraphFp32Tolerance);
+  test::expect_gpu_matches_cpu(mask_predictor, DType::kBFloat16, 4e-2);  // pix2pixhd's graph bf16 tolerance
 }
 
 // The tiny workload on both devices from the same weights and inputs: the loss and every gradient (fp32); a bf16
