@@ -21,9 +21,14 @@ std::optional<FaultSpec>& armed() {
   return spec;
 }
 
+bool& nan_loss_pending() {  // set by a `nan` fault, taken by the step's loss check
+  static bool pending = false;
+  return pending;
+}
+
 [[noreturn]] void bad(const std::string& text, const std::string& why) {
   throw UsageError(std::string(kFaultVariable) + "='" + text + "': " + why +
-                   " (test-only; form ACTION:rank=R:phase=P:step=S[:seconds=X], ACTION sleep, kill or term)");
+                   " (test-only; form ACTION:rank=R:phase=P:step=S[:seconds=X], ACTION sleep, kill, term or nan)");
 }
 
 }  // namespace
@@ -35,7 +40,9 @@ FaultSpec parse_fault_spec(const std::string& text) {
   if (fields.empty()) bad(text, "empty");
   FaultSpec spec;
   spec.action = fields[0];
-  if (spec.action != "sleep" && spec.action != "kill" && spec.action != "term") bad(text, "unknown action");
+  if (spec.action != "sleep" && spec.action != "kill" && spec.action != "term" && spec.action != "nan") {
+    bad(text, "unknown action");
+  }
   bool has_rank = false, has_phase = false, has_step = false;
   for (size_t i = 1; i < fields.size(); ++i) {
     const size_t equals = fields[i].find('=');
@@ -65,6 +72,12 @@ FaultSpec parse_fault_spec(const std::string& text) {
   return spec;
 }
 
+bool take_injected_nan_loss() {
+  const bool pending = nan_loss_pending();
+  nan_loss_pending() = false;
+  return pending;
+}
+
 void arm_fault_injection(const std::optional<std::string>& text, int rank) {
   armed().reset();
   if (!text) return;
@@ -84,6 +97,7 @@ void inject_fault(const std::string& phase, long long step) {
   std::fflush(stderr);
   if (spec->action == "kill") std::raise(SIGKILL);
   if (spec->action == "term") std::raise(SIGTERM);
+  if (spec->action == "nan") nan_loss_pending() = true;
   if (spec->action == "sleep") {
     // A plain sleep, deaf to signals and deadlines: the rank behaves like one stuck in a long computation.
     const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(spec->seconds);

@@ -4,7 +4,8 @@
 // recorded with the result's environment, so a figure measured under it cannot pass for a real one.
 //
 //   SCALEBENCH_FAULT=ACTION:rank=R:phase=P:step=S[:seconds=X]
-//     ACTION  sleep (X seconds, default 3600), kill (SIGKILL to itself), term (SIGTERM to itself)
+//     ACTION  sleep (X seconds, default 3600), kill (SIGKILL to itself), term (SIGTERM to itself), nan (the
+//             step's loss reads as NaN on that rank: the non-finite-loss path, without a diverging model)
 //     R       a rank, or all;  P  solo, comm or dp;  S  the step (from 1, warm-up steps included)
 #pragma once
 
@@ -14,7 +15,7 @@
 namespace sb {
 
 struct FaultSpec {
-  std::string action;  // "sleep", "kill", "term"
+  std::string action;  // "sleep", "kill", "term", "nan"
   int rank = -1;       // -1: every rank
   std::string phase;
   long long step = 0;
@@ -31,5 +32,8 @@ void arm_fault_injection(const std::optional<std::string>& text, int rank);
 
 // Called at the start of every step of a training phase: does the armed fault when phase and step match.
 void inject_fault(const std::string& phase, long long step);
+
+// True once after a `nan` fault fired: the step's loss is then read as NaN.
+bool take_injected_nan_loss();
 
 }  // namespace sb

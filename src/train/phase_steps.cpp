@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
@@ -104,13 +105,27 @@ void weight_losses_locally(Replica& replica) {
   weigh_sub_step_losses(replica, 1, false, [](std::vector<int64_t>&) {});
 }
 
+// The first `steps` timed steps of a phase's record (every per-step series cut to them).
+RankPhase first_steps(RankPhase phase, size_t steps) {
+  auto cut = [steps](auto& series) {
+    if (series.size() > steps) series.resize(steps);
+  };
+  cut(phase.step_ms), cut(phase.bucket_ms), cut(phase.nodes_done_ms), cut(phase.bucket_ready_ms);
+  cut(phase.bucket_start_ms), cut(phase.bucket_end_ms), cut(phase.step_start_ms), cut(phase.forward_done_ms);
+  cut(phase.step_done_ms);
+  return phase;
+}
+
 void agree_at_step_boundary(ProcessGroup& group, const std::string& phase, int step, bool loss_finite,
-                            const RankPhase& so_far) {
+                            const RankPhase& so_far, size_t timed_before) {
   int64_t flags[2] = {loss_finite ? 0 : group.rank() + 1, stop_signal()};
   group.allreduce_max(flags, 2);
-  if (flags[0] > 0) {
-    throw RuntimeFailure(phase + " phase: the loss is not finite at step " + std::to_string(step) + " on rank " +
-                         std::to_string(flags[0] - 1));
+  if (flags[0] > 0) {  // the timed steps before this one are measurements: they travel with the failure
+    const RankPhase kept = first_steps(so_far, timed_before);
+    throw StoppedAtBoundary(phase + " phase: the loss is not finite at step " + std::to_string(step) + " on rank " +
+                                std::to_string(flags[0] - 1) + " (" + std::to_string(kept.step_ms.size()) +
+                                " timed steps of the phase kept)",
+                            kept);
   }
   if (flags[1] > 0) {
     throw StoppedAtBoundary("stopped by " + signal_name(static_cast<int>(flags[1])) + " after " + phase +
@@ -138,12 +153,14 @@ RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& o
     const double ms = executor.elapsed_ms(0, 1);
     float loss = 0;
     executor.read_tensor(replica.built.loss, &loss, sizeof loss);
+    if (take_injected_nan_loss()) loss = std::numeric_limits<float>::quiet_NaN();  // SCALEBENCH_FAULT=nan:...
     if (std::isfinite(loss)) {
       if (step == 0) result.loss_first = loss;
       result.loss_last = loss;
       if (step >= options.warmup_steps) result.step_ms.push_back(ms);
     }
-    agree_at_step_boundary(group, phase, step + 1, std::isfinite(loss), result);
+    agree_at_step_boundary(group, phase, step + 1, std::isfinite(loss), result,
+                           size_t(std::max(0, step - options.warmup_steps)));
     if (!counted && (step + 1 == options.warmup_steps || options.warmup_steps == 0)) {
       timed = agreed_step_count(group, options, ms);
       counted = true;

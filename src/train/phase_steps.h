@@ -2,6 +2,7 @@
 // the step loop with its timing and its finite-loss check.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -36,8 +37,8 @@ void weight_losses_by_global_rows(ProcessGroup& group, Replica& replica, bool da
 // The same on one rank, not collective: weights 1 and each sub-step's counted rows (the --check reference, maxbatch).
 void weight_losses_locally(Replica& replica);
 
-// Thrown on every rank at the same step boundary when any rank received SIGINT or SIGTERM: the phase's
-// steps so far travel with it, so the trainer still gathers and reports them.
+// Thrown on every rank at the same step boundary when any rank received SIGINT or SIGTERM, or had a non-finite
+// loss: the phase's timed steps before it travel with it, so the trainer still gathers and reports them.
 class StoppedAtBoundary : public RuntimeFailure {
  public:
   StoppedAtBoundary(const std::string& message, RankPhase partial)
@@ -45,17 +46,21 @@ class StoppedAtBoundary : public RuntimeFailure {
   RankPhase partial;
 };
 
-// Collective, after every step: agrees on a non-finite loss (RuntimeFailure naming the rank) and on a stop
-// signal (StoppedAtBoundary carrying `so_far`). `loss_finite` is this rank's.
+// Collective, after every step: agrees on a non-finite loss (StoppedAtBoundary naming the rank, carrying the
+// first `timed_before` timed steps of `so_far`: those before this one, the same count on every rank) and on a
+// stop signal (StoppedAtBoundary carrying `so_far`). `loss_finite` is this rank's.
 void agree_at_step_boundary(ProcessGroup& group, const std::string& phase, int step, bool loss_finite,
-                            const RankPhase& so_far);
+                            const RankPhase& so_far, size_t timed_before = SIZE_MAX);
+
+// The first `steps` timed steps of a phase's record (every per-step series cut to them).
+RankPhase first_steps(RankPhase phase, size_t steps);
 
 // Runs warm-up then timed training steps. `enqueue_step` enqueues one step's work on the executor (and
 // returns); the step is timed between marks on the compute stream around it; `after_step`, when set,
 // runs once the step is enqueued (waiting for communication) and records what it measured into the phase
 // when `timed` (not a warm-up step).
-// The loss is read after every step: a non-finite loss on any rank ends every rank (RuntimeFailure); a stop
-// signal on any rank ends the phase at that step on every rank (StoppedAtBoundary).
+// The loss is read after every step: a non-finite loss on any rank, or a stop signal on any rank, ends the phase
+// at that step on every rank (StoppedAtBoundary; the steps before a non-finite loss are kept).
 RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
                     const std::function<void(int64_t step)>& enqueue_step,
                     const std::function<void(RankPhase& phase, bool timed)>& after_step);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fault injection on the CPU device under mpiexec (issue 7): a rank that sleeps past --timeout, a rank
-# killed by SIGKILL, SIGTERM on every rank or on one. Each case asserts the exit code, the time to exit, that
+# killed by SIGKILL, SIGTERM on every rank or on one, a non-finite loss on one. Each case asserts the exit code, the time to exit, that
 # no process is left behind, the messages (phase, step, suspect rank) and the partial JSON (status "failed",
 # the phases measured before the fault). Faults come from the test-only SCALEBENCH_FAULT (docs/DESIGN.md).
 source "$(dirname "$0")/lib/common.bash"
@@ -83,6 +83,13 @@ partial_json term-all "solo,comm,dp" 2 "stopped by SIGTERM after dp phase, step 
 run_fault term-one "term:rank=3:phase=solo:step=4" 3 4
 expect_lines 4 "^scalebench: error: .*stopped by SIGTERM after solo phase, step 4" "SIGTERM on rank 3: all four stop together"
 partial_json term-one "solo" 0 "stopped by SIGTERM after solo phase, step 4"
+
+# A non-finite loss on one rank (a diverging model; here the test-only `nan` fault): every rank stops at that
+# step with exit 3, and the phase's timed steps before it are reported (status failed, the error naming it).
+run_fault nan-one "nan:rank=1:phase=dp:step=4" 3 2
+expect_lines 2 "^scalebench: error: .*dp phase: the loss is not finite at step 4 on rank 1 \(2 timed steps of the phase kept\)" \
+  "non-finite loss: both ranks stop at the same step"
+partial_json nan-one "solo,comm,dp" 2 "the loss is not finite at step 4 on rank 1"
 
 # A malformed fault is a usage error, never a silently fault-free run.
 expect_exit 2 "bad SCALEBENCH_FAULT" -- env SCALEBENCH_FAULT="nap:rank=1" "$SB" "${tiny[@]}"

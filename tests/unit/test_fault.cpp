@@ -54,6 +54,16 @@ TEST(FaultSpec, FiresOnlyOnTheTargetedRankAndStep) {
   arm_fault_injection(std::nullopt, 0);
 }
 
+TEST(FaultSpec, NanPoisonsOneLossReadOnce) {
+  arm_fault_injection(std::string("nan:rank=all:phase=solo:step=3"), 0);
+  inject_fault("solo", 2);
+  EXPECT_FALSE(take_injected_nan_loss()) << "not yet the step";
+  inject_fault("solo", 3);
+  EXPECT_TRUE(take_injected_nan_loss());
+  EXPECT_FALSE(take_injected_nan_loss()) << "taken once";
+  arm_fault_injection(std::nullopt, 0);
+}
+
 TEST(FaultMessages, NamePhaseStepAndSuspects) {
   set_progress("dp", 3);
   const std::string one = timeout_message("all_reduce of 10 fp32 (MPI)", 2, {1});
