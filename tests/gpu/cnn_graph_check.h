@@ -31,26 +31,17 @@ using GraphFunction = std::function<TensorId(GraphBuilder&)>;
 // smallest head of these tests (3 classes).
 using IntInputFunction = std::function<std::vector<int32_t>(const std::string& name, size_t elements)>;
 
-inline double relative_l2(const std::vector<float>& got, const std::vector<float>& want) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-    norm += double(want[i]) * want[i];
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-}
-
 struct BuiltGraph {
   Graph graph;
   TensorId loss = kNoTensor;
   std::map<TensorId, TensorId> gradients;
   MemoryPlan plan;
-  // no_reuse: every activation keeps its bytes (every_tensor_check.h), so each node's outputs can be read after.
-  BuiltGraph(const GraphFunction& build, DType compute, bool no_reuse = false) {
+  // keep_all: every activation lives to the step's end (every_tensor_check.h), so each node's outputs can be read.
+  BuiltGraph(const GraphFunction& build, DType compute, bool keep_all = false) {
     GraphBuilder builder(graph, compute);
     loss = build(builder);
     gradients = append_backward(graph, loss);
-    plan = no_reuse ? plan_without_reuse(graph) : plan_memory(graph);
+    plan = keep_all ? plan_keeping_every_activation(graph) : plan_memory(graph);
   }
 };
 

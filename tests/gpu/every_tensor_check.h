@@ -1,12 +1,11 @@
 // Every node's outputs compared between the CPU (fp32 graph) and the GPU (a graph of any compute dtype built by
 // the same function), in node order: where a gradient comparison says only that something broke, the first
-// output off names the op that broke it. Each activation needs memory of its own to be read after the run
-// (plan_without_reuse), so this is for small test graphs.
+// output off names the op that broke it. Each activation must survive to be read after the run
+// (plan_keeping_every_activation), so this is for small test graphs.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -16,33 +15,15 @@
 #include "scalebench/planner.h"
 #include "tests/support/bf16_data.h"
 #include "tests/support/fp16_data.h"
+#include "tests/support/tensor_compare.h"
 
 namespace sb::test {
 
-// The planner's layout, except that every activation and workspace gets bytes no other tensor shares (views
-// move with their storage), so nothing is overwritten once written.
-inline MemoryPlan plan_without_reuse(const Graph& graph) {
-  MemoryPlan plan = plan_memory(graph);
-  constexpr uint64_t kAlignment = 256;
-  const std::vector<uint64_t> shared_offsets = plan.offsets;
-  uint64_t end = plan.total_bytes;
-  const auto& tensors = graph.tensors();
-  for (size_t id = 0; id < tensors.size(); ++id) {
-    const TensorInfo& info = tensors[id];
-    if (info.view_of != kNoTensor) continue;
-    if (info.role != TensorRole::kActivation && info.role != TensorRole::kWorkspace) continue;
-    end = (end + kAlignment - 1) / kAlignment * kAlignment;
-    plan.offsets[id] = end;
-    end += info.bytes();
-  }
-  for (size_t id = 0; id < tensors.size(); ++id) {
-    TensorId storage = tensors[id].view_of;
-    if (storage == kNoTensor) continue;
-    while (tensors[size_t(storage)].view_of != kNoTensor) storage = tensors[size_t(storage)].view_of;
-    plan.offsets[id] = plan.offsets[size_t(storage)] + (shared_offsets[id] - shared_offsets[size_t(storage)]);
-  }
-  plan.total_bytes = (end + kAlignment - 1) / kAlignment * kAlignment;
-  return plan;
+// The planner's layout with every activation read after the step (TensorInfo::read_after_step keeps it, and a
+// view's storage, live to the step's end), so nothing is overwritten once written.
+inline MemoryPlan plan_keeping_every_activation(Graph& graph) {
+  for (TensorId id : graph.tensors_with_role(TensorRole::kActivation)) graph.tensor(id).read_after_step = true;
+  return plan_memory(graph);
 }
 
 // A floating tensor's values as fp32, whatever its storage dtype; empty for integer tensors.
@@ -86,12 +67,7 @@ inline void expect_every_output_matches(const Graph& cpu_graph, Executor& cpu, c
       const std::vector<float> want = read_as_float(cpu, want_info, want_node.outputs[o]);
       const std::vector<float> got = read_as_float(gpu, got_info, got_node.outputs[o]);
       if (want.empty() || got.empty()) continue;
-      double diff = 0, norm = 0;
-      for (size_t i = 0; i < want.size(); ++i) {
-        diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-        norm += double(want[i]) * want[i];
-      }
-      const double error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+      const double error = relative_l2(got, want);
       if (error <= tolerance) continue;
       const std::string where = "node " + std::to_string(k) + " " + want_node.op +
                                 (want_node.backward ? " (backward)" : "") + " output " + std::to_string(o) + " '" +

@@ -65,6 +65,7 @@ constexpr double kGraphFp16Tolerance = 1e-2;
 // ---------------------------------------------------------------- device buffers of T
 
 using test::from_storage;
+using test::relative_l2;
 using test::representable;
 using test::Storage;
 using test::to_storage;
@@ -237,16 +238,7 @@ struct BuiltGraph {
 using Build = std::function<TensorId(GraphBuilder&)>;
 using WriteInputs = std::function<void(const Graph&, const InputWriter&)>;
 
-double relative_l2(const std::vector<float>& got, const std::vector<float>& want) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-    norm += double(want[i]) * want[i];
-  }
-  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-}
-
-// every_output: each node's outputs too, in node order (every_tensor_check.h), on plans without memory reuse.
+// every_output: each node's outputs too, in node order (every_tensor_check.h), every activation kept to the end.
 void expect_gpu_matches_cpu(const Build& build, const WriteInputs& inputs, DType compute, double tolerance,
                             bool every_output = false) {
   BuiltGraph cpu_graph, gpu_graph;
@@ -254,7 +246,7 @@ void expect_gpu_matches_cpu(const Build& build, const WriteInputs& inputs, DType
     GraphBuilder builder(built->graph, dtype);
     built->loss = build(builder);
     built->gradients = append_backward(built->graph, built->loss);
-    built->plan = every_output ? test::plan_without_reuse(built->graph) : plan_memory(built->graph);
+    built->plan = every_output ? test::plan_keeping_every_activation(built->graph) : plan_memory(built->graph);
   }
   CpuExecutor cpu(cpu_graph.graph, cpu_graph.plan);
   LossScaleConfig no_scaling;

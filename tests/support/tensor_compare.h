@@ -23,6 +23,16 @@ inline size_t count_unwritten(const std::vector<float>& output) {
   return count;
 }
 
+// ||got - want|| / ||want|| in double (||got - want|| when want is all zeros): the graph checks' error measure.
+inline double relative_l2(const std::vector<float>& got, const std::vector<float>& want) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    norm += double(want[i]) * want[i];
+  }
+  return norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+}
+
 // Elements that are NaN or infinite (an unwritten poison, or an overflow).
 inline size_t count_non_finite(const std::vector<float>& values) {
   size_t count = 0;

@@ -41,6 +41,7 @@ struct OpGraph {
   std::vector<std::pair<TensorId, std::vector<float>>> parameters;
   std::vector<std::pair<TensorId, std::vector<int32_t>>> int_inputs;
   std::vector<std::pair<TensorId, std::vector<uint8_t>>> masks;
+  std::vector<std::pair<TensorId, std::vector<float>>> float_inputs;  // data: written once, as the trainer does
   TensorId loss = kNoTensor;
   std::map<TensorId, TensorId> gradients;
   MemoryPlan plan;
@@ -80,11 +81,17 @@ struct OpGraph {
     e = std::make_unique<CpuExecutor>(graph, plan);
     for (const auto& [id, v] : int_inputs) std::memcpy(e->i32(id), v.data(), v.size() * sizeof(int32_t));
     for (const auto& [id, v] : masks) std::memcpy(e->u8(id), v.data(), v.size());
+    for (const auto& [id, v] : float_inputs) std::memcpy(e->f32(id), v.data(), v.size() * sizeof(float));
     write_parameters();
   }
   TensorId mask(const std::string& name, int64_t batch, int64_t length, const std::vector<uint8_t>& values) {
     const TensorId id = b.input(name, {batch, length}, DType::kUInt8);
     masks.push_back({id, values});
+    return id;
+  }
+  TensorId float_input(const std::string& name, std::vector<int64_t> shape, std::vector<float> values) {
+    const TensorId id = b.input(name, std::move(shape));
+    float_inputs.push_back({id, std::move(values)});
     return id;
   }
   TensorId int_input(const std::string& name, std::vector<int64_t> shape, std::vector<int32_t> values) {

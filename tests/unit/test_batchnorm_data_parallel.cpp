@@ -22,9 +22,12 @@
 #include "src/train/dp_check.h"
 #include "src/train/replica.h"
 #include "tests/support/random_data.h"
+#include "tests/support/tensor_compare.h"
 
 namespace sb {
 namespace {
+
+using test::relative_l2;
 
 constexpr int64_t kImage = 6, kInChannels = 3, kClasses = 4;
 constexpr int kSteps = 3;
@@ -123,15 +126,6 @@ void average_gradients(std::vector<std::unique_ptr<TinyCnn>>& ranks) {
     for (auto& rank : ranks) sum += rank->gradients()[i];
     for (auto& rank : ranks) rank->gradients()[i] = float(sum / double(ranks.size()));
   }
-}
-
-double relative_l2(const std::vector<float>& got, const std::vector<float>& want) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-    norm += double(want[i]) * want[i];
-  }
-  return std::sqrt(diff / norm);
 }
 
 std::vector<float> all_parameters(TinyCnn& model) {

@@ -20,16 +20,6 @@ namespace {
 
 struct OpGraph : test::OpGraph {
   OpGraph() { seed = 1100; }
-  std::vector<std::pair<TensorId, std::vector<float>>> float_inputs;
-  TensorId float_input(const std::string& name, std::vector<int64_t> shape, std::vector<float> values) {
-    const TensorId id = b.input(name, std::move(shape));
-    float_inputs.push_back({id, std::move(values)});
-    return id;
-  }
-  // After finish(): data inputs are written once, as the trainer does.
-  void write_float_inputs() {
-    for (const auto& [id, v] : float_inputs) std::memcpy(e->f32(id), v.data(), v.size() * sizeof(float));
-  }
 };
 
 TEST(EngineConvS2S, BuilderChecks) {
@@ -107,7 +97,6 @@ TEST(EngineConvS2S, BlockGradientsMatchFiniteDifferences) {
   h = t.b.glu(t.b.conv2d(h, w1, t.parameter("conv1.bias", {2 * channels}), causal));
   const TensorId w2 = t.b.weight_norm(t.parameter("fc.weight_v", {3, channels}), t.parameter("fc.weight_norm", {3}));
   t.finish(t.b.scale(t.b.linear(h, w2, t.parameter("fc.bias", {3})), 3.0));
-  t.write_float_inputs();
   t.expect_gradients_match(test::kOpGraphGradientTolerance, test::kOpGraphSmoothStep);  // smooth: no kinks
 }
 

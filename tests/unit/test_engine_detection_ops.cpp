@@ -17,15 +17,6 @@ namespace {
 
 struct OpGraph : test::OpGraph {
   OpGraph() { seed = 2100; }
-  std::vector<std::pair<TensorId, std::vector<float>>> float_inputs;
-  TensorId float_input(const std::string& name, std::vector<int64_t> shape, std::vector<float> values) {
-    const TensorId id = b.input(name, std::move(shape));
-    float_inputs.push_back({id, std::move(values)});
-    return id;
-  }
-  void write_float_inputs() {
-    for (const auto& [id, v] : float_inputs) std::memcpy(e->f32(id), v.data(), v.size() * sizeof(float));
-  }
 };
 
 TEST(EngineDetection, BuilderChecks) {
@@ -73,7 +64,6 @@ TEST(EngineDetection, FrozenAffineGradientsMatchFiniteDifferences) {
   const TensorId shift = t.float_input("shift", {4}, {0.1f, 0.2f, -0.3f, 0.0f});
   const TensorId z = t.b.frozen_affine(y, scale, shift, true);
   t.finish(t.b.conv2d(z, t.parameter("w2", {3, 1, 1, 4}, 0.5f)));
-  t.write_float_inputs();
   t.expect_gradients_match();
 }
 
@@ -105,7 +95,6 @@ TEST(EngineDetection, RoiAlignGradientsMatchFiniteDifferences) {
   const TensorId rois = t.float_input("rois", {4, 5}, {0, 2, 3, 20, 14, 1, 0, 0, 31, 31, 1, 5, 5, 9, 7, 0, -30, -20, 140, 150});
   const TensorId pooled = t.b.roi_align({p2, p3}, rois, 3, 32);
   t.finish(pooled);
-  t.write_float_inputs();
   t.expect_gradients_match(test::kOpGraphGradientTolerance, test::kOpGraphSmoothStep);
   // The last RoI (170 x 170) pools from P3.
   double p3_gradient = 0;
@@ -125,7 +114,6 @@ TEST(EngineDetection, LossGradientsMatchFiniteDifferences) {
   const TensorId l1 = t.b.smooth_l1_loss(deltas, t.float_input("l1_t", {5, 4}, test::random_normal(20, 4, 0.5f)),
                                          t.float_input("l1_w", {5, 4}, std::vector<float>(20, 0.3f)), 1.0 / 9);
   t.finish_with_loss(t.b.add_losses(bce, l1, 2.0));
-  t.write_float_inputs();
   t.expect_gradients_match(test::kOpGraphGradientTolerance, 1e-3);
 }
 
@@ -153,7 +141,6 @@ TEST(EngineDetection, DetectionStepsGiveTheReferencesResults) {
   const TensorId mask_loss = t.b.bce_with_logits_loss(pooled, m.targets, m.weights, ClassColumns{s.mask_labels, 4, 1});
   for (TensorId id : {anchors, p.boxes, p.source, s.rois, s.labels, m.targets, r.labels}) t.graph.tensor(id).read_after_step = true;
   t.finish_with_loss(t.b.add_losses(rpn, mask_loss));
-  t.write_float_inputs();
   t.e->run();
   ASSERT_TRUE(std::isfinite(*t.e->f32(t.loss)));
   // The references on the same inputs.
