@@ -48,18 +48,47 @@ bool has_normalization(const Graph& graph) {
                      [](const Node& node) { return node.op == "batchnorm" || node.op == "instance_norm"; });
 }
 
+// The integer outputs of the detection ops that choose (top-k and NMS of the proposals, the RoI sampler): which
+// anchors, RoIs and labels the step trains on. Kept to the step's end (read_after_step) so they can be compared.
+std::vector<TensorId> discrete_choices(Graph& graph) {
+  std::vector<TensorId> chosen;
+  for (const Node& node : graph.nodes()) {
+    if (node.op != "rpn_proposals" && node.op != "roi_sample") continue;
+    for (TensorId out : node.outputs) {
+      if (graph.tensor(out).dtype == DType::kInt32) chosen.push_back(out);
+    }
+  }
+  for (TensorId id : chosen) graph.tensor(id).read_after_step = true;
+  return chosen;
+}
+
 struct Model {
   Graph graph;
   BuiltWorkload built;
   std::map<TensorId, TensorId> gradients;
+  std::vector<TensorId> choices;
   MemoryPlan plan;
   Model(const Workload& workload, DType compute) {
     GraphBuilder builder(graph, compute);
     built = workload.build(builder, 4, WorkloadScale::kTiny);
     gradients = append_backward(graph, built.loss);
+    choices = discrete_choices(graph);
     plan = plan_memory(graph);
   }
 };
+
+// How many entries of the discrete choices differ between the CPU's run and the GPU's (0 for graphs without any).
+int64_t differing_choices(const Model& reference, Executor& cpu, const Model& tested, Executor& gpu) {
+  int64_t differing = 0;
+  for (size_t k = 0; k < reference.choices.size(); ++k) {
+    const TensorInfo& info = reference.graph.tensor(reference.choices[k]);
+    std::vector<int32_t> want(static_cast<size_t>(info.elements())), got(want.size());
+    cpu.read_tensor(reference.choices[k], want.data(), info.bytes());
+    gpu.read_tensor(tested.choices[k], got.data(), info.bytes());
+    for (size_t i = 0; i < want.size(); ++i) differing += want[i] != got[i];
+  }
+  return differing;
+}
 
 struct Case {
   const Workload* workload;
@@ -132,7 +161,19 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
     cpu.read_tensor(reference.built.loss, &cpu_loss, 4);
     gpu->read_tensor(tested.built.loss, &gpu_loss, 4);
     ASSERT_TRUE(std::isfinite(gpu_loss));
-    EXPECT_NEAR(gpu_loss, cpu_loss, loss_tolerance * std::fabs(cpu_loss)) << name << " step " << step;
+    // Detection graphs choose proposals and RoIs by score: in 16 bits, a near tie may fall the other way once the
+    // step-0 update has moved the scores, and the step then trains on other RoIs than the CPU's, so its loss and
+    // gradients are another function's. Step 0 (the same weights) must choose alike; a later step that does not
+    // is only checked finite and is reported.
+    const int64_t differing = differing_choices(reference, cpu, tested, *gpu);
+    if (differing > 0) {
+      ASSERT_GT(step, 0u) << name << ": " << differing << " discrete choices differ from the CPU's at step 0";
+      std::printf("[ note ] %s step %llu: %lld discrete choices (proposals, sampled RoIs) differ from the CPU's; "
+                  "loss and gradients checked finite only\n",
+                  name.c_str(), static_cast<unsigned long long>(step), static_cast<long long>(differing));
+    } else {
+      EXPECT_NEAR(gpu_loss, cpu_loss, loss_tolerance * std::fabs(cpu_loss)) << name << " step " << step;
+    }
     // Gradients that are zero in exact arithmetic (an attention key bias: softmax ignores a shift shared by
     // all keys) are rounding noise on both devices, so each norm is compared within the relative tolerance
     // plus a floor of 1e-5 (bf16: 1e-3) of the largest gradient norm of the step.
@@ -150,7 +191,7 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
     for (const auto& [parameter, gradient] : reference.gradients) {
       const TensorInfo& info = reference.graph.tensor(parameter);
       const double n_cpu = test::l2_norm(cpu_gradients[parameter]), n_gpu = test::l2_norm(gpu_gradients[parameter]);
-      if (compare_gradients) {
+      if (compare_gradients && differing == 0) {
         EXPECT_NEAR(n_gpu, n_cpu, norm_tolerance * n_cpu + (bf16 ? 1e-3 : 1e-5) * largest)
             << name << " " << info.name << " step " << step;
       } else if (!std::isfinite(n_gpu)) {
