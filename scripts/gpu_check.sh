@@ -190,14 +190,22 @@ if [ "$max_bytes" = cnn ]; then
   # DDP on every GPU.
   for workload in ${CNN_WORKLOADS:-deeplabv3 nasnet_large yolov3}; do
     echo "== $workload: scalebench on $ngpu GPU(s), then PyTorch" >> "$out/cnn.txt"
-    timeout 240 "${mpi[@]}" build-gpu/scalebench run --workload "$workload" --optimizer reference --warmup 5 \
+    timeout 400 "${mpi[@]}" build-gpu/scalebench run --workload "$workload" --optimizer reference --warmup 5 \
       --steps "$steps" --force --json "$runs/${workload}.json" >> "$out/cnn.txt" 2>&1 || echo "rc=$?" >> "$out/cnn.txt"
     [ "${PYTORCH:-1}" = 0 ] && continue  # PYTORCH=0: scalebench only (PyTorch measured in another call)
-    lr=1e-3 && [ "$workload" = yolov3 ] && lr=1e-6  # as scalebench's reference (src/core/optimizer.cpp)
+    case "$workload" in  # as scalebench's reference optimizer (src/core/optimizer.cpp)
+      yolov3) lr=1e-6 ;;
+      maskrcnn) lr=0.0066667 ;;
+      *) lr=1e-3 ;;
+    esac
     for model in $workload $([ "$workload" = deeplabv3 ] && echo deeplabv3_os8); do
       CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout 240 python3 scripts/pytorch_reference.py --workload "$model" \
         --precision bf16 --lr "$lr" --warmup 10 --steps "$steps" >> "$out/torch.jsonl" 2>> "$out/cnn.txt"
     done
+    if [ "$workload" = maskrcnn ]; then  # also at shared/ANCHORS.md's batch 8 (torchvision, AMP: 11.8 img/s)
+      CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout 240 python3 scripts/pytorch_reference.py --workload maskrcnn \
+        --batch 8 --precision bf16 --lr "$lr" --warmup 10 --steps "$steps" >> "$out/torch.jsonl" 2>> "$out/cnn.txt"
+    fi
     if [ "$ngpu" -gt 1 ] && [ "${PYTORCH_DDP:-1}" = 1 ]; then  # PYTORCH_DDP=0: PyTorch alone only
       PYTHONUNBUFFERED=1 timeout 300 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
         --precision bf16 --lr "$lr" --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/cnn.txt"

@@ -44,7 +44,25 @@ def build(torch):
 
         def forward(self, images, targets):
             return sum(self.net(images, targets).values())
+    # scalebench's images are already normalised (uniform in [-1, 1)): no ImageNet mean and std on top.
+    net.transform.image_mean, net.transform.image_std = [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]
     return Training()
+
+
+def initialise_as_scalebench(torch, model, seed):
+    """scalebench's start (workloads/maskrcnn.cpp, src/train/replica.cpp): trainable weights N(0, 0.02) and biases 0,
+    the frozen convs (conv1, layer1) He-normal over their fan-in; FrozenBatchNorm stays scale 1, shift 0.
+    torchvision's own initialisation (He over the fan-out) grows the unnormalised activations about 200-fold by
+    layer4 from random weights: its first loss was 163 on H200 and the second step's 7e25 at lr 0.02."""
+    generator = torch.Generator(device=next(model.parameters()).device).manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if not p.requires_grad:
+                p.normal_(0.0, math.sqrt(2.0 / p[0].numel()), generator=generator)
+            elif name.endswith("bias"):
+                p.zero_()
+            else:
+                p.normal_(0.0, 0.02, generator=generator)
 
 
 def trainable_parameters(model):
@@ -52,10 +70,10 @@ def trainable_parameters(model):
 
 
 def synthesize(torch, batch, seed, device):
-    """One fixed batch: N(0, 1) images (already normalised: the transform's mean/std are then undone by nothing,
-    which only shifts values) and per image BOXES boxes, classes 1..80, ellipse masks."""
+    """One fixed batch: images uniform in [-1, 1) as scalebench's (the transform's normalisation is off) and per
+    image BOXES boxes, classes 1..80, ellipse masks."""
     generator = torch.Generator().manual_seed(seed)
-    images = [torch.randn(3, IMAGE_H, IMAGE_W, generator=generator).to(device) for _ in range(batch)]
+    images = [(torch.rand(3, IMAGE_H, IMAGE_W, generator=generator) * 2 - 1).to(device) for _ in range(batch)]
     ys = torch.arange(IMAGE_H).view(-1, 1).float() + 0.5
     xs = torch.arange(IMAGE_W).view(1, -1).float() + 0.5
     targets = []

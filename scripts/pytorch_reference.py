@@ -430,13 +430,16 @@ def describe(a, torch):
 
 def build_model(torch, a, w, device):
     """The model on `device`, weights from seed + 1000 (identical on every rank), parameter count checked.
-    The convolutional models keep their library's initialisation and move to channels_last (NHWC)."""
+    The convolutional models keep their library's initialisation and move to channels_last (NHWC); maskrcnn starts
+    from scalebench's weights (torchvision's diverges from random weights)."""
     torch.manual_seed(a.seed + 1000)
     with device:  # built in place: no 0.8 GB host copy and host-side default init to wait for
         model = w["build"]()
     if a.workload in cnn.CNN_WORKLOADS:
         model = model.to(device, memory_format=torch.channels_last)
-    elif a.workload != "maskrcnn":  # maskrcnn keeps torchvision's own initialisation, as the CNNs
+    elif a.workload == "maskrcnn":
+        maskrcnn.initialise_as_scalebench(torch, model, a.seed + 1000)
+    else:
         initialise(torch, model, a.seed + 1000)  # pix2pixHD's weights_init: conv weights N(0, 0.02) too
         if a.workload == "pix2pixhd":
             model = model.to(memory_format=torch.channels_last)
