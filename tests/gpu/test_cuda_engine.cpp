@@ -77,17 +77,22 @@ struct Model {
   }
 };
 
-// How many entries of the discrete choices differ between the CPU's run and the GPU's (0 for graphs without any).
-int64_t differing_choices(const Model& reference, Executor& cpu, const Model& tested, Executor& gpu) {
-  int64_t differing = 0;
+// How many entries of the discrete choices differ between the CPU's run and the GPU's, of how many.
+struct ChoiceComparison {
+  int64_t differing = 0, total = 0;
+};
+
+ChoiceComparison compare_choices(const Model& reference, Executor& cpu, const Model& tested, Executor& gpu) {
+  ChoiceComparison result;
   for (size_t k = 0; k < reference.choices.size(); ++k) {
     const TensorInfo& info = reference.graph.tensor(reference.choices[k]);
     std::vector<int32_t> want(static_cast<size_t>(info.elements())), got(want.size());
     cpu.read_tensor(reference.choices[k], want.data(), info.bytes());
     gpu.read_tensor(tested.choices[k], got.data(), info.bytes());
-    for (size_t i = 0; i < want.size(); ++i) differing += want[i] != got[i];
+    for (size_t i = 0; i < want.size(); ++i) result.differing += want[i] != got[i];
+    result.total += info.elements();
   }
-  return differing;
+  return result;
 }
 
 struct Case {
@@ -161,19 +166,26 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
     cpu.read_tensor(reference.built.loss, &cpu_loss, 4);
     gpu->read_tensor(tested.built.loss, &gpu_loss, 4);
     ASSERT_TRUE(std::isfinite(gpu_loss));
-    // Detection graphs choose proposals and RoIs by score: in 16 bits, a near tie may fall the other way once the
-    // step-0 update has moved the scores, and the step then trains on other RoIs than the CPU's, so its loss and
-    // gradients are another function's. Step 0 (the same weights) must choose alike; a later step that does not
-    // is only checked finite and is reported.
-    const int64_t differing = differing_choices(reference, cpu, tested, *gpu);
-    if (differing > 0) {
-      ASSERT_GT(step, 0u) << name << ": " << differing << " discrete choices differ from the CPU's at step 0";
-      std::printf("[ note ] %s step %llu: %lld discrete choices (proposals, sampled RoIs) differ from the CPU's; "
-                  "loss and gradients checked finite only\n",
-                  name.c_str(), static_cast<unsigned long long>(step), static_cast<long long>(differing));
+    // Detection graphs choose proposals and RoIs by score. fp32 on the GPU must choose as the CPU does. In 16 bits
+    // a near tie of two scores can round the other way: on H200 at step 0 (the same weights), 96 (bf16) and 18
+    // (fp16) entries of the tiny maskrcnn's choices differed from the CPU's; an earlier run's fp16 step-1 layer2
+    // gradient norms were 11-15% off, the step training on partly other RoIs. So in 16 bits at most 5% of the entries may differ (a
+    // broken top-k, NMS or sampler changes most of them), the loss is compared always, and the gradients only in
+    // a step that chose alike.
+    const ChoiceComparison choices = compare_choices(reference, cpu, tested, *gpu);
+    const bool chose_alike = choices.differing == 0;
+    if (bf16) {
+      EXPECT_LE(choices.differing, choices.total / 20) << name << " step " << step << ": discrete choices";
+      if (!chose_alike) {
+        std::printf("[ note ] %s step %llu: %lld of %lld discrete choices (proposals, sampled RoIs) differ from the "
+                    "CPU's; gradient norms checked finite only\n",
+                    name.c_str(), static_cast<unsigned long long>(step), static_cast<long long>(choices.differing),
+                    static_cast<long long>(choices.total));
+      }
     } else {
-      EXPECT_NEAR(gpu_loss, cpu_loss, loss_tolerance * std::fabs(cpu_loss)) << name << " step " << step;
+      EXPECT_EQ(choices.differing, 0) << name << " step " << step << ": discrete choices";
     }
+    EXPECT_NEAR(gpu_loss, cpu_loss, loss_tolerance * std::fabs(cpu_loss)) << name << " step " << step;
     // Gradients that are zero in exact arithmetic (an attention key bias: softmax ignores a shift shared by
     // all keys) are rounding noise on both devices, so each norm is compared within the relative tolerance
     // plus a floor of 1e-5 (bf16: 1e-3) of the largest gradient norm of the step.
@@ -191,7 +203,7 @@ TEST_P(CudaEngine, ThreeStepsMatchTheCpuReference) {
     for (const auto& [parameter, gradient] : reference.gradients) {
       const TensorInfo& info = reference.graph.tensor(parameter);
       const double n_cpu = test::l2_norm(cpu_gradients[parameter]), n_gpu = test::l2_norm(gpu_gradients[parameter]);
-      if (compare_gradients && differing == 0) {
+      if (compare_gradients && chose_alike) {
         EXPECT_NEAR(n_gpu, n_cpu, norm_tolerance * n_cpu + (bf16 ? 1e-3 : 1e-5) * largest)
             << name << " " << info.name << " step " << step;
       } else if (!std::isfinite(n_gpu)) {
