@@ -19,6 +19,20 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kMaxBoxes = 1024;  // ground-truth boxes per image the anchor matcher's shared maxima hold
 constexpr unsigned long long kPositive = 0, kNegative = 1, kIgnored = 2;
+// An anchor's sort key: image | category (2 bits) | 32 random bits. One radix sort over the whole batch with the
+// image in the top bits orders each image's anchors as a per-image sort would (radix sorts are stable), where
+// CUB's segmented sort gives each image's 268,569 anchors to one thread block (5.3 ms of a 99-ms maskrcnn step
+// on H200).
+constexpr int kImageShift = 34;
+__host__ __device__ constexpr unsigned long long image_key(int64_t n) {
+  return static_cast<unsigned long long>(n) << kImageShift;
+}
+// The key bits the sort must look at: those of the category and random bits, and enough for the last image.
+int sort_key_bits(int64_t batch) {
+  int bits = kImageShift;
+  while (batch - 1 >= (int64_t{1} << (bits - kImageShift))) ++bits;
+  return bits;
+}
 
 using detail::ScratchCarver;
 
@@ -51,8 +65,7 @@ __global__ void match_anchors_kernel(const float* __restrict__ anchors, const fl
 __global__ void anchor_keys_kernel(const float* __restrict__ anchors, const float* __restrict__ gt_boxes,
                                    const int32_t* __restrict__ sample_ids, uint64_t step, cpu::RpnTargetGeometry g,
                                    const float* __restrict__ match_iou, const int* __restrict__ box_best,
-                                   unsigned long long* __restrict__ keys, int32_t* __restrict__ values,
-                                   int32_t* __restrict__ offsets) {
+                                   unsigned long long* __restrict__ keys, int32_t* __restrict__ values) {
   const int64_t total = g.batch * g.anchors;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t n = i / g.anchors, a = i % g.anchors;
@@ -65,9 +78,9 @@ __global__ void anchor_keys_kernel(const float* __restrict__ anchors, const floa
     const unsigned long long category = iou >= g.foreground_iou || low_quality ? kPositive
                                         : iou < g.background_iou               ? kNegative
                                                                                : kIgnored;
-    keys[i] = (category << 32) | detection::random_bits(uint64_t(sample_ids[n]), step, uint64_t(a), cpu::kRpnSamplerStream);
+    keys[i] = image_key(n) | (category << 32) |
+              detection::random_bits(uint64_t(sample_ids[n]), step, uint64_t(a), cpu::kRpnSamplerStream);
     values[i] = static_cast<int32_t>(a);
-    if (i <= g.batch) offsets[i] = static_cast<int32_t>(i * g.anchors);
   }
 }
 
@@ -92,8 +105,8 @@ __global__ void count_anchor_samples_kernel(const unsigned long long* __restrict
   const int64_t n = blockIdx.x * int64_t{blockDim.x} + threadIdx.x;
   if (n >= g.batch) return;
   const unsigned long long* keys = sorted + n * g.anchors;
-  const int64_t positives = lower_bound(keys, g.anchors, kNegative << 32);
-  const int64_t negatives = lower_bound(keys, g.anchors, kIgnored << 32) - positives;
+  const int64_t positives = lower_bound(keys, g.anchors, image_key(n) | (kNegative << 32));
+  const int64_t negatives = lower_bound(keys, g.anchors, image_key(n) | (kIgnored << 32)) - positives;
   SampleCounts c;
   c.positives = positives;
   c.take_positive = min(positives, g.max_positives());
@@ -129,7 +142,7 @@ struct RpnBuffers {
   float* match_iou;
   int* box_best;
   unsigned long long *keys_in, *keys_out;
-  int32_t *values_in, *values_out, *offsets;
+  int32_t *values_in, *values_out;
   SampleCounts* counts;
   void* cub;
   size_t cub_bytes;
@@ -142,11 +155,9 @@ RpnBuffers carve_rpn(ScratchCarver& carver, const cpu::RpnTargetGeometry& g) {
   b.box_best = carver.take<int>(static_cast<size_t>(g.batch * g.boxes));
   b.keys_in = carver.take<unsigned long long>(n), b.keys_out = carver.take<unsigned long long>(n);
   b.values_in = carver.take<int32_t>(n), b.values_out = carver.take<int32_t>(n);
-  b.offsets = carver.take<int32_t>(static_cast<size_t>(g.batch + 1));
   b.counts = carver.take<SampleCounts>(static_cast<size_t>(g.batch));
-  SB_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in,
-                                                         b.values_out, static_cast<int>(n), static_cast<int>(g.batch),
-                                                         b.offsets, b.offsets + 1));
+  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in, b.values_out,
+                                                static_cast<int>(n), 0, sort_key_bits(g.batch)));
   b.cub = carver.take_bytes(b.cub_bytes);
   return b;
 }
@@ -299,12 +310,11 @@ void rpn_targets(const float* anchors, const float* gt_boxes, const int32_t* sam
       anchors, gt_boxes, g.anchors, g.boxes, b.match, b.match_iou, b.box_best);
   SB_CUDA_CHECK(cudaGetLastError());
   anchor_keys_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
-      anchors, gt_boxes, sample_ids, step, g, b.match_iou, b.box_best, b.keys_in, b.values_in, b.offsets);
+      anchors, gt_boxes, sample_ids, step, g, b.match_iou, b.box_best, b.keys_in, b.values_in);
   SB_CUDA_CHECK(cudaGetLastError());
   size_t bytes = b.cub_bytes;
-  SB_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairs(b.cub, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out,
-                                                         static_cast<int>(total), static_cast<int>(g.batch), b.offsets,
-                                                         b.offsets + 1, 0, 64, stream));
+  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(b.cub, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out,
+                                                static_cast<int>(total), 0, sort_key_bits(g.batch), stream));
   count_anchor_samples_kernel<<<static_cast<unsigned>((g.batch + 63) / 64), 64, 0, stream>>>(b.keys_out, g, b.counts);
   SB_CUDA_CHECK(cudaGetLastError());
   const int64_t sampled = g.batch * g.sampled_per_image;

@@ -42,13 +42,18 @@ __global__ void anchor_grid_kernel(BaseAnchors b, float* __restrict__ anchors, i
   }
 }
 
-// Keys that sort like the logits, the anchor index within the image as the value, and the segments (image, level).
-__global__ void sort_inputs_kernel(const float* __restrict__ objectness, uint32_t* __restrict__ keys,
-                                   int32_t* __restrict__ values, int64_t anchors, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    keys[i] = detection::ordered_bits(objectness[i]);
-    values[i] = static_cast<int32_t>(i % anchors);
-  }
+// The sorts below are one radix sort over the whole batch, descending, with the segment (image and level, or
+// image) in the key's top bits counted down, so that segments come out in order and each sorted as a per-segment
+// sort would (radix sorts are stable). CUB's segmented sort gives each segment to one thread block, and P2's
+// 201,600 anchors per image made the proposals 2.5 ms of a 99-ms maskrcnn step on H200.
+int bits_for(int64_t count) {
+  int bits = 0;
+  while (count - 1 >= (int64_t{1} << bits)) ++bits;
+  return bits;
+}
+
+__device__ unsigned long long segment_key(int64_t segment, int64_t segments, int shift) {
+  return static_cast<unsigned long long>(segments - 1 - segment) << shift;
 }
 
 struct LevelTable {
@@ -73,13 +78,17 @@ LevelTable level_table(const cpu::ProposalGeometry& g) {
   return t;
 }
 
-__global__ void segment_offsets_kernel(LevelTable t, int64_t anchors, int64_t batch, int32_t* __restrict__ begin,
-                                       int32_t* __restrict__ end) {
-  for (int64_t s = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; s < batch * t.levels;
-       s += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t n = s / t.levels, l = s % t.levels;
-    begin[s] = static_cast<int32_t>(n * anchors + t.first[l]);
-    end[s] = static_cast<int32_t>(n * anchors + t.first[l] + t.count[l]);
+// Keys that sort like the logits within their segment (image, level); the anchor index within the image as the
+// value.
+__global__ void sort_inputs_kernel(const float* __restrict__ objectness, LevelTable t, unsigned long long* __restrict__ keys,
+                                   int32_t* __restrict__ values, int64_t anchors, int64_t n) {
+  const int64_t segments = n / anchors * t.levels;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t image = i / anchors, a = i % anchors;
+    int l = 0;
+    while (l + 1 < t.levels && a >= t.first[l + 1]) ++l;
+    keys[i] = segment_key(image * t.levels + l, segments, 32) | detection::ordered_bits(objectness[i]);
+    values[i] = static_cast<int32_t>(a);
   }
 }
 
@@ -96,8 +105,8 @@ __global__ void gather_top_kernel(const int32_t* __restrict__ sorted, LevelTable
 }
 
 struct TopKBuffers {
-  uint32_t *keys_in, *keys_out;
-  int32_t *values_in, *values_out, *begin, *end;
+  unsigned long long *keys_in, *keys_out;
+  int32_t *values_in, *values_out;
   void* cub;
   size_t cub_bytes;
 };
@@ -105,12 +114,11 @@ struct TopKBuffers {
 TopKBuffers carve_top_k(ScratchCarver& carver, const cpu::ProposalGeometry& g) {
   TopKBuffers b{};
   const auto n = static_cast<size_t>(g.batch * g.anchors), segments = static_cast<size_t>(g.batch * g.levels);
-  b.keys_in = carver.take<uint32_t>(n), b.keys_out = carver.take<uint32_t>(n);
+  b.keys_in = carver.take<unsigned long long>(n), b.keys_out = carver.take<unsigned long long>(n);
   b.values_in = carver.take<int32_t>(n), b.values_out = carver.take<int32_t>(n);
-  b.begin = carver.take<int32_t>(segments), b.end = carver.take<int32_t>(segments);
-  SB_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
-      nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in, b.values_out, static_cast<int>(n),
-      static_cast<int>(segments), b.begin, b.end));
+  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in,
+                                                          b.values_out, static_cast<int>(n), 0,
+                                                          32 + bits_for(static_cast<int64_t>(segments))));
   b.cub = carver.take_bytes(b.cub_bytes);
   return b;
 }
@@ -119,16 +127,13 @@ void run_top_k(const float* objectness, const cpu::ProposalGeometry& g, const To
                cudaStream_t stream) {
   const int64_t n = g.batch * g.anchors, segments = g.batch * g.levels;
   const LevelTable t = level_table(g);
-  sort_inputs_kernel<<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(objectness, b.keys_in,
+  sort_inputs_kernel<<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(objectness, t, b.keys_in,
                                                                                          b.values_in, g.anchors, n);
   SB_CUDA_CHECK(cudaGetLastError());
-  segment_offsets_kernel<<<detail::grid_stride_blocks(segments, kThreads), kThreads, 0, stream>>>(
-      t, g.anchors, g.batch, b.begin, b.end);
-  SB_CUDA_CHECK(cudaGetLastError());
   size_t bytes = b.cub_bytes;
-  SB_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
-      b.cub, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out, static_cast<int>(n), static_cast<int>(segments),
-      b.begin, b.end, 0, 32, stream));
+  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(b.cub, bytes, b.keys_in, b.keys_out, b.values_in,
+                                                          b.values_out, static_cast<int>(n), 0,
+                                                          32 + bits_for(segments), stream));
   const int64_t candidates = g.candidates();
   gather_top_kernel<<<detail::grid_stride_blocks(g.batch * candidates, kThreads), kThreads, 0, stream>>>(
       b.values_out, t, g.anchors, candidates, g.batch, indices);
@@ -232,13 +237,12 @@ void run_nms(const float* boxes, const uint8_t* valid, const NmsSegments& s, int
 __global__ void final_keys_kernel(const uint8_t* __restrict__ keep, const int32_t* __restrict__ indices,
                                   const float* __restrict__ objectness, int64_t anchors, int64_t candidates,
                                   int64_t total, unsigned long long* __restrict__ keys, int32_t* __restrict__ values,
-                                  int32_t* __restrict__ offsets, int64_t batch) {
+                                  int64_t batch) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t n = i / candidates, c = i % candidates;
-    keys[i] = (static_cast<unsigned long long>(keep[i]) << 32) |
+    keys[i] = segment_key(n, batch, 33) | (static_cast<unsigned long long>(keep[i]) << 32) |
               detection::ordered_bits(objectness[n * anchors + indices[i]]);
     values[i] = static_cast<int32_t>(c);
-    if (i <= batch) offsets[i] = static_cast<int32_t>(i * candidates);
   }
 }
 
@@ -258,7 +262,7 @@ struct ProposalBuffers {
   float* boxes;
   uint8_t *valid, *keep;
   unsigned long long *mask, *keys_in, *keys_out;
-  int32_t *values_in, *values_out, *offsets;
+  int32_t *values_in, *values_out;
   void* cub;
   size_t cub_bytes;
 };
@@ -273,10 +277,9 @@ ProposalBuffers carve_proposals(ScratchCarver& carver, const cpu::ProposalGeomet
   b.mask = carver.take<unsigned long long>(static_cast<size_t>(g.batch * nms_segments(g).words_per_image));
   b.keys_in = carver.take<unsigned long long>(total), b.keys_out = carver.take<unsigned long long>(total);
   b.values_in = carver.take<int32_t>(total), b.values_out = carver.take<int32_t>(total);
-  b.offsets = carver.take<int32_t>(static_cast<size_t>(g.batch + 1));
-  SB_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
-      nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in, b.values_out, static_cast<int>(total),
-      static_cast<int>(g.batch), b.offsets, b.offsets + 1));
+  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in,
+                                                          b.values_out, static_cast<int>(total), 0,
+                                                          33 + bits_for(g.batch)));
   b.cub = carver.take_bytes(b.cub_bytes);
   return b;
 }
@@ -357,12 +360,12 @@ void rpn_proposals(const float* objectness, const float* deltas, const float* an
   for (int l = 0; l < g.levels; ++l) largest = std::max(largest, g.level_candidates(l));
   run_nms(b.boxes, b.valid, nms_segments(g), g.batch, largest, g.nms_threshold, b.mask, b.keep, stream);
   final_keys_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
-      b.keep, b.indices, objectness, g.anchors, candidates, total, b.keys_in, b.values_in, b.offsets, g.batch);
+      b.keep, b.indices, objectness, g.anchors, candidates, total, b.keys_in, b.values_in, g.batch);
   SB_CUDA_CHECK(cudaGetLastError());
   size_t bytes = b.cub_bytes;
-  SB_CUDA_CHECK(cub::DeviceSegmentedRadixSort::SortPairsDescending(
-      b.cub, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out, static_cast<int>(total), static_cast<int>(g.batch),
-      b.offsets, b.offsets + 1, 0, 64, stream));
+  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(b.cub, bytes, b.keys_in, b.keys_out, b.values_in,
+                                                          b.values_out, static_cast<int>(total), 0,
+                                                          33 + bits_for(g.batch), stream));
   const int64_t emitted = g.batch * g.post_nms_top_n;
   emit_proposals_kernel<<<detail::grid_stride_blocks(emitted, kThreads), kThreads, 0, stream>>>(
       b.values_out, b.boxes, b.indices, candidates, g.post_nms_top_n, emitted, proposals, source);
