@@ -11,6 +11,7 @@
 #include "src/cuda/detection_scratch.h"
 #include "src/cuda/detection_targets.h"
 #include "src/cuda/grid.h"
+#include "src/cuda/radix_key_bits.h"
 #include "src/cuda/stream_scratch.h"
 
 namespace sb::cuda {
@@ -28,11 +29,7 @@ __host__ __device__ constexpr unsigned long long image_key(int64_t n) {
   return static_cast<unsigned long long>(n) << kImageShift;
 }
 // The key bits the sort must look at: those of the category and random bits, and enough for the last image.
-int sort_key_bits(int64_t batch) {
-  int bits = kImageShift;
-  while (batch - 1 >= (int64_t{1} << (bits - kImageShift))) ++bits;
-  return bits;
-}
+int sort_key_bits(int64_t batch) { return kImageShift + bits_to_tell_apart(batch); }
 
 using detail::ScratchCarver;
 

@@ -11,6 +11,7 @@
 #include "src/cuda/detection_scratch.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/proposals.h"
+#include "src/cuda/radix_key_bits.h"
 #include "src/cuda/stream_scratch.h"
 
 namespace sb::cuda {
@@ -46,12 +47,6 @@ __global__ void anchor_grid_kernel(BaseAnchors b, float* __restrict__ anchors, i
 // image) in the key's top bits counted down, so that segments come out in order and each sorted as a per-segment
 // sort would (radix sorts are stable). CUB's segmented sort gives each segment to one thread block, and P2's
 // 201,600 anchors per image made the proposals 2.5 ms of a 99-ms maskrcnn step on H200.
-int bits_for(int64_t count) {
-  int bits = 0;
-  while (count - 1 >= (int64_t{1} << bits)) ++bits;
-  return bits;
-}
-
 __device__ unsigned long long segment_key(int64_t segment, int64_t segments, int shift) {
   return static_cast<unsigned long long>(segments - 1 - segment) << shift;
 }
@@ -118,7 +113,7 @@ TopKBuffers carve_top_k(ScratchCarver& carver, const cpu::ProposalGeometry& g) {
   b.values_in = carver.take<int32_t>(n), b.values_out = carver.take<int32_t>(n);
   SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in,
                                                           b.values_out, static_cast<int>(n), 0,
-                                                          32 + bits_for(static_cast<int64_t>(segments))));
+                                                          32 + bits_to_tell_apart(static_cast<int64_t>(segments))));
   b.cub = carver.take_bytes(b.cub_bytes);
   return b;
 }
@@ -133,7 +128,7 @@ void run_top_k(const float* objectness, const cpu::ProposalGeometry& g, const To
   size_t bytes = b.cub_bytes;
   SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(b.cub, bytes, b.keys_in, b.keys_out, b.values_in,
                                                           b.values_out, static_cast<int>(n), 0,
-                                                          32 + bits_for(segments), stream));
+                                                          32 + bits_to_tell_apart(segments), stream));
   const int64_t candidates = g.candidates();
   gather_top_kernel<<<detail::grid_stride_blocks(g.batch * candidates, kThreads), kThreads, 0, stream>>>(
       b.values_out, t, g.anchors, candidates, g.batch, indices);
@@ -279,7 +274,7 @@ ProposalBuffers carve_proposals(ScratchCarver& carver, const cpu::ProposalGeomet
   b.values_in = carver.take<int32_t>(total), b.values_out = carver.take<int32_t>(total);
   SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in,
                                                           b.values_out, static_cast<int>(total), 0,
-                                                          33 + bits_for(g.batch)));
+                                                          33 + bits_to_tell_apart(g.batch)));
   b.cub = carver.take_bytes(b.cub_bytes);
   return b;
 }
@@ -365,7 +360,7 @@ void rpn_proposals(const float* objectness, const float* deltas, const float* an
   size_t bytes = b.cub_bytes;
   SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(b.cub, bytes, b.keys_in, b.keys_out, b.values_in,
                                                           b.values_out, static_cast<int>(total), 0,
-                                                          33 + bits_for(g.batch), stream));
+                                                          33 + bits_to_tell_apart(g.batch), stream));
   const int64_t emitted = g.batch * g.post_nms_top_n;
   emit_proposals_kernel<<<detail::grid_stride_blocks(emitted, kThreads), kThreads, 0, stream>>>(
       b.values_out, b.boxes, b.indices, candidates, g.post_nms_top_n, emitted, proposals, source);
