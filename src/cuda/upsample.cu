@@ -47,33 +47,44 @@ __device__ inline void candidates(int64_t i, int64_t in, int64_t out, int64_t* f
   *last = scale_min > 0.0f ? min(out - 1, static_cast<int64_t>(ceilf((float(i) + 1.5f) / scale_min)) + 1) : out - 1;
 }
 
-template <typename T>
+// Nearest: each thread moves a pack of W consecutive channels (one 16-byte access when the channels and pointers
+// allow, see upsample_nearest_*), so the position arithmetic (64-bit divisions) is done once per pack: per element
+// it made FPN's 2x upsample of (16, 100, 168, 256) bf16 take 2.8 ms on H200, 16x its memory time.
+template <typename T, int W>
 __global__ void nearest_forward_kernel(const T* __restrict__ x, T* __restrict__ y, cpu::ResizeGeometry g) {
-  const int64_t total = g.batch * g.out_h * g.out_w * g.channels;
+  const int64_t channel_packs = g.channels / W, total = g.batch * g.out_h * g.out_w * channel_packs;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = i % g.channels, ow = (i / g.channels) % g.out_w, oh = (i / (g.channels * g.out_w)) % g.out_h;
-    const int64_t n = i / (g.channels * g.out_w * g.out_h);
+    const int64_t c = (i % channel_packs) * W, pixel = i / channel_packs;
+    const int64_t ow = pixel % g.out_w, oh = (pixel / g.out_w) % g.out_h, n = pixel / (g.out_w * g.out_h);
     const int64_t ih = nearest_source(oh, g.in_h, g.out_h), iw = nearest_source(ow, g.in_w, g.out_w);
-    y[i] = x[((n * g.in_h + ih) * g.in_w + iw) * g.channels + c];
+    *reinterpret_cast<Pack<T, W>*>(y + pixel * g.channels + c) =
+        *reinterpret_cast<const Pack<T, W>*>(x + ((n * g.in_h + ih) * g.in_w + iw) * g.channels + c);
   }
 }
 
-template <typename T>
+template <typename T, int W>
 __global__ void nearest_backward_kernel(const T* __restrict__ dy, T* __restrict__ dx, cpu::ResizeGeometry g) {
-  const int64_t total = g.batch * g.in_h * g.in_w * g.channels;
+  const int64_t channel_packs = g.channels / W, total = g.batch * g.in_h * g.in_w * channel_packs;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t c = i % g.channels, iw = (i / g.channels) % g.in_w, ih = (i / (g.channels * g.in_w)) % g.in_h;
-    const int64_t n = i / (g.channels * g.in_w * g.in_h);
+    const int64_t c = (i % channel_packs) * W, pixel = i / channel_packs;
+    const int64_t iw = pixel % g.in_w, ih = (pixel / g.in_w) % g.in_h, n = pixel / (g.in_w * g.in_h);
     // Outputs o with floor(o · in / out) == i: o in [ceil(i · out / in), ceil((i + 1) · out / in)).
     const int64_t h0 = (ih * g.out_h + g.in_h - 1) / g.in_h;
     const int64_t h1 = min(g.out_h, ((ih + 1) * g.out_h + g.in_h - 1) / g.in_h);
     const int64_t w0 = (iw * g.out_w + g.in_w - 1) / g.in_w;
     const int64_t w1 = min(g.out_w, ((iw + 1) * g.out_w + g.in_w - 1) / g.in_w);
-    float sum = 0.0f;
+    float sum[W] = {};
     for (int64_t oh = h0; oh < h1; ++oh) {
-      for (int64_t ow = w0; ow < w1; ++ow) sum += to_float(dy[((n * g.out_h + oh) * g.out_w + ow) * g.channels + c]);
+      for (int64_t ow = w0; ow < w1; ++ow) {
+        const Pack<T, W> v = *reinterpret_cast<const Pack<T, W>*>(dy + ((n * g.out_h + oh) * g.out_w + ow) * g.channels + c);
+#pragma unroll
+        for (int j = 0; j < W; ++j) sum[j] += to_float(v.element[j]);
+      }
     }
-    dx[i] = from_float<T>(sum);
+    Pack<T, W> out;
+#pragma unroll
+    for (int j = 0; j < W; ++j) out.element[j] = from_float<T>(sum[j]);
+    *reinterpret_cast<Pack<T, W>*>(dx + pixel * g.channels + c) = out;
   }
 }
 
@@ -121,17 +132,34 @@ int blocks(int64_t items) { return detail::grid_stride_blocks(items, kThreads); 
 int64_t outputs(const cpu::ResizeGeometry& g) { return g.batch * g.out_h * g.out_w * g.channels; }
 int64_t inputs(const cpu::ResizeGeometry& g) { return g.batch * g.in_h * g.in_w * g.channels; }
 
+// One 16-byte pack of channels per thread where the channel count is a multiple of it and both tensors are
+// 16-byte aligned (a pixel's channels then start aligned too); one element per thread otherwise.
+template <typename T>
+bool channel_packs_fit(const cpu::ResizeGeometry& g, const void* a, const void* b) {
+  return g.channels % kElementsPer16Bytes<T> == 0 && detail::aligned_16(a) && detail::aligned_16(b);
+}
+
 }  // namespace
 
 template <typename T>
 void upsample_nearest_forward(const T* x, T* y, const cpu::ResizeGeometry& g, cudaStream_t stream) {
-  nearest_forward_kernel<<<blocks(outputs(g)), kThreads, 0, stream>>>(x, y, g);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  if (channel_packs_fit<T>(g, x, y)) {
+    nearest_forward_kernel<T, kWidth><<<blocks(outputs(g) / kWidth), kThreads, 0, stream>>>(x, y, g);
+  } else {
+    nearest_forward_kernel<T, 1><<<blocks(outputs(g)), kThreads, 0, stream>>>(x, y, g);
+  }
   SB_CUDA_CHECK_LAUNCH();
 }
 
 template <typename T>
 void upsample_nearest_backward(const T* dy, T* dx, const cpu::ResizeGeometry& g, cudaStream_t stream) {
-  nearest_backward_kernel<<<blocks(inputs(g)), kThreads, 0, stream>>>(dy, dx, g);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  if (channel_packs_fit<T>(g, dy, dx)) {
+    nearest_backward_kernel<T, kWidth><<<blocks(inputs(g) / kWidth), kThreads, 0, stream>>>(dy, dx, g);
+  } else {
+    nearest_backward_kernel<T, 1><<<blocks(inputs(g)), kThreads, 0, stream>>>(dy, dx, g);
+  }
   SB_CUDA_CHECK_LAUNCH();
 }
 

@@ -1,6 +1,7 @@
 // sb::cuda::upsample_* (src/cuda/upsample.h) and concat_last / split_last (src/cuda/concat.h) against the CPU
 // reference: YOLOv3's nearest ×2, DeepLab's bilinear 33 -> 513 (×15.5, align_corners false and true), the
-// 1 x 1 broadcast, a downsampling resize, fp32 and bf16; outputs poisoned first; concat/split bit-exact. Then
+// 1 x 1 broadcast, a downsampling resize, FPN's ×2 (16-byte channel packs: also YOLOv3's and the broadcast's
+// channels; not 21 or 5), fp32 and bf16; outputs poisoned first; concat/split bit-exact. Then
 // a route / image-pooling graph through both executors. Run: gpu_tests --gtest_filter='CudaUpsample*:CudaConcat*'.
 #include <gtest/gtest.h>
 
@@ -99,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CudaUpsample,
                          ::testing::Values(cpu::ResizeGeometry{2, 19, 19, 16, 38, 38},    // YOLOv3 ×2
                                            cpu::ResizeGeometry{1, 33, 33, 21, 513, 513},  // DeepLabv3 output
                                            cpu::ResizeGeometry{2, 1, 1, 32, 33, 33},      // image pooling
-                                           cpu::ResizeGeometry{1, 20, 17, 5, 7, 6}));     // downsampling
+                                           cpu::ResizeGeometry{1, 20, 17, 5, 7, 6},       // downsampling
+                                           cpu::ResizeGeometry{2, 25, 42, 64, 50, 84}));  // FPN's top-down ×2
 
 TEST(CudaConcat, ConcatAndSplitAreExactCopies) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
