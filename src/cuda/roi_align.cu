@@ -1,5 +1,5 @@
-// CUDA multi-scale RoIAlign (src/cuda/roi_align.h). One thread per output element (RoI, bin row, bin column,
-// channel), channels fastest, so a warp reads 32 neighbouring channels of each bilinear neighbour (NHWC rows):
+// CUDA multi-scale RoIAlign (src/cuda/roi_align.h). One thread per pack of channels of an output bin (RoI, bin row,
+// bin column), channels fastest, so a warp reads neighbouring channels of each bilinear neighbour (NHWC rows):
 // the forward pass gathers, the backward pass scatters with atomicAdd into fp32 (torchvision's CUDA kernels do
 // the same; the order of the adds, hence the last bits, varies from run to run). The level, window and sample
 // geometry are the CPU reference's own inline functions (src/cpu/detection_math.h).
@@ -59,34 +59,81 @@ __device__ void for_each_sample(const float* rois, const Geometry& g, int64_t r,
   }
 }
 
-template <typename T>
+// Adds W floats at `to` (16-byte aligned when W is a multiple of 4). Hopper and later add four floats in one
+// atomic; earlier GPUs one at a time.
+template <int W>
+__device__ inline void atomic_add_pack(float* to, const float (&values)[W]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (W % 4 == 0) {
+#pragma unroll
+    for (int j = 0; j < W; j += 4) {
+      atomicAdd(reinterpret_cast<float4*>(to + j), make_float4(values[j], values[j + 1], values[j + 2], values[j + 3]));
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < W; ++j) atomicAdd(to + j, values[j]);
+  }
+#else
+#pragma unroll
+  for (int j = 0; j < W; ++j) atomicAdd(to + j, values[j]);
+#endif
+}
+
+// Each thread takes a pack of W consecutive channels of one bin (one 16-byte access when the channels and pointers
+// allow): the bin's level, window and sample geometry is worked out once per pack. Per channel it made the box
+// head's RoIAlign, (8192, 7, 7, 256) bf16, 3.8 ms forward and 3.7 ms backward of maskrcnn's step on H200.
+template <typename T, int W>
 __global__ void roi_align_forward_kernel(Levels<const T*> features, const float* __restrict__ rois, T* __restrict__ y,
-                                         Geometry g, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t c = i % g.channels, bin = i / g.channels;
+                                         Geometry g, int64_t packs) {
+  const int64_t channel_packs = g.channels / W;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < packs; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = (i % channel_packs) * W, bin = i / channel_packs;
     const int64_t pw = bin % g.output_size, ph = (bin / g.output_size) % g.output_size;
     const int64_t r = bin / (g.output_size * g.output_size);
-    float sum = 0.0f;
+    float sum[W] = {};
     for_each_sample(rois, g, r, ph, pw, [&](int level, int64_t pixel, float weight) {
-      sum += weight * to_float(features.level[level][pixel * g.channels + c]);
+      const Pack<T, W> v = *reinterpret_cast<const Pack<T, W>*>(features.level[level] + pixel * g.channels + c);
+#pragma unroll
+      for (int j = 0; j < W; ++j) sum[j] += weight * to_float(v.element[j]);
     });
-    y[i] = from_float<T>(sum);
+    Pack<T, W> out;
+#pragma unroll
+    for (int j = 0; j < W; ++j) out.element[j] = from_float<T>(sum[j]);
+    *reinterpret_cast<Pack<T, W>*>(y + bin * g.channels + c) = out;
   }
 }
 
-template <typename T>
+template <typename T, int W>
 __global__ void roi_align_backward_kernel(const T* __restrict__ dy, const float* __restrict__ rois,
-                                          Levels<float*> dfeatures, Geometry g, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t c = i % g.channels, bin = i / g.channels;
+                                          Levels<float*> dfeatures, Geometry g, int64_t packs) {
+  const int64_t channel_packs = g.channels / W;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < packs; i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t c = (i % channel_packs) * W, bin = i / channel_packs;
     const int64_t pw = bin % g.output_size, ph = (bin / g.output_size) % g.output_size;
     const int64_t r = bin / (g.output_size * g.output_size);
-    const float d = to_float(dy[i]);
-    if (d == 0.0f) continue;
+    const Pack<T, W> d = *reinterpret_cast<const Pack<T, W>*>(dy + bin * g.channels + c);
+    float grad[W];
+    bool any = false;
+#pragma unroll
+    for (int j = 0; j < W; ++j) grad[j] = to_float(d.element[j]), any = any || grad[j] != 0.0f;
+    if (!any) continue;
     for_each_sample(rois, g, r, ph, pw, [&](int level, int64_t pixel, float weight) {
-      atomicAdd(&dfeatures.level[level][pixel * g.channels + c], weight * d);
+      float add[W];
+#pragma unroll
+      for (int j = 0; j < W; ++j) add[j] = weight * grad[j];
+      atomic_add_pack<W>(dfeatures.level[level] + pixel * g.channels + c, add);
     });
   }
+}
+
+// Packs of 16 bytes of T where the channel count is a multiple of one and every pointer is 16-byte aligned.
+template <typename T, typename P>
+bool channel_packs_fit(const cpu::RoiAlignGeometry& g, const P* const* levels, const void* other) {
+  if (g.channels % kElementsPer16Bytes<T> != 0 || !detail::aligned_16(other)) return false;
+  for (int l = 0; l < g.levels; ++l) {
+    if (!detail::aligned_16(levels[l])) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -98,8 +145,14 @@ void roi_align_forward(const T* const* features, const float* rois, T* y, const 
   if (n == 0) return;
   Levels<const T*> levels{};
   for (int l = 0; l < g.levels; ++l) levels.level[l] = features[l];
-  roi_align_forward_kernel<T><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(
-      levels, rois, y, device_geometry(g), n);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  if (channel_packs_fit<T>(g, features, y)) {
+    roi_align_forward_kernel<T, kWidth><<<detail::grid_stride_blocks(n / kWidth, kThreads), kThreads, 0, stream>>>(
+        levels, rois, y, device_geometry(g), n / kWidth);
+  } else {
+    roi_align_forward_kernel<T, 1><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(
+        levels, rois, y, device_geometry(g), n);
+  }
   SB_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -113,8 +166,14 @@ void roi_align_backward(const T* dy, const float* rois, float* const* dfeatures,
   }
   const int64_t n = g.rois * g.output_size * g.output_size * g.channels;
   if (n == 0) return;
-  roi_align_backward_kernel<T><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(
-      dy, rois, levels, device_geometry(g), n);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  if (channel_packs_fit<T>(g, dfeatures, dy)) {
+    roi_align_backward_kernel<T, kWidth><<<detail::grid_stride_blocks(n / kWidth, kThreads), kThreads, 0, stream>>>(
+        dy, rois, levels, device_geometry(g), n / kWidth);
+  } else {
+    roi_align_backward_kernel<T, 1><<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(
+        dy, rois, levels, device_geometry(g), n);
+  }
   SB_CUDA_CHECK(cudaGetLastError());
 }
 

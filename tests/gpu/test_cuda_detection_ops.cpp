@@ -91,15 +91,16 @@ TEST(CudaDetection, FrozenAffine) {
   }
 }
 
-// Two levels (P2 24 x 20, P3 12 x 10 of a 96 x 80 image), 37 channels, RoIs from a few pixels to past the image.
+// Two levels (P2 24 x 20, P3 12 x 10 of a 96 x 80 image), RoIs from a few pixels to past the image; 37 channels
+// run one channel per thread, 40 run 16-byte packs of channels (4 fp32 or 8 bf16).
 struct RoiCase {
   cpu::RoiAlignGeometry g;
   std::vector<float> p2, p3, rois;
-  RoiCase() {
-    g.batch = 2, g.channels = 37, g.rois = 41, g.output_size = 7, g.levels = 2, g.first_level = 2;
+  explicit RoiCase(int64_t channels) {
+    g.batch = 2, g.channels = channels, g.rois = 41, g.output_size = 7, g.levels = 2, g.first_level = 2;
     g.height[0] = 24, g.width[0] = 20, g.height[1] = 12, g.width[1] = 10;
-    p2 = test::random_normal(size_t(2 * 24 * 20 * 37), 10);
-    p3 = test::random_normal(size_t(2 * 12 * 10 * 37), 11);
+    p2 = test::random_normal(size_t(2 * 24 * 20 * channels), 10);
+    p3 = test::random_normal(size_t(2 * 12 * 10 * channels), 11);
     const std::vector<float> u = test::random_uniform(size_t(g.rois * 4), 12, -10.0f, 100.0f);
     for (int64_t r = 0; r < g.rois; ++r) {
       const float* c = &u[size_t(r * 4)];
@@ -112,51 +113,58 @@ struct RoiCase {
 
 TEST(CudaDetection, RoiAlignFp32) {
   if (no_gpu()) GTEST_SKIP() << "no CUDA device visible";
-  RoiCase c;
-  const size_t out = size_t(c.g.rois * 49 * c.g.channels);
-  const std::vector<float> dy = test::random_normal(out, 13);
-  std::vector<float> y(out), d2(c.p2.size()), d3(c.p3.size());
-  const float* levels[2] = {c.p2.data(), c.p3.data()};
-  float* dlevels[2] = {d2.data(), d3.data()};
-  cpu::roi_align_forward(levels, c.rois.data(), y.data(), c.g);
-  cpu::roi_align_backward(dy.data(), c.rois.data(), dlevels, c.g);
-  TestStream stream;
-  CudaArray<float> p2(c.p2), p3(c.p3), rois(c.rois), dy_(dy), y_(out), g2(c.p2.size()), g3(c.p3.size());
-  y_.poison(), g2.poison(), g3.poison();
-  const float* dev_levels[2] = {p2.get(), p3.get()};
-  float* dev_grads[2] = {g2.get(), g3.get()};
-  cuda::roi_align_forward(dev_levels, rois.get(), y_.get(), c.g, stream.get());
-  cuda::roi_align_backward(dy_.get(), rois.get(), dev_grads, c.g, stream.get());
-  stream.sync();
-  expect_close(y_.download(), y, kFp32Atol, kFp32Rtol, "roi_align y");
-  expect_close(g2.download(), d2, 1e-5, kFp32Rtol, "roi_align dP2");
-  expect_close(g3.download(), d3, 1e-5, kFp32Rtol, "roi_align dP3");
-  EXPECT_GT(test::l2_norm(d3), 0.0) << "some RoIs pool from P3";
+  for (int64_t channels : {37, 40}) {
+    SCOPED_TRACE(channels);
+    RoiCase c(channels);
+    const size_t out = size_t(c.g.rois * 49 * c.g.channels);
+    const std::vector<float> dy = test::random_normal(out, 13);
+    std::vector<float> y(out), d2(c.p2.size()), d3(c.p3.size());
+    const float* levels[2] = {c.p2.data(), c.p3.data()};
+    float* dlevels[2] = {d2.data(), d3.data()};
+    cpu::roi_align_forward(levels, c.rois.data(), y.data(), c.g);
+    cpu::roi_align_backward(dy.data(), c.rois.data(), dlevels, c.g);
+    TestStream stream;
+    CudaArray<float> p2(c.p2), p3(c.p3), rois(c.rois), dy_(dy), y_(out), g2(c.p2.size()), g3(c.p3.size());
+    y_.poison(), g2.poison(), g3.poison();
+    const float* dev_levels[2] = {p2.get(), p3.get()};
+    float* dev_grads[2] = {g2.get(), g3.get()};
+    cuda::roi_align_forward(dev_levels, rois.get(), y_.get(), c.g, stream.get());
+    cuda::roi_align_backward(dy_.get(), rois.get(), dev_grads, c.g, stream.get());
+    stream.sync();
+    expect_close(y_.download(), y, kFp32Atol, kFp32Rtol, "roi_align y");
+    expect_close(g2.download(), d2, 1e-5, kFp32Rtol, "roi_align dP2");
+    expect_close(g3.download(), d3, 1e-5, kFp32Rtol, "roi_align dP3");
+    EXPECT_GT(test::l2_norm(d3), 0.0) << "some RoIs pool from P3";
+  }
 }
 
 TEST(CudaDetection, RoiAlignBf16) {
   if (no_gpu()) GTEST_SKIP() << "no CUDA device visible";
-  RoiCase c;
-  c.p2 = rounded_bf16(c.p2), c.p3 = rounded_bf16(c.p3);
-  const size_t out = size_t(c.g.rois * 49 * c.g.channels);
-  const std::vector<float> dy = rounded_bf16(test::random_normal(out, 13));
-  std::vector<float> y(out), d2(c.p2.size()), d3(c.p3.size());
-  const float* levels[2] = {c.p2.data(), c.p3.data()};
-  float* dlevels[2] = {d2.data(), d3.data()};
-  cpu::roi_align_forward(levels, c.rois.data(), y.data(), c.g);
-  cpu::roi_align_backward(dy.data(), c.rois.data(), dlevels, c.g);
-  TestStream stream;
-  CudaArray<uint16_t> p2(test::bf16_bits_of(c.p2)), p3(test::bf16_bits_of(c.p3)), dy_(test::bf16_bits_of(dy)), y_(out);
-  CudaArray<float> rois(c.rois), g2(c.p2.size()), g3(c.p3.size());
-  y_.poison(), g2.poison(), g3.poison();
-  const cuda::bf16* dev_levels[2] = {test::as_bf16(p2.get()), test::as_bf16(p3.get())};
-  float* dev_grads[2] = {g2.get(), g3.get()};
-  cuda::roi_align_forward(dev_levels, rois.get(), test::as_bf16(y_.get()), c.g, stream.get());
-  cuda::roi_align_backward(test::as_bf16(dy_.get()), rois.get(), dev_grads, c.g, stream.get());
-  stream.sync();
-  expect_close(test::widen(y_.download()), y, kBf16Atol, kBf16Rtol, "roi_align bf16 y");
-  expect_close(g2.download(), d2, 1e-5, kFp32Rtol, "roi_align bf16 dP2 (fp32 accumulation)");
-  expect_close(g3.download(), d3, 1e-5, kFp32Rtol, "roi_align bf16 dP3 (fp32 accumulation)");
+  for (int64_t channels : {37, 40}) {
+    SCOPED_TRACE(channels);
+    RoiCase c(channels);
+    c.p2 = rounded_bf16(c.p2), c.p3 = rounded_bf16(c.p3);
+    const size_t out = size_t(c.g.rois * 49 * c.g.channels);
+    const std::vector<float> dy = rounded_bf16(test::random_normal(out, 13));
+    std::vector<float> y(out), d2(c.p2.size()), d3(c.p3.size());
+    const float* levels[2] = {c.p2.data(), c.p3.data()};
+    float* dlevels[2] = {d2.data(), d3.data()};
+    cpu::roi_align_forward(levels, c.rois.data(), y.data(), c.g);
+    cpu::roi_align_backward(dy.data(), c.rois.data(), dlevels, c.g);
+    TestStream stream;
+    CudaArray<uint16_t> p2(test::bf16_bits_of(c.p2)), p3(test::bf16_bits_of(c.p3));
+    CudaArray<uint16_t> dy_(test::bf16_bits_of(dy)), y_(out);
+    CudaArray<float> rois(c.rois), g2(c.p2.size()), g3(c.p3.size());
+    y_.poison(), g2.poison(), g3.poison();
+    const cuda::bf16* dev_levels[2] = {test::as_bf16(p2.get()), test::as_bf16(p3.get())};
+    float* dev_grads[2] = {g2.get(), g3.get()};
+    cuda::roi_align_forward(dev_levels, rois.get(), test::as_bf16(y_.get()), c.g, stream.get());
+    cuda::roi_align_backward(test::as_bf16(dy_.get()), rois.get(), dev_grads, c.g, stream.get());
+    stream.sync();
+    expect_close(test::widen(y_.download()), y, kBf16Atol, kBf16Rtol, "roi_align bf16 y");
+    expect_close(g2.download(), d2, 1e-5, kFp32Rtol, "roi_align bf16 dP2 (fp32 accumulation)");
+    expect_close(g3.download(), d3, 1e-5, kFp32Rtol, "roi_align bf16 dP3 (fp32 accumulation)");
+  }
 }
 
 TEST(CudaDetection, LossesWithClassColumnsAndLossScale) {
