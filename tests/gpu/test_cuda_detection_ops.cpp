@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "scalebench/autodiff.h"
@@ -70,24 +71,60 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 
 std::vector<float> rounded_bf16(const std::vector<float>& values) { return test::round_to_bf16(values).values; }
 
+// 67 channels run one element per thread, 64 run 16-byte packs (4 fp32 or 8 bf16 channels).
 TEST(CudaDetection, FrozenAffine) {
   if (no_gpu()) GTEST_SKIP() << "no CUDA device visible";
-  const int64_t rows = 333, channels = 67;
-  const std::vector<float> x = test::random_normal(size_t(rows * channels), 1), scale = test::random_normal(67, 2),
-                           shift = test::random_normal(67, 3), dy = test::random_normal(size_t(rows * channels), 4);
-  for (bool relu : {false, true}) {
-    std::vector<float> y(x.size()), dx(x.size());
-    cpu::frozen_affine_forward(x.data(), scale.data(), shift.data(), y.data(), rows, channels, relu);
-    cpu::frozen_affine_backward(dy.data(), y.data(), scale.data(), dx.data(), rows, channels, relu);
-    TestStream stream;
-    CudaArray<float> dx_(x), ds(scale), dsh(shift), dy_(dy), dy_out(x.size()), dgrad(x.size());
-    dy_out.poison(), dgrad.poison();
-    cuda::frozen_affine_forward(dx_.get(), ds.get(), dsh.get(), dy_out.get(), rows, channels, relu, stream.get());
-    cuda::frozen_affine_backward(dy_.get(), dy_out.get(), ds.get(), dgrad.get(), rows, channels, relu, stream.get());
-    stream.sync();
-    expect_close(dy_out.download(), y, kFp32Atol, kFp32Rtol, "frozen_affine y");
-    expect_close(dgrad.download(), dx, kFp32Atol, kFp32Rtol, "frozen_affine dx");
-    EXPECT_GT(test::l2_norm(y), 0.0);
+  for (int64_t channels : {67, 64}) {
+    const int64_t rows = 333;
+    const std::vector<float> x = test::random_normal(size_t(rows * channels), 1),
+                             scale = test::random_normal(size_t(channels), 2),
+                             shift = test::random_normal(size_t(channels), 3),
+                             dy = test::random_normal(size_t(rows * channels), 4);
+    for (bool relu : {false, true}) {
+      SCOPED_TRACE(std::to_string(channels) + (relu ? " channels, relu" : " channels"));
+      std::vector<float> y(x.size()), dx(x.size());
+      cpu::frozen_affine_forward(x.data(), scale.data(), shift.data(), y.data(), rows, channels, relu);
+      cpu::frozen_affine_backward(dy.data(), y.data(), scale.data(), dx.data(), rows, channels, relu);
+      TestStream stream;
+      CudaArray<float> dx_(x), ds(scale), dsh(shift), dy_(dy), dy_out(x.size()), dgrad(x.size());
+      dy_out.poison(), dgrad.poison();
+      cuda::frozen_affine_forward(dx_.get(), ds.get(), dsh.get(), dy_out.get(), rows, channels, relu, stream.get());
+      cuda::frozen_affine_backward(dy_.get(), dy_out.get(), ds.get(), dgrad.get(), rows, channels, relu, stream.get());
+      stream.sync();
+      expect_close(dy_out.download(), y, kFp32Atol, kFp32Rtol, "frozen_affine y");
+      expect_close(dgrad.download(), dx, kFp32Atol, kFp32Rtol, "frozen_affine dx");
+      EXPECT_GT(test::l2_norm(y), 0.0);
+    }
+  }
+}
+
+// bf16 storage: the CPU computes from the same rounded inputs (and the GPU's rounded output for dx's mask).
+TEST(CudaDetection, FrozenAffineBf16) {
+  if (no_gpu()) GTEST_SKIP() << "no CUDA device visible";
+  for (int64_t channels : {67, 64}) {
+    const int64_t rows = 333;
+    const std::vector<float> x = rounded_bf16(test::random_normal(size_t(rows * channels), 1)),
+                             scale = test::random_normal(size_t(channels), 2),
+                             shift = test::random_normal(size_t(channels), 3),
+                             dy = rounded_bf16(test::random_normal(size_t(rows * channels), 4));
+    for (bool relu : {false, true}) {
+      SCOPED_TRACE(std::to_string(channels) + (relu ? " channels, relu" : " channels"));
+      std::vector<float> y(x.size()), dx(x.size());
+      cpu::frozen_affine_forward(x.data(), scale.data(), shift.data(), y.data(), rows, channels, relu);
+      TestStream stream;
+      CudaArray<uint16_t> x_(test::bf16_bits_of(x)), dy_(test::bf16_bits_of(dy)), y_(x.size()), dx_(x.size());
+      CudaArray<float> ds(scale), dsh(shift);
+      y_.poison(), dx_.poison();
+      cuda::frozen_affine_forward(test::as_bf16(x_.get()), ds.get(), dsh.get(), test::as_bf16(y_.get()), rows,
+                                  channels, relu, stream.get());
+      cuda::frozen_affine_backward(test::as_bf16(dy_.get()), test::as_bf16(y_.get()), ds.get(),
+                                   test::as_bf16(dx_.get()), rows, channels, relu, stream.get());
+      stream.sync();
+      const std::vector<float> got_y = test::widen(y_.download());
+      cpu::frozen_affine_backward(dy.data(), got_y.data(), scale.data(), dx.data(), rows, channels, relu);
+      expect_close(got_y, y, kBf16Atol, kBf16Rtol, "frozen_affine bf16 y");
+      expect_close(test::widen(dx_.download()), dx, kBf16Atol, kBf16Rtol, "frozen_affine bf16 dx");
+    }
   }
 }
 
