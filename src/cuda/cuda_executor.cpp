@@ -18,6 +18,7 @@
 #include "src/cuda/activations.h"
 #include "src/cuda/batchnorm.h"
 #include "src/cuda/bias.h"
+#include "src/cuda/blur.h"
 #include "src/cuda/cast.h"
 #include "src/cuda/concat.h"
 #include "src/cuda/conv2d.h"
@@ -27,11 +28,15 @@
 #include "src/cuda/dropout.h"
 #include "src/cuda/element.h"
 #include "src/cuda/embedding.h"
+#include "src/cuda/fill.h"
+#include "src/cuda/fused_conv_weight.h"
+#include "src/cuda/gan_losses.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/glu.h"
 #include "src/cuda/layernorm.h"
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
+#include "src/cuda/minibatch_stddev.h"
 #include "src/cuda/optimizer.h"
 #include "src/cuda/pooling.h"
 #include "src/cuda/random_uniform.h"
@@ -41,6 +46,7 @@
 #include "src/cuda/softmax.h"
 #include "src/cuda/span_loss.h"
 #include "src/cuda/stream_scratch.h"
+#include "src/cuda/stylegan_g_ops.h"
 #include "src/cuda/upsample.h"
 #include "src/cuda/weight_norm.h"
 #include "src/cuda/yolo_loss.h"
@@ -366,6 +372,13 @@ float gradient_weight(const Node& node) {
 cpu::ResizeGeometry resize_geometry(const Node& n) {
   return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
                              size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
+}
+
+cpu::MinibatchStddevGeometry stddev_geometry(const Node& n) {
+  cpu::MinibatchStddevGeometry g;
+  g.batch = size_attr(n, "batch"), g.height = size_attr(n, "height"), g.width = size_attr(n, "width");
+  g.channels = size_attr(n, "channels"), g.group = size_attr(n, "group"), g.splits = size_attr(n, "splits");
+  return g;
 }
 
 cpu::YoloGeometry yolo_geometry(const Node& n) {
@@ -805,6 +818,120 @@ const std::map<std::string, Kernel>& kernels() {
          for (TensorId id : n.outputs) parts.push_back(e.at<T>(id));
          cuda::split_last(e.at<T>(n.inputs[0]), parts, concat_widths(n), size_attr(n, "rows"), e.stream());
        })},
+      // StyleGAN's ops (fp32: the reference trains in fp32; a bf16 graph is refused by at<float>). conv2d_backward_data
+      // above is also the fused up-sampling conv's forward pass and a second-order pass of R1.
+      {"fill",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::fill(e.at<float>(n.outputs[0]), size_attr(n, "n"), float_attr(n, "value"), e.stream());
+       }},
+      {"blur2d",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::blur2d(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "height"),
+                      size_attr(n, "width"), size_attr(n, "channels"), e.stream());
+       }},
+      {"minibatch_stddev",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::minibatch_stddev_forward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), stddev_geometry(n),
+                                        e.stream());
+       }},
+      {"minibatch_stddev_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::minibatch_stddev_backward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                         stddev_geometry(n), e.stream());
+       }},
+      {"minibatch_stddev_backward_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::minibatch_stddev_backward_backward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                  e.at<float>(n.inputs[2]), e.at<float>(n.outputs[0]),
+                                                  e.at<float>(n.outputs[1]), stddev_geometry(n), e.stream());
+       }},
+      {"softplus_loss",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::softplus_loss_forward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                     float_attr(n, "sign"), e.stream());
+       }},
+      {"softplus_loss_backward",  // starts the backward pass: dloss = 1 (times its weight and the loss scale)
+       [](CudaExecutor& e, const Node& n) {
+         cuda::softplus_loss_backward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                      float_attr(n, "sign"), gradient_weight(n), e.stream(), e.loss_gradient_scale());
+       }},
+      {"squared_norm_loss",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::squared_norm_loss_forward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                         size_attr(n, "batch"), float_attr(n, "scale"),
+                                         reinterpret_cast<double*>(e.u8(n.outputs[1])), e.stream());
+       }},
+      {"squared_norm_loss_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::squared_norm_loss_backward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                          size_attr(n, "batch"), float_attr(n, "scale"), gradient_weight(n), e.stream(),
+                                          e.loss_gradient_scale());
+       }},
+      {"fused_conv_weight",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::fused_conv_weight_forward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]),
+                                         size_attr(n, "out_channels"), size_attr(n, "in_channels"),
+                                         float_attr(n, "factor"), e.stream());
+       }},
+      {"fused_conv_weight_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::fused_conv_weight_backward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]),
+                                          size_attr(n, "out_channels"), size_attr(n, "in_channels"),
+                                          float_attr(n, "factor"), e.stream());
+       }},
+      {"pixel_norm",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::pixel_norm_forward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "rows"),
+                                  size_attr(n, "cols"), e.stream());
+       }},
+      {"pixel_norm_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::pixel_norm_backward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                   size_attr(n, "rows"), size_attr(n, "cols"), e.stream());
+       }},
+      {"noise_injection",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::noise_injection_forward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                                       e.at<float>(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "pixels"),
+                                       size_attr(n, "channels"), e.seed(), e.dropout_offset(n), e.stream());
+       }},
+      {"noise_injection_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::noise_injection_backward(e.at<float>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                        size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                        e.seed(), e.dropout_offset(n), e.stream());
+       }},
+      {"style_modulation",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::style_modulation_forward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                        size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                        e.stream());
+       }},
+      {"style_modulation_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::style_modulation_backward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                         e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "batch"),
+                                         size_attr(n, "pixels"), size_attr(n, "channels"), e.stream());
+       }},
+      {"style_mix",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::MutableLayerPointers layers{};
+         for (size_t l = 0; l < n.outputs.size(); ++l) layers.at[l] = e.at<float>(n.outputs[l]);
+         cuda::style_mix_forward(e.at<float>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), layers, size_attr(n, "layers"),
+                                 size_attr(n, "batch"), size_attr(n, "dim"), e.stream());
+       }},
+      {"style_mix_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::LayerPointers layers{};
+         for (size_t l = 0; l + 1 < n.inputs.size(); ++l) layers.at[l] = e.at<float>(n.inputs[l]);
+         cuda::style_mix_backward(layers, e.at<int32_t>(n.inputs.back()), e.at<float>(n.outputs[0]),
+                                  size_attr(n, "layers"), size_attr(n, "batch"), size_attr(n, "dim"), e.stream());
+       }},
+      {"ema_update",  // the first step of a phase (executor step 0) copies: Gs starts as a clone of G
+       [](CudaExecutor& e, const Node& n) {
+         cuda::ema_update(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), size_attr(n, "n"), float_attr(n, "beta"),
+                          e.step() == 0, e.stream());
+       }},
       {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
                                          e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),

@@ -23,13 +23,19 @@ class Differentiator {
     contributions_.resize(tensors);
     uses_.assign(tensors, 0);
     relevant_.assign(tensors, false);
+    constant_.assign(tensors, false);
+    for (const Node& node : forward_) {
+      if (!node.inputs.empty()) continue;
+      for (TensorId out : node.outputs) constant_[static_cast<size_t>(out)] = true;
+    }
   }
 
   std::map<TensorId, TensorId> run() {
     const int loss_node = find_producer(loss_);
     if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
       throw UsageError(
-          "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, add_losses)");
+          "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, softplus_loss, "
+          "squared_norm_loss, add_losses)");
     }
     mark_relevant(loss_node);
     zero_fill_unused_parameters();
@@ -85,13 +91,17 @@ class Differentiator {
 
   static bool is_loss_op(const Node& node) {
     return node.op == "softmax_cross_entropy" || node.op == "span_loss" || node.op == "yolo_loss" ||
+           node.op == "softplus_loss" || node.op == "squared_norm_loss" ||
            (node.op == "add" && node.attributes.count("loss_sum") != 0);
   }
 
+  // Outputs of nodes without inputs (fill: the unit seed of an input gradient, append_input_gradient) are
+  // constants like data inputs: a second-order pass must not differentiate the seed.
   bool needs_gradient(TensorId id) const {
     const TensorInfo& info = graph_.tensor(id);
     return static_cast<size_t>(id) < relevant_.size() && relevant_[static_cast<size_t>(id)] &&
-           info.role != TensorRole::kInput && info.role != TensorRole::kState && differentiable(info);
+           !constant_[static_cast<size_t>(id)] && info.role != TensorRole::kInput &&
+           info.role != TensorRole::kState && differentiable(info);
   }
 
   int find_producer(TensorId id) const {
@@ -111,7 +121,7 @@ class Differentiator {
       const Node& node = forward_[static_cast<size_t>(i)];
       if (!node_relevant(node)) continue;
       for (TensorId in : node.inputs) {
-        if (!differentiable(graph_.tensor(in))) continue;
+        if (!differentiable(graph_.tensor(in)) || constant_[static_cast<size_t>(in)]) continue;
         relevant_[static_cast<size_t>(in)] = true;
         ++uses_[static_cast<size_t>(in)];
       }
@@ -191,6 +201,7 @@ class Differentiator {
   std::vector<std::vector<Contribution>> contributions_;
   std::vector<int> uses_;
   std::vector<bool> relevant_;
+  std::vector<bool> constant_;  // produced by a node without inputs
   std::vector<bool> unit_gradient_;
   std::vector<double> gradient_weight_;  // the factor of a loss's unit gradient inside weighted sums
   std::map<TensorId, TensorId> gradients_;

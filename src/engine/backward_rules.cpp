@@ -30,7 +30,7 @@ const Node* BackwardContext::backward_producer(TensorId id) const {
 }
 
 void BackwardContext::emit(Node node) {
-  node.backward = true;
+  node.backward = !as_forward_;
   graph_.add_node(std::move(node));
 }
 
@@ -69,7 +69,8 @@ std::vector<Contribution> gemm_backward(BackwardContext& ctx, const Node& node, 
     if (want_a) ctx.emit(gemm_node(b, dc, da, true, true, k, m, n, alpha, batch));
     if (want_b) ctx.emit(gemm_node(dc, a, db, true, true, n, k, m, alpha, batch));
   }
-  if (node.inputs.size() < 3) return {{da, true}, {db, true}};
+  // No bias, or one that needs no gradient (an input gradient's pass, append_input_gradient).
+  if (node.inputs.size() < 3 || !ctx.needs_gradient(node.inputs[2])) return {{da, true}, {db, true}};
   // A fused bias (linear layers): its gradient is the column sum of dC.
   const TensorId dbias = ctx.gradient_like(node.inputs[2]);
   ctx.emit(Node{"bias_backward", {dc}, {dbias}, {{"rows", m * batch}, {"cols", n}}, true});
@@ -259,7 +260,9 @@ const BackwardRule* find_backward_rule(const std::string& op) {
   const BackwardRule* san = find_san_backward_rule(op);
   if (san != nullptr) return san;
   const BackwardRule* cnn = find_cnn_backward_rule(op);
-  return cnn != nullptr ? cnn : find_convs2s_backward_rule(op);
+  if (cnn != nullptr) return cnn;
+  const BackwardRule* convs2s = find_convs2s_backward_rule(op);
+  return convs2s != nullptr ? convs2s : find_stylegan_backward_rule(op);
 }
 
 }  // namespace sb::detail

@@ -24,6 +24,7 @@
 #include "src/engine/cpu_kernels_cnn.h"
 #include "src/engine/cpu_kernels_convs2s.h"
 #include "src/engine/cpu_kernels_san.h"
+#include "src/engine/cpu_kernels_stylegan.h"
 
 namespace sb {
 namespace {
@@ -224,7 +225,9 @@ const Kernel* find_kernel(const std::string& op) {
   const Kernel* san = detail::find_san_cpu_kernel(op);
   if (san != nullptr) return san;
   const Kernel* cnn = detail::find_cnn_cpu_kernel(op);
-  return cnn != nullptr ? cnn : detail::find_convs2s_cpu_kernel(op);
+  if (cnn != nullptr) return cnn;
+  const Kernel* convs2s = detail::find_convs2s_cpu_kernel(op);
+  return convs2s != nullptr ? convs2s : detail::find_stylegan_cpu_kernel(op);
 }
 
 }  // namespace
