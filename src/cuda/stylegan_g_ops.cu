@@ -1,0 +1,245 @@
+// CUDA kernels of StyleGAN's generator ops (src/cuda/stylegan_g_ops.h).
+#include <cuda_runtime.h>
+
+#include "scalebench/error.h"
+#include "src/cpu/noise_injection.h"
+#include "src/cuda/cuda_check.h"
+#include "src/cuda/element.h"
+#include "src/cuda/grid.h"
+#include "src/cuda/stylegan_g_ops.h"
+
+namespace sb::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+#define SB_GRID_STRIDE(i, total)                                                                  \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (total); \
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+// One thread per row: the mapping network's latents are (batch, 512), a few dozen rows.
+template <typename T>
+__global__ void pixel_norm_forward_kernel(const T* x, T* y, int64_t rows, int64_t cols) {
+  SB_GRID_STRIDE(r, rows) {
+    double sum = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double v = to_float(x[r * cols + c]);
+      sum += v * v;
+    }
+    const double scale = 1.0 / sqrt(sum / double(cols) + 1e-8);
+    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = from_float<T>(static_cast<float>(to_float(x[r * cols + c]) * scale));
+  }
+}
+
+template <typename T>
+__global__ void pixel_norm_backward_kernel(const T* x, const T* dy, T* dx, int64_t rows, int64_t cols) {
+  SB_GRID_STRIDE(r, rows) {
+    double sum = 0, dot = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      const double v = to_float(x[r * cols + c]);
+      sum += v * v;
+      dot += double(to_float(dy[r * cols + c])) * v;
+    }
+    const double scale = 1.0 / sqrt(sum / double(cols) + 1e-8);
+    const double cube = scale * scale * scale * dot / double(cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      dx[r * cols + c] =
+          from_float<T>(static_cast<float>(scale * to_float(dy[r * cols + c]) - cube * to_float(x[r * cols + c])));
+    }
+  }
+}
+
+// One thread per element; the pixel's noise is drawn by every channel's thread (Philox is cheap next to the
+// memory traffic at 16 to 512 channels, and nothing is stored).
+template <typename T>
+__global__ void noise_forward_kernel(const T* x, const float* weight, const int32_t* sample_ids, T* y,
+                                     int64_t batch, int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset) {
+  SB_GRID_STRIDE(i, batch * pixels * channels) {
+    const int64_t c = i % channels, p = (i / channels) % pixels, n = i / (channels * pixels);
+    y[i] = from_float<T>(to_float(x[i]) +
+                         weight[c] * cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[n]), p));
+  }
+}
+
+// One block per channel, its threads over (sample, pixel), a fixed tree at the end.
+template <typename T>
+__global__ void noise_backward_kernel(const T* dy, const int32_t* sample_ids, float* dweight, int64_t batch,
+                                      int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset) {
+  __shared__ double shared[kThreads];
+  const int64_t c = blockIdx.x;
+  double partial = 0;
+  for (int64_t i = threadIdx.x; i < batch * pixels; i += kThreads) {
+    const int64_t n = i / pixels, p = i % pixels;
+    partial += double(to_float(dy[i * channels + c])) * cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[n]), p);
+  }
+  shared[threadIdx.x] = partial;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width) shared[threadIdx.x] += shared[threadIdx.x + width];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) dweight[c] = static_cast<float>(shared[0]);
+}
+
+template <typename T>
+__global__ void style_forward_kernel(const T* x, const T* style, T* y, int64_t batch, int64_t pixels,
+                                     int64_t channels) {
+  SB_GRID_STRIDE(i, batch * pixels * channels) {
+    const int64_t c = i % channels, n = i / (channels * pixels);
+    y[i] = from_float<T>(to_float(x[i]) * (1.0f + to_float(style[n * 2 * channels + c])) +
+                         to_float(style[n * 2 * channels + channels + c]));
+  }
+}
+
+template <typename T>
+__global__ void style_backward_data_kernel(const T* style, const T* dy, T* dx, int64_t batch,
+                                           int64_t pixels, int64_t channels) {
+  SB_GRID_STRIDE(i, batch * pixels * channels) {
+    const int64_t c = i % channels, n = i / (channels * pixels);
+    dx[i] = from_float<T>(to_float(dy[i]) * (1.0f + to_float(style[n * 2 * channels + c])));
+  }
+}
+
+// One thread per (sample, channel): the pixel sums in double, consecutive threads on consecutive channels.
+template <typename T>
+__global__ void style_backward_style_kernel(const T* x, const T* dy, T* dstyle, int64_t batch,
+                                            int64_t pixels, int64_t channels) {
+  SB_GRID_STRIDE(i, batch * channels) {
+    const int64_t c = i % channels, n = i / channels;
+    double scale = 0, shift = 0;
+    for (int64_t p = 0; p < pixels; ++p) {
+      const int64_t at = (n * pixels + p) * channels + c;
+      scale += double(to_float(dy[at])) * to_float(x[at]);
+      shift += to_float(dy[at]);
+    }
+    dstyle[n * 2 * channels + c] = from_float<T>(static_cast<float>(scale));
+    dstyle[n * 2 * channels + channels + c] = from_float<T>(static_cast<float>(shift));
+  }
+}
+
+template <typename T>
+__global__ void style_mix_forward_kernel(const T* w, const int32_t* crossover, MutableLayerPointers layers,
+                                         int64_t num_layers, int64_t batch, int64_t dim) {
+  SB_GRID_STRIDE(i, num_layers * batch * dim) {
+    const int64_t d = i % dim, n = (i / dim) % batch, l = i / (dim * batch);
+    static_cast<T*>(layers.at[l])[n * dim + d] = w[((crossover[n] > l) ? n : batch + n) * dim + d];
+  }
+}
+
+// One thread per element of dw: the layers that read that row, in layer order.
+template <typename T>
+__global__ void style_mix_backward_kernel(LayerPointers dlayers, const int32_t* crossover, T* dw,
+                                          int64_t num_layers, int64_t batch, int64_t dim) {
+  SB_GRID_STRIDE(i, 2 * batch * dim) {
+    const int64_t d = i % dim, row = i / dim, n = row % batch;
+    const bool first = row < batch;
+    float sum = 0.0f;
+    for (int64_t l = 0; l < num_layers; ++l) {
+      if ((crossover[n] > l) == first) sum += to_float(static_cast<const T*>(dlayers.at[l])[n * dim + d]);
+    }
+    dw[i] = from_float<T>(sum);
+  }
+}
+
+__global__ void ema_kernel(const float* param, float* average, int64_t n, float beta, bool first_step) {
+  SB_GRID_STRIDE(i, n) { average[i] = first_step ? param[i] : param[i] + beta * (average[i] - param[i]); }
+}
+
+int blocks(int64_t items) { return detail::grid_stride_blocks(items, kThreads); }
+
+}  // namespace
+
+template <typename T>
+void pixel_norm_forward(const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (rows < 1 || cols < 1) throw UsageError("cuda::pixel_norm_forward: empty input");
+  pixel_norm_forward_kernel<T><<<blocks(rows), kThreads, 0, stream>>>(x, y, rows, cols);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void pixel_norm_backward(const T* x, const T* dy, T* dx, int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (rows < 1 || cols < 1) throw UsageError("cuda::pixel_norm_backward: empty input");
+  pixel_norm_backward_kernel<T><<<blocks(rows), kThreads, 0, stream>>>(x, dy, dx, rows, cols);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void noise_injection_forward(const T* x, const float* weight, const int32_t* sample_ids, T* y, int64_t batch,
+                             int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset, cudaStream_t stream) {
+  if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::noise_injection_forward: empty input");
+  noise_forward_kernel<T><<<blocks(batch * pixels * channels), kThreads, 0, stream>>>(x, weight, sample_ids, y, batch,
+                                                                                   pixels, channels, seed, offset);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void noise_injection_backward(const T* dy, const int32_t* sample_ids, float* dweight, int64_t batch,
+                              int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset, cudaStream_t stream) {
+  if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::noise_injection_backward: empty input");
+  noise_backward_kernel<T><<<static_cast<unsigned>(channels), kThreads, 0, stream>>>(dy, sample_ids, dweight, batch,
+                                                                                  pixels, channels, seed, offset);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void style_modulation_forward(const T* x, const T* style, T* y, int64_t batch, int64_t pixels,
+                              int64_t channels, cudaStream_t stream) {
+  if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::style_modulation_forward: empty input");
+  style_forward_kernel<T><<<blocks(batch * pixels * channels), kThreads, 0, stream>>>(x, style, y, batch, pixels,
+                                                                                   channels);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void style_modulation_backward(const T* x, const T* style, const T* dy, T* dx, T* dstyle,
+                               int64_t batch, int64_t pixels, int64_t channels, cudaStream_t stream) {
+  if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::style_modulation_backward: empty input");
+  style_backward_data_kernel<T><<<blocks(batch * pixels * channels), kThreads, 0, stream>>>(style, dy, dx, batch, pixels,
+                                                                                         channels);
+  SB_CUDA_CHECK_LAUNCH();
+  style_backward_style_kernel<T><<<blocks(batch * channels), kThreads, 0, stream>>>(x, dy, dstyle, batch, pixels,
+                                                                                 channels);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void style_mix_forward(const T* w, const int32_t* crossover, const MutableLayerPointers& layers, int64_t num_layers,
+                       int64_t batch, int64_t dim, cudaStream_t stream) {
+  if (num_layers < 1 || num_layers > 32 || batch < 1 || dim < 1) throw UsageError("cuda::style_mix_forward: bad sizes");
+  style_mix_forward_kernel<T><<<blocks(num_layers * batch * dim), kThreads, 0, stream>>>(w, crossover, layers, num_layers,
+                                                                                      batch, dim);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+template <typename T>
+void style_mix_backward(const LayerPointers& dlayers, const int32_t* crossover, T* dw, int64_t num_layers,
+                        int64_t batch, int64_t dim, cudaStream_t stream) {
+  if (num_layers < 1 || num_layers > 32 || batch < 1 || dim < 1) throw UsageError("cuda::style_mix_backward: bad sizes");
+  style_mix_backward_kernel<T><<<blocks(2 * batch * dim), kThreads, 0, stream>>>(dlayers, crossover, dw, num_layers, batch,
+                                                                               dim);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+void ema_update(const float* param, float* average, int64_t n, float beta, bool first_step, cudaStream_t stream) {
+  if (n < 1) throw UsageError("cuda::ema_update: empty parameter");
+  ema_kernel<<<blocks(n), kThreads, 0, stream>>>(param, average, n, beta, first_step);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
+#define SB_STYLEGAN_G_OPS(T)                                                                                        \
+  template void pixel_norm_forward<T>(const T*, T*, int64_t, int64_t, cudaStream_t);                                \
+  template void pixel_norm_backward<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t);                     \
+  template void noise_injection_forward<T>(const T*, const float*, const int32_t*, T*, int64_t, int64_t, int64_t,   \
+                                           uint64_t, uint64_t, cudaStream_t);                                       \
+  template void noise_injection_backward<T>(const T*, const int32_t*, float*, int64_t, int64_t, int64_t, uint64_t, \
+                                            uint64_t, cudaStream_t);                                                \
+  template void style_modulation_forward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, cudaStream_t);       \
+  template void style_modulation_backward<T>(const T*, const T*, const T*, T*, T*, int64_t, int64_t, int64_t,       \
+                                             cudaStream_t);                                                         \
+  template void style_mix_forward<T>(const T*, const int32_t*, const MutableLayerPointers&, int64_t, int64_t,       \
+                                     int64_t, cudaStream_t);                                                        \
+  template void style_mix_backward<T>(const LayerPointers&, const int32_t*, T*, int64_t, int64_t, int64_t,          \
+                                      cudaStream_t);
+SB_INSTANTIATE_FOR_ELEMENTS(SB_STYLEGAN_G_OPS)
+
+}  // namespace sb::cuda
