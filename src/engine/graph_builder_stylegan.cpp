@@ -51,7 +51,10 @@ TensorId GraphBuilder::minibatch_stddev(TensorId x, int64_t group_size) {
   cpu::MinibatchStddevGeometry g;
   g.batch = xs[0], g.height = xs[1], g.width = xs[2], g.channels = xs[3];
   g.splits = batchnorm_groups_;
-  g.group = std::min(group_size, g.part());  // the reference's tf.minimum(group_size, batch)
+  // The reference's tf.minimum(group_size, batch); its reshape refuses a batch the group does not divide, where
+  // this takes the largest group size that divides the part (the same work: `plan` and `maxbatch` try any batch).
+  g.group = std::min(group_size, g.part());
+  while (g.part() % g.group != 0) --g.group;
   cpu::check_minibatch_stddev_geometry(g);
   NodeAttributes attributes = image_attributes(xs);
   attributes["group"] = double(g.group);
@@ -213,6 +216,7 @@ TensorId GraphBuilder::moving_average(TensorId parameter, double beta) {
   state.name = info.name + ".ema";
   state.shape = info.shape;
   state.role = TensorRole::kState;
+  state.frozen_weight = true;  // model weights that are not trained: `list` counts them as frozen
   const TensorId average = graph_.add_tensor(state);
   graph_.add_node(Node{"ema_update", {parameter, average}, {},
                        {{"n", double(graph_.tensor(parameter).elements())}, {"beta", beta}}, false});

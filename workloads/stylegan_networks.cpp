@@ -1,9 +1,13 @@
 // StyleGAN's mapping, synthesis and discriminator networks (workloads/stylegan_networks.h). Parameter shapes
 // replay networks_stylegan.py in NHWC / KRSC; every weight is stored as drawn and multiplied at run time by
 // He's constant gain / sqrt(fan_in) times its learning-rate multiplier (equalized learning rate, a `scale` node
-// per weight), the mapping network's biases by lrmul 0.01. At lod 0 only the full-resolution ToRGB and FromRGB
+// per weight); the mapping network's dense layers (lrmul 0.01) run as lrmul · (x · (c W)ᵀ + b), equal to
+// x · (c · lrmul W)ᵀ + lrmul · b, so that the bias stays an fp32 add_broadcast table (its gradient fp32 in a bf16
+// graph) and the scale is one small pass over the (2N, 512) output. At lod 0 only the full-resolution ToRGB and FromRGB
 // are on the path; the other eight of each are still parameters (trained, all-reduced: declared unused, their
-// gradient zero-filled, as the reference's tf.cond leaves them without one).
+// gradient zero-filled, as the reference's tf.cond leaves them without one). G's parameters are parameter group
+// "G", D's "D" (GraphBuilder::set_parameter_group): each network's gradients travel in buckets of their own, the
+// reference's two optimizers' two reductions.
 #include "workloads/stylegan_networks.h"
 
 #include <cmath>
@@ -33,16 +37,16 @@ StyleGanNetworks::Layer StyleGanNetworks::weighted(const std::string& name, std:
                                                    double gain, double lrmul, bool bias, bool generator) {
   Layer layer;
   const int64_t out = shape[0];
-  layer.weight = b_.scale(parameter(name + ".weight", std::move(shape), generator), gain / std::sqrt(double(fan_in)) * lrmul);
-  if (bias) {
-    layer.bias = parameter(name + ".bias", {out}, generator);
-    if (lrmul != 1.0) layer.bias = b_.scale(layer.bias, lrmul);
-  }
+  // With lrmul != 1 the output is scaled instead (mapping(): lrmul folded out of the weight's factor).
+  layer.weight = b_.scale(parameter(name + ".weight", std::move(shape), generator), gain / std::sqrt(double(fan_in)));
+  layer.output_scale = lrmul;
+  if (bias) layer.bias = parameter(name + ".bias", {out}, generator);
   return layer;
 }
 
 StyleGanNetworks::StyleGanNetworks(GraphBuilder& b, const StyleGanShape& shape) : b_(b), shape_(shape) {
   const int64_t top = shape.resolution_log2, latent = shape.latent;
+  b_.set_parameter_group("G");
   // G_mapping: 8 dense latent -> latent, lrmul 0.01.
   for (int64_t i = 0; i < shape.mapping_layers; ++i) {
     mapping_layers_.push_back(weighted("G_mapping.Dense" + std::to_string(i), {latent, latent}, latent, kGain,
@@ -79,6 +83,7 @@ StyleGanNetworks::StyleGanNetworks(GraphBuilder& b, const StyleGanShape& shape) 
     }
   }
   // D_basic: FromRGBs, blocks 2^top .. 8 (Conv0, Conv1_down), the 4 x 4 block.
+  b_.set_parameter_group("D");
   for (int64_t r = top; r >= 2; --r) {
     const std::string name = "D.FromRGB_lod" + std::to_string(top - r);
     const TensorId weight = b_.parameter(name + ".weight", {shape.nf(r - 1), 1, 1, 3});
@@ -101,11 +106,15 @@ StyleGanNetworks::StyleGanNetworks(GraphBuilder& b, const StyleGanShape& shape) 
   d_final_conv_ = weighted("D.4x4.Conv", {c4, 3, 3, c4 + 1}, 9 * (c4 + 1), kGain, 1.0, true, false);
   d_dense0_ = weighted("D.4x4.Dense0", {shape.nf(0), 16 * c4}, 16 * c4, kGain, 1.0, true, false);
   d_dense1_ = weighted("D.4x4.Dense1", {1, shape.nf(0)}, shape.nf(0), 1.0, 1.0, true, false);
+  b_.set_parameter_group("");
 }
 
 std::vector<TensorId> StyleGanNetworks::mapping(TensorId latents, TensorId crossover) {
   TensorId x = b_.pixel_norm(latents);
-  for (const Layer& layer : mapping_layers_) x = b_.leaky_relu(b_.linear(x, layer.weight, layer.bias), kSlope);
+  for (const Layer& layer : mapping_layers_) {
+    x = b_.scale(b_.add_broadcast(b_.linear(x, layer.weight, kNoTensor), layer.bias), layer.output_scale);
+    x = b_.leaky_relu(x, kSlope);
+  }
   return b_.style_mix(x, crossover, shape_.layers());
 }
 
@@ -125,7 +134,7 @@ TensorId StyleGanNetworks::synthesis(const std::vector<TensorId>& dlatents, Tens
   x = b_.conv2d(x, convs_[0].weight, kNoTensor, Conv2dOptions::with(1, 1));
   x = epilogue(x, "4x4.Conv", 1, dlatents, sample_ids);
   for (int64_t r = 3; r <= shape_.resolution_log2; ++r) {
-    const int64_t in = shape_.nf(r - 2), out = shape_.nf(r - 1), side = int64_t{1} << r;
+    const int64_t side = int64_t{1} << r;
     const Layer& up = convs_[size_t(2 * r - 5)];
     if (r >= shape_.fused_from_log2) {
       x = b_.upscale_conv2d(x, b_.fused_conv_weight(up.weight, false));
@@ -162,8 +171,11 @@ TensorId StyleGanNetworks::discriminator(TensorId images, bool frozen_weights) {
   x = b_.minibatch_stddev(x, kMbstdGroup);
   x = b_.leaky_relu(b_.conv2d(x, w(d_final_conv_.weight), w(d_final_conv_.bias), Conv2dOptions::with(1, 1)), kSlope);
   x = b_.reshape(x, {batch, 16 * c4});
-  x = b_.leaky_relu(b_.linear(x, w(d_dense0_.weight), w(d_dense0_.bias)), kSlope);
-  return b_.linear(x, w(d_dense1_.weight), w(d_dense1_.bias));
+  // The dense biases as fp32 add_broadcast tables, not GEMM epilogues: D's real and fake passes both give them
+  // a gradient, and a bias cast to the compute dtype for two GEMMs would sum those in 16 bits (bias_backward
+  // writes fp32 only); the table's column sums are fp32 and add up in fp32.
+  x = b_.leaky_relu(b_.add_broadcast(b_.linear(x, w(d_dense0_.weight), kNoTensor), w(d_dense0_.bias)), kSlope);
+  return b_.add_broadcast(b_.linear(x, w(d_dense1_.weight), kNoTensor), w(d_dense1_.bias));
 }
 
 // Per image, convolutions and dense layers as shared/WORKLOADS.md §5 counts them (a fused transposed conv:

@@ -44,7 +44,8 @@ class StyleGanNetworks {
  private:
   struct Layer {
     TensorId weight = kNoTensor;  // scaled (an activation), as the convs and denses read it
-    TensorId bias = kNoTensor;    // fp32 parameter (mapping: scaled by lrmul)
+    TensorId bias = kNoTensor;    // fp32 parameter
+    double output_scale = 1.0;    // lrmul of the mapping layers: applied to weight · x + bias
   };
   TensorId parameter(const std::string& name, std::vector<int64_t> shape, bool generator);
   Layer weighted(const std::string& name, std::vector<int64_t> shape, int64_t fan_in, double gain, double lrmul,

@@ -7,11 +7,15 @@
 //           (G_logistic_nonsaturating);
 // loss = loss_D + loss_G, so one backward pass gives D's gradients (from loss_D only) and G's (from loss_G only).
 // Style mixing 0.9 per sample (crossover layers are data), per-pixel noise fresh every step, and the EMA copy Gs
-// (0.5^(32 / 10k) per step, training_loop.py's beta at minibatch 32) as kState updated in place by the graph.
+// (0.5^(32 / 10k) per step, training_loop.py's beta at minibatch 32) as kState updated in place by the graph's
+// first nodes, i.e. right after the previous step's optimizer (local to each rank, never reduced; `list` reports
+// it as frozen, not trained). G's and D's parameters are groups "G" and "D": two bucketed reductions.
 // DESIGN.md ("StyleGAN") says how this maps onto the reference's D-step-then-G-step order.
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "scalebench/autodiff.h"
@@ -35,8 +39,12 @@ StyleGanShape shape_for(WorkloadScale scale) {
 class StyleGan final : public Workload {
  public:
   const WorkloadInfo& info() const override {
-    static const WorkloadInfo kInfo{"stylegan", "image generation (FFHQ 1024^2)", "images", 16,
-                                    26219627 + 23087249, "NVlabs/stylegan (FFHQ, lod 0, R1 every step)"};
+    static const WorkloadInfo kInfo = [] {
+      WorkloadInfo info{"stylegan", "image generation (FFHQ 1024^2)", "images", 16, 26219627 + 23087249,
+                        "NVlabs/stylegan (FFHQ, lod 0, R1 every step)", ""};
+      info.frozen_parameters = 26219627;  // Gs, the EMA copy of G (GraphBuilder::moving_average)
+      return info;
+    }();
     return kInfo;
   }
 
@@ -70,6 +78,17 @@ class StyleGan final : public Workload {
     // One G and one D forward pass per image (§5 counts the step's other passes from these).
     built.forward_flops_per_unit = 2 * (nets.generator_forward_macs() + nets.discriminator_forward_macs());
     return built;
+  }
+
+  // networks_stylegan.py with use_wscale: weights N(0, 1 / lrmul²) (the mapping network's lrmul 0.01: N(0, 100²)),
+  // multiplied at run time by He's constant · lrmul; biases and noise strengths 0; the learned constant 1.
+  std::optional<ParameterInit> parameter_init(const std::string& name) const override {
+    auto ends_with = [&](const std::string& suffix) {
+      return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends_with(".const")) return ParameterInit{1.0f, 0.0f};
+    if (ends_with(".weight")) return ParameterInit{0.0f, name.rfind("G_mapping.", 0) == 0 ? 100.0f : 1.0f};
+    return ParameterInit{0.0f, 0.0f};  // biases, noise strengths
   }
 
   // Per sample: its real image (uniform in [-1, 1], the reference's dynamic range), its two latent pairs (z1, z2
