@@ -2,7 +2,8 @@
 // stddev (forward, backward, second backward), the GAN losses, the fused conv weights, pixel norm, noise inputs,
 // style modulation, style mixing and the weights' moving average; outputs poisoned (NaN) and written everywhere.
 // Then a discriminator with the R1 penalty's double backward through both executors (loss and every gradient).
-// fp32 only (the reference trains in fp32). Skips without a GPU.
+// The activation kernels again in bf16 and fp16 (CudaStyleGanOps16Bit: inputs representable in T, the CPU's fp32
+// result on them, one rounding to T on store allowed). Skips without a GPU.
 // Run: gpu_tests --gtest_filter='CudaStyleGan*'.
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "scalebench/autodiff.h"
@@ -37,6 +39,7 @@
 #include "tests/support/cuda_array.h"
 #include "tests/support/random_data.h"
 #include "tests/support/tensor_compare.h"
+#include "tests/support/typed_storage.h"
 
 namespace sb {
 namespace {
@@ -206,6 +209,140 @@ TEST(CudaStyleGanOps, GeneratorOps) {
   expect_close(d_average.download(), average, "ema");
   for (int64_t l = 0; l < layers; ++l) expect_close(d_mixed[size_t(l)]->download(), mixed[size_t(l)], "style mix");
   expect_close(d_dw.download(), dw, "style mix backward");
+}
+
+// A device array of n elements of T, poisoned (NaN patterns) or holding values.
+template <typename T>
+struct Typed {
+  test::CudaArray<test::Storage<T>> array;
+  explicit Typed(size_t n) : array(n) { array.poison(); }
+  explicit Typed(const std::vector<float>& values) : array(test::to_storage<T>(values)) {}
+  T* get() const { return reinterpret_cast<T*>(array.get()); }
+  std::vector<float> download() const { return test::from_storage<T>(array.download()); }
+};
+
+// One rounding to T of an fp32 result: relative 2^-8 (bf16) or 2^-11 (fp16) of each value, and as much of the
+// output's RMS for values that cancel (sums over pixels, the stddev's centred terms).
+template <typename T>
+void expect_close_16(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  const double rtol = std::is_same_v<T, cuda::bf16> ? 1.0 / 128 : 1.0 / 1024;
+  const double rms = test::l2_norm(want) / std::sqrt(double(want.size()));
+  EXPECT_EQ(test::count_unwritten(got), 0u) << what;
+  EXPECT_GT(rms, 0.0) << what;
+  const auto cmp = test::compare_close(got, test::to_double(want), rtol * rms, rtol);
+  EXPECT_TRUE(cmp.ok()) << what << ": " << cmp.description;
+}
+
+template <typename T>
+class CudaStyleGanOps16Bit : public ::testing::Test {};
+using SixteenBit = ::testing::Types<cuda::bf16, cuda::fp16>;
+TYPED_TEST_SUITE(CudaStyleGanOps16Bit, SixteenBit);
+
+TYPED_TEST(CudaStyleGanOps16Bit, BlurFillStddevAndFusedWeights) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  const int64_t n = 8, h = 4, w = 4, c = 33;
+  cpu::MinibatchStddevGeometry g;
+  g.batch = n, g.height = h, g.width = w, g.channels = c, g.splits = 2, g.group = 4;
+  const size_t xs = size_t(n * h * w * c), ys = size_t(n * h * w * (c + 1));
+  const std::vector<float> x = test::representable<T>(test::random_normal(xs, 21));
+  const std::vector<float> dy = test::representable<T>(test::random_normal(ys, 22));
+  const std::vector<float> u = test::representable<T>(test::random_normal(xs, 23));
+  std::vector<float> blurred(xs), y(ys), dx(xs), dx2(xs), ddy(ys);
+  cpu::blur2d(x.data(), blurred.data(), n, h, w, c);
+  cpu::minibatch_stddev_forward(x.data(), y.data(), g);
+  cpu::minibatch_stddev_backward(x.data(), dy.data(), dx.data(), g);
+  cpu::minibatch_stddev_backward_backward(x.data(), dy.data(), u.data(), dx2.data(), ddy.data(), g);
+  const std::vector<float> w3 = test::representable<T>(test::random_normal(size_t(5 * 9 * 7), 24));
+  const std::vector<float> dw4 = test::representable<T>(test::random_normal(size_t(5 * 16 * 7), 25));
+  std::vector<float> w4(dw4.size()), dw3(w3.size());
+  cpu::fused_conv_weight_forward(w3.data(), w4.data(), 5, 7, 0.25f);
+  cpu::fused_conv_weight_backward(dw4.data(), dw3.data(), 5, 7, 0.25f);
+  Typed<T> d_x(x), d_dy(dy), d_u(u), d_w3(w3), d_dw4(dw4);
+  Typed<T> d_blur(xs), d_fill(37), d_y(ys), d_dx(xs), d_dx2(xs), d_ddy(ys), d_w4(w4.size()), d_dw3(w3.size());
+  TestStream stream;
+  cuda::blur2d(d_x.get(), d_blur.get(), n, h, w, c, stream.get());
+  cuda::fill(d_fill.get(), 37, 1.5f, stream.get());
+  cuda::minibatch_stddev_forward(d_x.get(), d_y.get(), g, stream.get());
+  cuda::minibatch_stddev_backward(d_x.get(), d_dy.get(), d_dx.get(), g, stream.get());
+  cuda::minibatch_stddev_backward_backward(d_x.get(), d_dy.get(), d_u.get(), d_dx2.get(), d_ddy.get(), g, stream.get());
+  cuda::fused_conv_weight_forward(d_w3.get(), d_w4.get(), 5, 7, 0.25f, stream.get());
+  cuda::fused_conv_weight_backward(d_dw4.get(), d_dw3.get(), 5, 7, 0.25f, stream.get());
+  stream.sync();
+  expect_close_16<T>(d_blur.download(), blurred, "blur2d");
+  EXPECT_EQ(d_fill.download(), std::vector<float>(37, 1.5f));
+  expect_close_16<T>(d_y.download(), y, "minibatch stddev");
+  expect_close_16<T>(d_dx.download(), dx, "minibatch stddev backward");
+  expect_close_16<T>(d_dx2.download(), dx2, "minibatch stddev second backward (x)");
+  expect_close_16<T>(d_ddy.download(), ddy, "minibatch stddev second backward (dy)");
+  expect_close_16<T>(d_w4.download(), w4, "fused weight");
+  expect_close_16<T>(d_dw3.download(), dw3, "fused weight backward");
+}
+
+TYPED_TEST(CudaStyleGanOps16Bit, GeneratorOps) {
+  using T = TypeParam;
+  SKIP_WITHOUT_GPU();
+  const int64_t batch = 3, pixels = 35, channels = 17, dim = 12, layers = 5;
+  const std::vector<float> x = test::representable<T>(test::random_normal(size_t(batch * pixels * channels), 31));
+  const std::vector<float> dy = test::representable<T>(test::random_normal(x.size(), 32));
+  const std::vector<float> style = test::representable<T>(test::random_normal(size_t(batch * 2 * channels), 33));
+  const std::vector<float> weight = test::random_normal(size_t(channels), 34);  // fp32 parameter
+  const std::vector<int32_t> ids = {40, 7, 1000};
+  const std::vector<float> rows = test::representable<T>(test::random_normal(size_t(2 * batch * dim), 35));
+  const std::vector<int32_t> crossover = {1, 5, 3};
+  std::vector<float> y_noise(x.size()), dweight(static_cast<size_t>(channels)), y_style(x.size()), dx_style(x.size());
+  std::vector<float> dstyle(style.size()), y_pn(rows.size()), dx_pn(rows.size());
+  cpu::noise_injection_forward(x.data(), weight.data(), ids.data(), y_noise.data(), batch, pixels, channels, 77, 12);
+  cpu::noise_injection_backward(dy.data(), ids.data(), dweight.data(), batch, pixels, channels, 77, 12);
+  cpu::style_modulation_forward(x.data(), style.data(), y_style.data(), batch, pixels, channels);
+  cpu::style_modulation_backward(x.data(), style.data(), dy.data(), dx_style.data(), dstyle.data(), batch, pixels,
+                                 channels);
+  cpu::pixel_norm_forward(rows.data(), y_pn.data(), 2 * batch, dim);
+  cpu::pixel_norm_backward(rows.data(), rows.data(), dx_pn.data(), 2 * batch, dim);
+  std::vector<std::vector<float>> mixed(layers, std::vector<float>(size_t(batch * dim)));
+  std::vector<float*> mixed_pointers;
+  for (auto& m : mixed) mixed_pointers.push_back(m.data());
+  cpu::style_mix_forward(rows.data(), crossover.data(), mixed_pointers.data(), layers, batch, dim);
+  std::vector<const float*> dlayer_pointers;
+  for (auto& m : mixed) dlayer_pointers.push_back(m.data());
+  std::vector<float> dw(rows.size());
+  cpu::style_mix_backward(dlayer_pointers.data(), crossover.data(), dw.data(), layers, batch, dim);
+
+  Typed<T> d_x(x), d_dy(dy), d_style(style), d_rows(rows);
+  CudaArray<float> d_weight(weight);
+  CudaArray<int32_t> d_ids(ids), d_crossover(crossover);
+  Typed<T> d_noise(x.size()), d_ystyle(x.size()), d_dxstyle(x.size()), d_dstyle(style.size());
+  Typed<T> d_pn(rows.size()), d_dpn(rows.size()), d_dw(rows.size());
+  Output d_dweight(static_cast<size_t>(channels));
+  std::vector<std::unique_ptr<Typed<T>>> d_mixed;
+  cuda::MutableLayerPointers out{};
+  cuda::LayerPointers in{};
+  for (int64_t l = 0; l < layers; ++l) {
+    d_mixed.push_back(std::make_unique<Typed<T>>(size_t(batch * dim)));
+    out.at[l] = d_mixed.back()->get();
+    in.at[l] = d_mixed.back()->get();
+  }
+  TestStream stream;
+  cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_noise.get(), batch, pixels, channels, 77, 12,
+                                stream.get());
+  cuda::noise_injection_backward(d_dy.get(), d_ids.get(), d_dweight.get(), batch, pixels, channels, 77, 12, stream.get());
+  cuda::style_modulation_forward(d_x.get(), d_style.get(), d_ystyle.get(), batch, pixels, channels, stream.get());
+  cuda::style_modulation_backward(d_x.get(), d_style.get(), d_dy.get(), d_dxstyle.get(), d_dstyle.get(), batch, pixels,
+                                  channels, stream.get());
+  cuda::pixel_norm_forward(d_rows.get(), d_pn.get(), 2 * batch, dim, stream.get());
+  cuda::pixel_norm_backward(d_rows.get(), d_rows.get(), d_dpn.get(), 2 * batch, dim, stream.get());
+  cuda::style_mix_forward(d_rows.get(), d_crossover.get(), out, layers, batch, dim, stream.get());
+  cuda::style_mix_backward(in, d_crossover.get(), d_dw.get(), layers, batch, dim, stream.get());
+  stream.sync();
+  expect_close_16<T>(d_noise.download(), y_noise, "noise injection");
+  expect_close(d_dweight.download(), dweight, "noise weight gradient (fp32, from 16-bit dy)", 1e-5, 1e-5);
+  expect_close_16<T>(d_ystyle.download(), y_style, "style modulation");
+  expect_close_16<T>(d_dxstyle.download(), dx_style, "style modulation dx");
+  expect_close_16<T>(d_dstyle.download(), dstyle, "style modulation dstyle");
+  expect_close_16<T>(d_pn.download(), y_pn, "pixel norm");
+  expect_close_16<T>(d_dpn.download(), dx_pn, "pixel norm backward");
+  for (int64_t l = 0; l < layers; ++l) EXPECT_EQ(d_mixed[size_t(l)]->download(), mixed[size_t(l)]) << "style mix (a copy)";
+  expect_close_16<T>(d_dw.download(), dw, "style mix backward");
 }
 
 // A discriminator on 16 x 16 images with the ops of D's path and the R1 penalty, through both executors.
