@@ -42,4 +42,14 @@ void noise_injection_forward(const float* x, const float* weight, const int32_t*
 void noise_injection_backward(const float* dy, const int32_t* sample_ids, float* dweight, int64_t batch,
                               int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset);
 
+// The CUDA backward pass (src/cuda/stylegan_g_ops.h) sums over chunks of the batch's (sample, pixel) rows in
+// parallel, each chunk's partial sums (double, one per channel) in the node's workspace, then adds the chunks in
+// order (deterministic).
+constexpr int64_t noise_injection_chunks(int64_t rows) {
+  return (rows + 4095) / 4096 < 1 ? 1 : ((rows + 4095) / 4096 > 1024 ? 1024 : (rows + 4095) / 4096);
+}
+constexpr int64_t noise_injection_workspace_bytes(int64_t batch, int64_t pixels, int64_t channels) {
+  return noise_injection_chunks(batch * pixels) * channels * int64_t(sizeof(double));
+}
+
 }  // namespace sb::cpu

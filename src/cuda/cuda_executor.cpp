@@ -1093,7 +1093,7 @@ const std::map<std::string, Kernel>& kernels() {
          with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
            using T = decltype(element);
            cuda::noise_injection_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), e.at<float>(n.outputs[0]),
-                                          size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                          reinterpret_cast<double*>(e.u8(n.outputs[1])), size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
                                           e.seed(), e.dropout_offset(n), e.stream());
          });
        }},
@@ -1103,7 +1103,8 @@ const std::map<std::string, Kernel>& kernels() {
                                                e.stream()))},
       {"style_modulation_backward",
        SB_TYPED(cuda::style_modulation_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
-                                                e.at<T>(n.outputs[0]), e.at<T>(n.outputs[1]), size_attr(n, "batch"),
+                                                e.at<T>(n.outputs[0]), e.at<T>(n.outputs[1]),
+                                                reinterpret_cast<double*>(e.u8(n.outputs[2])), size_attr(n, "batch"),
                                                 size_attr(n, "pixels"), size_attr(n, "channels"), e.stream()))},
       {"style_mix", SB_TYPED({
          cuda::MutableLayerPointers layers{};

@@ -3,6 +3,7 @@
 
 #include "scalebench/error.h"
 #include "src/cpu/noise_injection.h"
+#include "src/cpu/style_modulation.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
@@ -61,24 +62,58 @@ __global__ void noise_forward_kernel(const T* x, const float* weight, const int3
   }
 }
 
-// One block per channel, its threads over (sample, pixel), a fixed tree at the end.
-template <typename T>
-__global__ void noise_backward_kernel(const T* dy, const int32_t* sample_ids, float* dweight, int64_t batch,
-                                      int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset) {
-  __shared__ double shared[kThreads];
-  const int64_t c = blockIdx.x;
-  double partial = 0;
-  for (int64_t i = threadIdx.x; i < batch * pixels; i += kThreads) {
-    const int64_t n = i / pixels, p = i % pixels;
-    partial += double(to_float(dy[i * channels + c])) * cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[n]), p);
-  }
-  shared[threadIdx.x] = partial;
+// Backward reductions: a block of 32 channels x 8 lanes per (chunk, ...); consecutive threads on consecutive
+// channels (coalesced rows), each lane strides over the chunk's rows, the 8 lanes are added by a fixed tree, and
+// one thread per output adds the chunks in order. Sums in double; the same result on every run.
+constexpr int kTileChannels = 32, kLanes = 8;
+
+// Adds the kLanes values of shared[lane][tx] (a fixed tree); the total is in shared[0][tx].
+__device__ inline void add_lanes(double (*shared)[kTileChannels]) {
   __syncthreads();
-  for (int width = kThreads / 2; width > 0; width /= 2) {
-    if (static_cast<int>(threadIdx.x) < width) shared[threadIdx.x] += shared[threadIdx.x + width];
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.y) < width) shared[threadIdx.y][threadIdx.x] += shared[threadIdx.y + width][threadIdx.x];
     __syncthreads();
   }
-  if (threadIdx.x == 0) dweight[c] = static_cast<float>(shared[0]);
+}
+
+// Block (chunk, channel tile): partial[chunk][c] = sum over its rows r = n·pixels + p of dy[r, c] · noise(n, p).
+template <typename T>
+__global__ void noise_backward_partial_kernel(const T* dy, const int32_t* sample_ids, double* partial, int64_t batch,
+                                              int64_t pixels, int64_t channels, int64_t per_chunk, uint64_t seed,
+                                              uint64_t offset) {
+  __shared__ double shared[kLanes][kTileChannels];
+  const int64_t c = static_cast<int64_t>(blockIdx.y) * kTileChannels + threadIdx.x;
+  const int64_t begin = static_cast<int64_t>(blockIdx.x) * per_chunk;
+  const int64_t end = begin + per_chunk < batch * pixels ? begin + per_chunk : batch * pixels;
+  double sum = 0;
+  if (c < channels) {
+    for (int64_t r = begin + threadIdx.y; r < end; r += kLanes) {
+      const int64_t n = r / pixels, p = r % pixels;
+      sum += double(to_float(dy[r * channels + c])) *
+             cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[n]), p);
+    }
+  }
+  shared[threadIdx.y][threadIdx.x] = sum;
+  add_lanes(shared);
+  if (threadIdx.y == 0 && c < channels) partial[blockIdx.x * channels + c] = shared[0][threadIdx.x];
+}
+
+// One thread per output: out[j] = the sum over chunks of partial[chunk][j], in chunk order.
+__global__ void add_chunks_kernel(const double* partial, float* out, int64_t outputs, int64_t chunks) {
+  SB_GRID_STRIDE(j, outputs) {
+    double sum = 0;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) sum += partial[chunk * outputs + j];
+    out[j] = static_cast<float>(sum);
+  }
+}
+
+template <typename T>
+__global__ void add_chunks_kernel_typed(const double* partial, T* out, int64_t outputs, int64_t chunks) {
+  SB_GRID_STRIDE(j, outputs) {
+    double sum = 0;
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) sum += partial[chunk * outputs + j];
+    out[j] = from_float<T>(static_cast<float>(sum));
+  }
 }
 
 template <typename T>
@@ -100,20 +135,33 @@ __global__ void style_backward_data_kernel(const T* style, const T* dy, T* dx, i
   }
 }
 
-// One thread per (sample, channel): the pixel sums in double, consecutive threads on consecutive channels.
+// Block (chunk, sample, channel tile): partial[chunk][n][c] = sum over the chunk's pixels of dy · x, and
+// partial[chunk][n][C + c] = sum of dy.
 template <typename T>
-__global__ void style_backward_style_kernel(const T* x, const T* dy, T* dstyle, int64_t batch,
-                                            int64_t pixels, int64_t channels) {
-  SB_GRID_STRIDE(i, batch * channels) {
-    const int64_t c = i % channels, n = i / channels;
-    double scale = 0, shift = 0;
-    for (int64_t p = 0; p < pixels; ++p) {
+__global__ void style_backward_partial_kernel(const T* x, const T* dy, double* partial, int64_t batch, int64_t pixels,
+                                              int64_t channels, int64_t per_chunk) {
+  __shared__ double scale_sums[kLanes][kTileChannels];
+  __shared__ double shift_sums[kLanes][kTileChannels];
+  const int64_t n = blockIdx.y, c = static_cast<int64_t>(blockIdx.z) * kTileChannels + threadIdx.x;
+  const int64_t begin = static_cast<int64_t>(blockIdx.x) * per_chunk;
+  const int64_t end = begin + per_chunk < pixels ? begin + per_chunk : pixels;
+  double scale = 0, shift = 0;
+  if (c < channels) {
+    for (int64_t p = begin + threadIdx.y; p < end; p += kLanes) {
       const int64_t at = (n * pixels + p) * channels + c;
-      scale += double(to_float(dy[at])) * to_float(x[at]);
-      shift += to_float(dy[at]);
+      const double g = to_float(dy[at]);
+      scale += g * to_float(x[at]);
+      shift += g;
     }
-    dstyle[n * 2 * channels + c] = from_float<T>(static_cast<float>(scale));
-    dstyle[n * 2 * channels + channels + c] = from_float<T>(static_cast<float>(shift));
+  }
+  scale_sums[threadIdx.y][threadIdx.x] = scale;
+  shift_sums[threadIdx.y][threadIdx.x] = shift;
+  add_lanes(scale_sums);
+  add_lanes(shift_sums);
+  if (threadIdx.y == 0 && c < channels) {
+    double* row = partial + (static_cast<int64_t>(blockIdx.x) * batch + n) * 2 * channels;
+    row[c] = scale_sums[0][threadIdx.x];
+    row[channels + c] = shift_sums[0][threadIdx.x];
   }
 }
 
@@ -173,11 +221,16 @@ void noise_injection_forward(const T* x, const float* weight, const int32_t* sam
 }
 
 template <typename T>
-void noise_injection_backward(const T* dy, const int32_t* sample_ids, float* dweight, int64_t batch,
+void noise_injection_backward(const T* dy, const int32_t* sample_ids, float* dweight, double* workspace, int64_t batch,
                               int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset, cudaStream_t stream) {
   if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::noise_injection_backward: empty input");
-  noise_backward_kernel<T><<<static_cast<unsigned>(channels), kThreads, 0, stream>>>(dy, sample_ids, dweight, batch,
-                                                                                  pixels, channels, seed, offset);
+  const int64_t rows = batch * pixels, chunks = cpu::noise_injection_chunks(rows);
+  const int64_t per_chunk = (rows + chunks - 1) / chunks;
+  const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>((channels + kTileChannels - 1) / kTileChannels));
+  noise_backward_partial_kernel<T><<<grid, dim3(kTileChannels, kLanes), 0, stream>>>(
+      dy, sample_ids, workspace, batch, pixels, channels, per_chunk, seed, offset);
+  SB_CUDA_CHECK_LAUNCH();
+  add_chunks_kernel<<<blocks(channels), kThreads, 0, stream>>>(workspace, dweight, channels, chunks);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -191,14 +244,20 @@ void style_modulation_forward(const T* x, const T* style, T* y, int64_t batch, i
 }
 
 template <typename T>
-void style_modulation_backward(const T* x, const T* style, const T* dy, T* dx, T* dstyle,
+void style_modulation_backward(const T* x, const T* style, const T* dy, T* dx, T* dstyle, double* workspace,
                                int64_t batch, int64_t pixels, int64_t channels, cudaStream_t stream) {
   if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::style_modulation_backward: empty input");
   style_backward_data_kernel<T><<<blocks(batch * pixels * channels), kThreads, 0, stream>>>(style, dy, dx, batch, pixels,
-                                                                                         channels);
+                                                                                            channels);
   SB_CUDA_CHECK_LAUNCH();
-  style_backward_style_kernel<T><<<blocks(batch * channels), kThreads, 0, stream>>>(x, dy, dstyle, batch, pixels,
-                                                                                 channels);
+  const int64_t chunks = cpu::style_modulation_chunks(pixels), per_chunk = (pixels + chunks - 1) / chunks;
+  const dim3 grid(static_cast<unsigned>(chunks), static_cast<unsigned>(batch),
+                  static_cast<unsigned>((channels + kTileChannels - 1) / kTileChannels));
+  style_backward_partial_kernel<T><<<grid, dim3(kTileChannels, kLanes), 0, stream>>>(x, dy, workspace, batch, pixels,
+                                                                                     channels, per_chunk);
+  SB_CUDA_CHECK_LAUNCH();
+  add_chunks_kernel_typed<T><<<blocks(batch * 2 * channels), kThreads, 0, stream>>>(workspace, dstyle,
+                                                                                    batch * 2 * channels, chunks);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -231,11 +290,11 @@ void ema_update(const float* param, float* average, int64_t n, float beta, bool 
   template void pixel_norm_backward<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t);                     \
   template void noise_injection_forward<T>(const T*, const float*, const int32_t*, T*, int64_t, int64_t, int64_t,   \
                                            uint64_t, uint64_t, cudaStream_t);                                       \
-  template void noise_injection_backward<T>(const T*, const int32_t*, float*, int64_t, int64_t, int64_t, uint64_t, \
-                                            uint64_t, cudaStream_t);                                                \
+  template void noise_injection_backward<T>(const T*, const int32_t*, float*, double*, int64_t, int64_t, int64_t,  \
+                                            uint64_t, uint64_t, cudaStream_t);                                      \
   template void style_modulation_forward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, cudaStream_t);       \
-  template void style_modulation_backward<T>(const T*, const T*, const T*, T*, T*, int64_t, int64_t, int64_t,       \
-                                             cudaStream_t);                                                         \
+  template void style_modulation_backward<T>(const T*, const T*, const T*, T*, T*, double*, int64_t, int64_t,      \
+                                             int64_t, cudaStream_t);                                                \
   template void style_mix_forward<T>(const T*, const int32_t*, const MutableLayerPointers&, int64_t, int64_t,       \
                                      int64_t, cudaStream_t);                                                        \
   template void style_mix_backward<T>(const LayerPointers&, const int32_t*, T*, int64_t, int64_t, int64_t,          \

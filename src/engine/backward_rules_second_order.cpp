@@ -9,10 +9,24 @@
 //   (src/cpu/minibatch_stddev.h derives both halves).
 #include <map>
 
+#include "src/cpu/noise_injection.h"
+#include "src/cpu/style_modulation.h"
 #include "src/engine/backward_rules.h"
 
 namespace sb::detail {
 namespace {
+
+// A scratch tensor of `bytes` for one backward node (the CUDA passes' partial sums).
+TensorId scratch(BackwardContext& ctx, const std::string& name, int64_t bytes) {
+  TensorInfo info;
+  info.name = name;
+  info.shape = {bytes};
+  info.dtype = DType::kUInt8;
+  info.role = TensorRole::kWorkspace;
+  return ctx.graph().add_tensor(info);
+}
+
+int64_t size_of(const Node& node, const char* name) { return static_cast<int64_t>(node.attributes.at(name)); }
 
 TensorId workspace_like(BackwardContext& ctx, TensorId workspace, const std::string& suffix) {
   TensorInfo info = ctx.graph().tensor(workspace);
@@ -113,7 +127,11 @@ std::vector<Contribution> noise_injection_rule(BackwardContext& ctx, const Node&
   std::vector<Contribution> result{{dout[0], false}, {}, {}};
   if (ctx.needs_gradient(node.inputs[1])) {
     const TensorId dweight = ctx.gradient_like(node.inputs[1]);
-    ctx.emit(Node{"noise_injection_backward", {dout[0], node.inputs[2]}, {dweight}, node.attributes});
+    const TensorId workspace =
+        scratch(ctx, ctx.graph().tensor(dweight).name + ".partials",
+                cpu::noise_injection_workspace_bytes(size_of(node, "batch"), size_of(node, "pixels"),
+                                                     size_of(node, "channels")));
+    ctx.emit(Node{"noise_injection_backward", {dout[0], node.inputs[2]}, {dweight, workspace}, node.attributes});
     result[1] = {dweight, true};
   }
   return result;
@@ -122,7 +140,12 @@ std::vector<Contribution> noise_injection_rule(BackwardContext& ctx, const Node&
 std::vector<Contribution> style_modulation_rule(BackwardContext& ctx, const Node& node,
                                                 const std::vector<TensorId>& dout) {
   const TensorId dx = ctx.gradient_like(node.inputs[0]), dstyle = ctx.gradient_like(node.inputs[1]);
-  ctx.emit(Node{"style_modulation_backward", {node.inputs[0], node.inputs[1], dout[0]}, {dx, dstyle}, node.attributes});
+  const TensorId workspace =
+      scratch(ctx, ctx.graph().tensor(dstyle).name + ".partials",
+              cpu::style_modulation_workspace_bytes(size_of(node, "batch"), size_of(node, "pixels"),
+                                                    size_of(node, "channels")));
+  ctx.emit(Node{"style_modulation_backward", {node.inputs[0], node.inputs[1], dout[0]}, {dx, dstyle, workspace},
+                node.attributes});
   return {{ctx.needs_gradient(node.inputs[0]) ? dx : kNoTensor, true}, {dstyle, true}};
 }
 

@@ -147,7 +147,8 @@ TEST(CudaStyleGanOps, GanLossesAndFusedWeights) {
 
 TEST(CudaStyleGanOps, GeneratorOps) {
   SKIP_WITHOUT_GPU();
-  const int64_t batch = 3, pixels = 35, channels = 17, dim = 12, layers = 5;
+  // 4500 pixels: the backward sums run in 3 (style) and 4 (noise) chunks; 17 channels fill a tile partly.
+  const int64_t batch = 3, pixels = 4500, channels = 17, dim = 12, layers = 5;
   const std::vector<float> x = test::random_normal(size_t(batch * pixels * channels), 9);
   const std::vector<float> dy = test::random_normal(x.size(), 10);
   const std::vector<float> style = test::random_normal(size_t(batch * 2 * channels), 11);
@@ -189,9 +190,13 @@ TEST(CudaStyleGanOps, GeneratorOps) {
   TestStream stream;
   cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_noise.get(), batch, pixels, channels, 77, 12,
                                 stream.get());
-  cuda::noise_injection_backward(d_dy.get(), d_ids.get(), d_dweight.get(), batch, pixels, channels, 77, 12, stream.get());
+  CudaArray<double> noise_partials(size_t(cpu::noise_injection_workspace_bytes(batch, pixels, channels)) / 8);
+  CudaArray<double> style_partials(size_t(cpu::style_modulation_workspace_bytes(batch, pixels, channels)) / 8);
+  cuda::noise_injection_backward(d_dy.get(), d_ids.get(), d_dweight.get(), noise_partials.get(), batch, pixels,
+                                 channels, 77, 12, stream.get());
   cuda::style_modulation_forward(d_x.get(), d_style.get(), d_ystyle.get(), batch, pixels, channels, stream.get());
-  cuda::style_modulation_backward(d_x.get(), d_style.get(), d_dy.get(), d_dxstyle.get(), d_dstyle.get(), batch, pixels,
+  cuda::style_modulation_backward(d_x.get(), d_style.get(), d_dy.get(), d_dxstyle.get(), d_dstyle.get(),
+                                  style_partials.get(), batch, pixels,
                                   channels, stream.get());
   cuda::pixel_norm_forward(d_rows.get(), d_pn.get(), 2 * batch, dim, stream.get());
   cuda::pixel_norm_backward(d_rows.get(), d_rows.get(), d_dpn.get(), 2 * batch, dim, stream.get());
@@ -282,7 +287,7 @@ TYPED_TEST(CudaStyleGanOps16Bit, BlurFillStddevAndFusedWeights) {
 TYPED_TEST(CudaStyleGanOps16Bit, GeneratorOps) {
   using T = TypeParam;
   SKIP_WITHOUT_GPU();
-  const int64_t batch = 3, pixels = 35, channels = 17, dim = 12, layers = 5;
+  const int64_t batch = 3, pixels = 2100, channels = 17, dim = 12, layers = 5;  // two chunks each
   const std::vector<float> x = test::representable<T>(test::random_normal(size_t(batch * pixels * channels), 31));
   const std::vector<float> dy = test::representable<T>(test::random_normal(x.size(), 32));
   const std::vector<float> style = test::representable<T>(test::random_normal(size_t(batch * 2 * channels), 33));
@@ -325,9 +330,13 @@ TYPED_TEST(CudaStyleGanOps16Bit, GeneratorOps) {
   TestStream stream;
   cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_noise.get(), batch, pixels, channels, 77, 12,
                                 stream.get());
-  cuda::noise_injection_backward(d_dy.get(), d_ids.get(), d_dweight.get(), batch, pixels, channels, 77, 12, stream.get());
+  CudaArray<double> noise_partials(size_t(cpu::noise_injection_workspace_bytes(batch, pixels, channels)) / 8);
+  CudaArray<double> style_partials(size_t(cpu::style_modulation_workspace_bytes(batch, pixels, channels)) / 8);
+  cuda::noise_injection_backward(d_dy.get(), d_ids.get(), d_dweight.get(), noise_partials.get(), batch, pixels,
+                                 channels, 77, 12, stream.get());
   cuda::style_modulation_forward(d_x.get(), d_style.get(), d_ystyle.get(), batch, pixels, channels, stream.get());
-  cuda::style_modulation_backward(d_x.get(), d_style.get(), d_dy.get(), d_dxstyle.get(), d_dstyle.get(), batch, pixels,
+  cuda::style_modulation_backward(d_x.get(), d_style.get(), d_dy.get(), d_dxstyle.get(), d_dstyle.get(),
+                                  style_partials.get(), batch, pixels,
                                   channels, stream.get());
   cuda::pixel_norm_forward(d_rows.get(), d_pn.get(), 2 * batch, dim, stream.get());
   cuda::pixel_norm_backward(d_rows.get(), d_rows.get(), d_dpn.get(), 2 * batch, dim, stream.get());
