@@ -50,15 +50,26 @@ __global__ void pixel_norm_backward_kernel(const T* x, const T* dy, T* dx, int64
   }
 }
 
-// One thread per element; the pixel's noise is drawn by every channel's thread (Philox is cheap next to the
-// memory traffic at 16 to 512 channels, and nothing is stored).
+// One warp per run of 32 pixels of a sample: lane l draws pixel p0 + l's noise once (every channel shares it; the
+// draw, Philox and a double log and cos, costs more than the memory traffic), then the warp writes the run's
+// pixels one after another, consecutive lanes on consecutive channels, each pixel's noise from its lane by shuffle.
 template <typename T>
-__global__ void noise_forward_kernel(const T* x, const float* weight, const int32_t* sample_ids, T* y,
-                                     int64_t batch, int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset) {
-  SB_GRID_STRIDE(i, batch * pixels * channels) {
-    const int64_t c = i % channels, p = (i / channels) % pixels, n = i / (channels * pixels);
-    y[i] = from_float<T>(to_float(x[i]) +
-                         weight[c] * cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[n]), p));
+__global__ void noise_forward_kernel(const T* x, const float* weight, const int32_t* sample_ids, T* y, int64_t batch,
+                                     int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset) {
+  const int64_t runs = (pixels + 31) / 32, lane = threadIdx.x % 32;
+  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) / 32;
+  for (int64_t run = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; run < batch * runs;
+       run += warps) {  // the same run for the whole warp
+    const int64_t n = run / runs, p0 = (run % runs) * 32;
+    const float mine = p0 + lane < pixels
+                           ? cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[n]), p0 + lane)
+                           : 0.0f;
+    const int count = static_cast<int>(pixels - p0 < 32 ? pixels - p0 : 32);
+    for (int j = 0; j < count; ++j) {
+      const float noise = __shfl_sync(0xffffffffu, mine, j);
+      const int64_t row = (n * pixels + p0 + j) * channels;
+      for (int64_t c = lane; c < channels; c += 32) y[row + c] = from_float<T>(to_float(x[row + c]) + weight[c] * noise);
+    }
   }
 }
 
@@ -77,6 +88,8 @@ __device__ inline void add_lanes(double (*shared)[kTileChannels]) {
 }
 
 // Block (chunk, channel tile): partial[chunk][c] = sum over its rows r = n·pixels + p of dy[r, c] · noise(n, p).
+// Each warp (one lane of the block: blockDim.x is 32) takes runs of 32 rows: its threads draw one row's noise
+// each, shared by shuffle, so a row's noise is drawn once per channel tile instead of once per channel.
 template <typename T>
 __global__ void noise_backward_partial_kernel(const T* dy, const int32_t* sample_ids, double* partial, int64_t batch,
                                               int64_t pixels, int64_t channels, int64_t per_chunk, uint64_t seed,
@@ -86,11 +99,14 @@ __global__ void noise_backward_partial_kernel(const T* dy, const int32_t* sample
   const int64_t begin = static_cast<int64_t>(blockIdx.x) * per_chunk;
   const int64_t end = begin + per_chunk < batch * pixels ? begin + per_chunk : batch * pixels;
   double sum = 0;
-  if (c < channels) {
-    for (int64_t r = begin + threadIdx.y; r < end; r += kLanes) {
-      const int64_t n = r / pixels, p = r % pixels;
-      sum += double(to_float(dy[r * channels + c])) *
-             cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[n]), p);
+  for (int64_t base = begin + static_cast<int64_t>(threadIdx.y) * 32; base < end; base += kLanes * 32) {
+    const int64_t r = base + threadIdx.x;
+    const float mine =
+        r < end ? cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[r / pixels]), r % pixels) : 0.0f;
+    const int count = static_cast<int>(end - base < 32 ? end - base : 32);
+    for (int j = 0; j < count; ++j) {
+      const float noise = __shfl_sync(0xffffffffu, mine, j);
+      if (c < channels) sum += double(to_float(dy[(base + j) * channels + c])) * noise;
     }
   }
   shared[threadIdx.y][threadIdx.x] = sum;
@@ -215,7 +231,7 @@ template <typename T>
 void noise_injection_forward(const T* x, const float* weight, const int32_t* sample_ids, T* y, int64_t batch,
                              int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset, cudaStream_t stream) {
   if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::noise_injection_forward: empty input");
-  noise_forward_kernel<T><<<blocks(batch * pixels * channels), kThreads, 0, stream>>>(x, weight, sample_ids, y, batch,
+  noise_forward_kernel<T><<<blocks(batch * ((pixels + 31) / 32) * 32), kThreads, 0, stream>>>(x, weight, sample_ids, y, batch,
                                                                                    pixels, channels, seed, offset);
   SB_CUDA_CHECK_LAUNCH();
 }
