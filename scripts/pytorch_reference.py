@@ -2,7 +2,8 @@
 """PyTorch counterpart of scalebench's transformer_big and bert_base workloads (same layers, shapes, tied
 embeddings, losses, synthetic-data distributions and AdamW settings as workloads/*.cpp), of conv_seq2seq
 (scripts/pytorch_convs2s_model.py: fairseq's fconv layers), of pix2pixhd (scripts/pytorch_pix2pixhd_model.py:
-pix2pixHD's generator, discriminators, frozen VGG and two-optimizer step), of its convolutional ones
+pix2pixHD's generator, discriminators, frozen VGG and two-optimizer step), of stylegan
+(scripts/pytorch_stylegan_model.py: StyleGAN's G and D at lod 0, R1 by double backward, EMA of G), of its convolutional ones
 (scripts/pytorch_cnn_models.py: torchvision, timm, SGD momentum, channels_last) and of maskrcnn
 (scripts/pytorch_maskrcnn_model.py: torchvision's MaskRCNN, ResNet-50-FPN, FrozenBatchNorm), trained on one device
 so a GPU job can report it beside `scalebench run`; with --ddp, one process per GPU times the same step alone
@@ -25,6 +26,7 @@ import pytorch_cnn_models as cnn
 import pytorch_convs2s_model as convs2s
 import pytorch_maskrcnn_model as maskrcnn
 import pytorch_pix2pixhd_model as p2p
+import pytorch_stylegan_model as sg
 import pytorch_unsupmt_model as unsupmt
 
 # Full and tiny shapes of workloads/transformer_big.cpp and workloads/bert_base.cpp (shape_for).
@@ -39,6 +41,7 @@ WORKLOADS = {"transformer_big": dict(unit="tokens", batch=500, parameters=209_91
              "bert_base": dict(unit="sequences", batch=128, parameters=110_106_428),
              "conv_seq2seq": dict(unit="tokens", batch=500, parameters=convs2s.PARAMETERS),
              "pix2pixhd": dict(unit="pairs", batch=2, parameters=p2p.PARAMETERS),
+             "stylegan": dict(unit="images", batch=16, parameters=sg.PARAMETERS),
              "maskrcnn": dict(unit="images", batch=maskrcnn.MASKRCNN["batch"], parameters=maskrcnn.MASKRCNN["parameters"]),
              "unsupmt": dict(unit="words", batch=275, parameters=unsupmt.PARAMETERS),
              **{name: dict(unit=w["unit"], batch=w["batch"], parameters=w["parameters"])
@@ -406,6 +409,14 @@ def describe(a, torch):
         model_class = p2p.build_model_class(torch)
         return dict(info=info, s=s, build=lambda: model_class(s), expected=expected, units_per_step=float(a.batch),
                     flops=p2p.train_matmul_flops(s, a.batch))
+    if a.workload == "stylegan":  # scripts/pytorch_stylegan_model.py
+        s = sg.SHAPES[a.scale]
+        expected = sum(sg.expected_parameters(s))
+        if a.scale == "full" and expected != info["parameters"]:
+            raise AssertionError(f"stylegan: analytic count {expected} != scalebench's {info['parameters']}")
+        model_class = sg.build_model_class(torch)
+        return dict(info=info, s=s, build=lambda: model_class(s), expected=expected, units_per_step=float(a.batch),
+                    flops=sg.train_matmul_flops(s, a.batch))
     if a.workload == "unsupmt":  # scripts/pytorch_unsupmt_model.py
         s = unsupmt.SHAPES[a.scale]
         expected = unsupmt.expected_parameters(s)
@@ -439,6 +450,9 @@ def build_model(torch, a, w, device):
         model = model.to(device, memory_format=torch.channels_last)
     elif a.workload == "maskrcnn":
         maskrcnn.initialise_as_scalebench(torch, model, a.seed + 1000)
+    elif a.workload == "stylegan":  # equalized learning rate: N(0, 1) weights scaled at run time, as scalebench's
+        sg.initialise(torch, model, a.seed + 1000)
+        model = model.to(memory_format=torch.channels_last)
     else:
         initialise(torch, model, a.seed + 1000)  # pix2pixHD's weights_init: conv weights N(0, 0.02) too
         if a.workload == "pix2pixhd":
@@ -466,6 +480,8 @@ def synthesize(torch, a, w, seed, device):
         data, target_tokens = convs2s.synthesize(torch, w["s"], a.batch, seed)
     elif a.workload == "pix2pixhd":
         return p2p.synthesize(torch, w["s"], a.batch, seed, device), None
+    elif a.workload == "stylegan":
+        return sg.synthesize(torch, w["s"], a.batch, seed, device), None
     elif a.workload == "unsupmt":
         data, target_tokens = unsupmt.synthesize(torch, w["s"], a.batch, seed)
     else:
@@ -477,6 +493,8 @@ def make_optimizer(torch, a, model, cuda):
     """The reference's optimizer over the model's parameters; for pix2pixhd the pair (optimizer_G, optimizer_D)."""
     if a.workload == "pix2pixhd":
         return p2p.make_optimizers(torch, model, cuda)
+    if a.workload == "stylegan":  # G_opt and D_opt: Adam(0.003, betas (0, 0.99), eps 1e-8)
+        return sg.make_optimizers(torch, model, cuda)
     if a.workload == "maskrcnn":  # over the trainable parameters only (conv1 and layer1 are frozen)
         return maskrcnn.make_optimizer(torch, model.parameters(), a.lr, cuda)
     if a.workload in cnn.CNN_WORKLOADS:
@@ -497,6 +515,9 @@ def make_step(torch, a, forward, optimizer, data, device):
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.precision == "bf16")
     if a.workload == "pix2pixhd":
         return p2p.make_step(forward, optimizer, data, autocast)
+    if a.workload == "stylegan":  # one backward over loss_D + loss_G, both Adam steps, then the EMA of G
+        plain = getattr(forward, "_orig_mod", forward)
+        return sg.make_step(torch, plain, forward, optimizer, data, autocast)
     if a.workload == "unsupmt":  # four sub-steps, each its own backward and optimizer step
         plain = getattr(getattr(forward, "_orig_mod", forward), "module", forward)
         plain = getattr(plain, "_orig_mod", plain)
@@ -595,6 +616,8 @@ def run(a, torch):
                        if a.workload in cnn.CNN_WORKLOADS or a.workload == "maskrcnn" else
                        "the convolutions' forward, input-gradient and weight-gradient passes the step computes, "
                        "2 per multiply-add; the same count as `scalebench list`" if a.workload == "pix2pixhd" else
+                       "the passes of G and D the step computes (R1's input gradient and its double backward "
+                       "included), 2 per multiply-add; the same count as `scalebench list`" if a.workload == "stylegan" else
                        "analytic matmul FLOPs, 3 x forward GEMMs (projections, QK^T, PV, vocabulary) on padded "
                        "shapes, 2 per multiply-add; the same count as `scalebench list`"),
         tflops_per_s=flops / (median / 1e3) / 1e12, mfu=flops / (median / 1e3) / (PEAK_TFLOPS * 1e12),
@@ -726,6 +749,9 @@ def run_ddp(a, torch):
         broadcast_buffers=False)
 
     def wrap_for_dp(model):
+        if a.workload == "stylegan":  # G and D each under DDP: two reductions; Gs stays local
+            model.G, model.D = ddp(model.G), ddp(model.D)
+            return model
         if a.workload != "pix2pixhd":
             return ddp(model)
         # Two networks, two optimizers, two reductions: G and D each under DDP (the frozen VGG needs none).

@@ -14,6 +14,7 @@ const Workload& yolov3();
 const Workload& conv_seq2seq();
 const Workload& deeplabv3();
 const Workload& pix2pixhd();
+const Workload& stylegan();
 const Workload& maskrcnn();
 const Workload& unsupmt();
 }  // namespace workloads
@@ -45,6 +46,7 @@ const std::vector<const Workload*>& workload_registry() {
       &workloads::conv_seq2seq(),
       &workloads::deeplabv3(),
       &workloads::pix2pixhd(),
+      &workloads::stylegan(),
       &workloads::maskrcnn(),
       &workloads::unsupmt(),
   };

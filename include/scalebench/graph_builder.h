@@ -340,6 +340,40 @@ class GraphBuilder {
   void end_sentences(TensorId ids, TensorId lengths, int64_t eos, int64_t pad);
   // dst := src, the same dtype and element count (a device-to-device copy: switching a graph's inputs).
   void copy(TensorId dst, TensorId src);
+  // StyleGAN's ops (shared/WORKLOADS.md §5), implemented in src/engine/graph_builder_stylegan.cpp; NHWC.
+  // A tensor of `value` everywhere, written by a `fill` node without inputs (a constant for autodiff).
+  TensorId constant(std::vector<int64_t> shape, double value);
+  // The fixed [1, 2, 1] ⊗ [1, 2, 1] / 16 depthwise blur, zero padding 1, stride 1 (src/cpu/blur.h).
+  TensorId blur2d(TensorId x);
+  // x (N, H, W, C) -> (N, H, W, C + 1): the minibatch standard deviation in groups of min(group_size, part)
+  // samples, where the parts are set_batchnorm_groups' statistics groups (each data-parallel rank's share in the
+  // --check's one-rank reference): src/cpu/minibatch_stddev.h.
+  TensorId minibatch_stddev(TensorId x, int64_t group_size);
+  // One-element losses (src/cpu/gan_losses.h): mean_n softplus(sign · scores[n]) over scores (N, ...) with one
+  // value per sample, and scale / N · ||x||² over x (N, ...) (the R1 penalty with scale gamma / 2).
+  TensorId softplus_loss(TensorId scores, double sign);
+  TensorId squared_norm_loss(TensorId x, double scale);
+  // The 4 x 4 weight of a fused up (factor 1) or down (factor 0.25) sampling conv from a 3 x 3 weight
+  // (K, 3, 3, C) -> (K, 4, 4, C) (src/cpu/fused_conv_weight.h).
+  TensorId fused_conv_weight(TensorId weight3x3, bool downsample);
+  // StyleGAN's fused x2 up-sampling conv: x (N, H, W, K) -> (N, 2H, 2W, C), the transposed 4 x 4 stride-2 conv
+  // (TF conv2d_transpose, padding SAME) with weight (K, 4, 4, C), i.e. the data gradient of the stride-2 conv
+  // (N, 2H, 2W, C) -> (N, H, W, K) with padding 1: a `conv2d_backward_data` node run as a forward op (its rules
+  // in src/engine/backward_rules_second_order.cpp serve both uses).
+  TensorId upscale_conv2d(TensorId x, TensorId weight4x4);
+  // Pixel norm over the last dimension of x (rows, C) (src/cpu/pixel_norm.h).
+  TensorId pixel_norm(TensorId x);
+  // x (N, H, W, C) + weight[c] · noise[n, h, w] with fresh N(0, 1) noise every step drawn for each sample's global
+  // index sample_ids[n] (an int32 input (N)): src/cpu/noise_injection.h. weight (C) fp32.
+  TensorId noise_injection(TensorId x, TensorId weight, TensorId sample_ids);
+  // x (N, H, W, C) · (1 + style[:, :C]) + style[:, C:], style (N, 2C) (src/cpu/style_modulation.h).
+  TensorId style_modulation(TensorId x, TensorId style);
+  // Per-layer dlatents (num_layers tensors (N, D)) from w (2N, D) and int32 crossover layers (N)
+  // (src/cpu/style_mix.h).
+  std::vector<TensorId> style_mix(TensorId w, TensorId crossover, int64_t num_layers);
+  // A kState copy of `parameter` named "<name>.ema", updated in place by an `ema_update` node appended now
+  // (src/cpu/ema.h): appended first in a graph, it averages the weights the previous step's optimizer wrote.
+  TensorId moving_average(TensorId parameter, double beta);
 
   // A view with another shape over the same elements: a `view` node that runs nothing; the planner gives the
   // view the storage of x (and keeps x alive as long as the view is).

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -40,6 +41,12 @@ struct BuiltWorkload {
   double forward_flops_per_unit = 0;   // analytic (2 per multiply-add), matrix products only
 };
 
+// A parameter's initial values: N(mean, stddev²) (stddev 0: every element `mean`).
+struct ParameterInit {
+  float mean = 0.0f;
+  float stddev = 0.0f;
+};
+
 // Writes `bytes` of host data into an input tensor (the executor decides where it lives).
 using InputWriter = std::function<void(TensorId, const void* data, size_t bytes)>;
 
@@ -62,6 +69,13 @@ class Workload {
   virtual void synthesize(const Graph& graph, uint64_t seed, int64_t first_sample, const InputWriter& write) const = 0;
   void synthesize(const Graph& graph, uint64_t seed, const InputWriter& write) const {
     synthesize(graph, seed, 0, write);
+  }
+  // How the parameter called `name` starts; nullopt (the default): the trainer's rule, N(0, 0.02) weights,
+  // zero biases, norm gains 1 (src/train/replica.cpp initialise_parameters). StyleGAN's equalized learning rate
+  // stores N(0, 1 / lrmul²) weights that the graph scales at run time, zero noise strengths and a constant of ones.
+  virtual std::optional<ParameterInit> parameter_init(const std::string& name) const {
+    (void)name;
+    return std::nullopt;
   }
 };
 

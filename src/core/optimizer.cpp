@@ -135,6 +135,18 @@ OptimizerSettings reference_optimizer(const std::string& workload) {
     s.beta1 = 0.5f;
     return s;
   }
+  if (workload == "stylegan") {
+    // §5 NVlabs/stylegan train.py (FFHQ): G_opt = D_opt = Adam(beta1 0, beta2 0.99, epsilon 1e-8), G_lrate_dict
+    // and D_lrate_dict at 1024²: 0.003. One optimizer over both networks' flat buffer with the same settings is
+    // the two optimizers' update (Adam is elementwise). No weight decay, no clipping.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kAdam);
+    s.learning_rate = 0.003f;
+    s.beta1 = 0.0f;
+    s.beta2 = 0.99f;
+    s.epsilon = 1e-8f;
+    s.weight_decay = 0;
+    return s;
+  }
   if (workload == "deeplabv3") {
     // §2 tensorflow/models research/deeplab/train.py: tf.train.MomentumOptimizer(momentum 0.9), "Use 0.007
     // when training on PASCAL augmented training set" (base_learning_rate), "Use 0.0001 for ResNet model

@@ -18,6 +18,7 @@
 #include "src/cuda/activations.h"
 #include "src/cuda/batchnorm.h"
 #include "src/cuda/bias.h"
+#include "src/cuda/blur.h"
 #include "src/cuda/cast.h"
 #include "src/cuda/concat.h"
 #include "src/cuda/conv2d.h"
@@ -30,6 +31,9 @@
 #include "src/cuda/element.h"
 #include "src/cuda/embedding.h"
 #include "src/cuda/frozen_affine.h"
+#include "src/cuda/fill.h"
+#include "src/cuda/fused_conv_weight.h"
+#include "src/cuda/gan_losses.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/decode.h"
 #include "src/cuda/glu.h"
@@ -37,6 +41,7 @@
 #include "src/cuda/layernorm.h"
 #include "src/cuda/layout.h"
 #include "src/cuda/loss_mean.h"
+#include "src/cuda/minibatch_stddev.h"
 #include "src/cuda/optimizer.h"
 #include "src/cuda/pixel_losses.h"
 #include "src/cuda/pooling.h"
@@ -50,6 +55,7 @@
 #include "src/cuda/softmax.h"
 #include "src/cuda/span_loss.h"
 #include "src/cuda/stream_scratch.h"
+#include "src/cuda/stylegan_g_ops.h"
 #include "src/cuda/upsample.h"
 #include "src/cuda/weight_norm.h"
 #include "src/cuda/yolo_loss.h"
@@ -405,6 +411,13 @@ cpu::ReflectionPadGeometry pad_geometry(const Node& n) {
   g.channels = size_attr(n, "channels");
   g.top = size_attr(n, "top"), g.bottom = size_attr(n, "bottom");
   g.left = size_attr(n, "left"), g.right = size_attr(n, "right");
+  return g;
+}
+
+cpu::MinibatchStddevGeometry stddev_geometry(const Node& n) {
+  cpu::MinibatchStddevGeometry g;
+  g.batch = size_attr(n, "batch"), g.height = size_attr(n, "height"), g.width = size_attr(n, "width");
+  g.channels = size_attr(n, "channels"), g.group = size_attr(n, "group"), g.splits = size_attr(n, "splits");
   return g;
 }
 
@@ -1020,6 +1033,95 @@ const std::map<std::string, Kernel>& kernels() {
        [](CudaExecutor& e, const Node& n) {
          SB_CUDA_CHECK(cudaMemcpyAsync(e.u8(n.outputs[0]), e.u8(n.inputs[0]), static_cast<size_t>(size_attr(n, "bytes")),
                                        cudaMemcpyDeviceToDevice, e.stream()));
+       }},
+      // StyleGAN's ops: activations in the compute dtype (SB_TYPED dispatches on the output's, or on the input's for
+      // the nodes whose outputs are fp32), the losses' scores and the R1 input gradient converted to fp32 by the
+      // builder, noise weights and the EMA fp32. conv2d_backward_data above is also the fused up-sampling conv's
+      // forward pass and a second-order pass of R1.
+      {"fill", SB_TYPED(cuda::fill(e.at<T>(n.outputs[0]), size_attr(n, "n"), float_attr(n, "value"), e.stream()))},
+      {"blur2d", SB_TYPED(cuda::blur2d(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "batch"),
+                                       size_attr(n, "height"), size_attr(n, "width"), size_attr(n, "channels"),
+                                       e.stream()))},
+      {"minibatch_stddev", SB_TYPED(cuda::minibatch_stddev_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                   stddev_geometry(n), e.stream()))},
+      {"minibatch_stddev_backward",
+       SB_TYPED(cuda::minibatch_stddev_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                                stddev_geometry(n), e.stream()))},
+      {"minibatch_stddev_backward_backward",
+       SB_TYPED(cuda::minibatch_stddev_backward_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                         e.at<T>(n.inputs[2]), e.at<T>(n.outputs[0]),
+                                                         e.at<T>(n.outputs[1]), stddev_geometry(n), e.stream()))},
+      {"softplus_loss",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::softplus_loss_forward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                     float_attr(n, "sign"), e.stream());
+       }},
+      {"softplus_loss_backward",  // starts the backward pass: dloss = 1 (times its weight and the loss scale)
+       [](CudaExecutor& e, const Node& n) {
+         cuda::softplus_loss_backward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                      float_attr(n, "sign"), gradient_weight(n), e.stream(), e.loss_gradient_scale());
+       }},
+      {"squared_norm_loss",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::squared_norm_loss_forward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                         size_attr(n, "batch"), float_attr(n, "scale"),
+                                         reinterpret_cast<double*>(e.u8(n.outputs[1])), e.stream());
+       }},
+      {"squared_norm_loss_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::squared_norm_loss_backward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                          size_attr(n, "batch"), float_attr(n, "scale"), gradient_weight(n), e.stream(),
+                                          e.loss_gradient_scale());
+       }},
+      {"fused_conv_weight", SB_TYPED(cuda::fused_conv_weight_forward(
+                                e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "out_channels"),
+                                size_attr(n, "in_channels"), float_attr(n, "factor"), e.stream()))},
+      {"fused_conv_weight_backward", SB_TYPED(cuda::fused_conv_weight_backward(
+                                         e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "out_channels"),
+                                         size_attr(n, "in_channels"), float_attr(n, "factor"), e.stream()))},
+      {"pixel_norm", SB_TYPED(cuda::pixel_norm_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                       size_attr(n, "rows"), size_attr(n, "cols"), e.stream()))},
+      {"pixel_norm_backward",
+       SB_TYPED(cuda::pixel_norm_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                          size_attr(n, "rows"), size_attr(n, "cols"), e.stream()))},
+      {"noise_injection",
+       SB_TYPED(cuda::noise_injection_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                                              e.at<T>(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "pixels"),
+                                              size_attr(n, "channels"), e.seed(), e.dropout_offset(n), e.stream()))},
+      {"noise_injection_backward",  // dy in the compute dtype, the weight's gradient fp32
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::noise_injection_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                          reinterpret_cast<double*>(e.u8(n.outputs[1])), size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                          e.seed(), e.dropout_offset(n), e.stream());
+         });
+       }},
+      {"style_modulation",
+       SB_TYPED(cuda::style_modulation_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                               size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                               e.stream()))},
+      {"style_modulation_backward",
+       SB_TYPED(cuda::style_modulation_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
+                                                e.at<T>(n.outputs[0]), e.at<T>(n.outputs[1]),
+                                                reinterpret_cast<double*>(e.u8(n.outputs[2])), size_attr(n, "batch"),
+                                                size_attr(n, "pixels"), size_attr(n, "channels"), e.stream()))},
+      {"style_mix", SB_TYPED({
+         cuda::MutableLayerPointers layers{};
+         for (size_t l = 0; l < n.outputs.size(); ++l) layers.at[l] = e.at<T>(n.outputs[l]);
+         cuda::style_mix_forward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), layers, size_attr(n, "layers"),
+                                 size_attr(n, "batch"), size_attr(n, "dim"), e.stream());
+       })},
+      {"style_mix_backward", SB_TYPED({
+         cuda::LayerPointers layers{};
+         for (size_t l = 0; l + 1 < n.inputs.size(); ++l) layers.at[l] = e.at<T>(n.inputs[l]);
+         cuda::style_mix_backward(layers, e.at<int32_t>(n.inputs.back()), e.at<T>(n.outputs[0]),
+                                  size_attr(n, "layers"), size_attr(n, "batch"), size_attr(n, "dim"), e.stream());
+       })},
+      {"ema_update",  // the first step of a phase (executor step 0) copies: Gs starts as a clone of G
+       [](CudaExecutor& e, const Node& n) {
+         cuda::ema_update(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), size_attr(n, "n"), float_attr(n, "beta"),
+                          e.step() == 0, e.stream());
        }},
       {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
        SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),

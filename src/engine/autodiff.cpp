@@ -31,7 +31,7 @@ class Differentiator {
     if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
       throw UsageError(
           "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, mse_loss, l1_loss, "
-          "bce_with_logits_loss, smooth_l1_loss, add_losses)");
+          "bce_with_logits_loss, smooth_l1_loss, softplus_loss, squared_norm_loss, add_losses)");
     }
     mark_relevant(loss_node);
     zero_fill_unused_parameters();
@@ -75,9 +75,17 @@ class Differentiator {
       for (size_t j = 0; j < node.inputs.size() && j < inputs.size(); ++j) add_contribution(node.inputs[j], inputs[j]);
     }
     for (TensorId p : graph_.tensors_with_role(TensorRole::kParameter)) {
-      if (gradients_.count(p) == 0) {
-        throw UsageError("parameter '" + graph_.tensor(p).name + "' does not affect the loss");
+      if (gradients_.count(p) != 0) continue;
+      // The loss reads it, but only where its derivative is zero almost everywhere: a bias that moves the kinks
+      // of the LeakyReLU masks inside an input gradient (R1 alone, append_input_gradient) and nothing else.
+      // PyTorch's backward gives it a zero gradient; so does this, once the walk is over.
+      if (relevant_[static_cast<size_t>(p)] && requires_gradient_[static_cast<size_t>(p)]) {
+        const TensorId gradient = context_.gradient_like(p);
+        context_.emit(Node{"zero_fill", {}, {gradient}, {{"n", double(graph_.tensor(p).elements())}}, true});
+        register_gradient(p, gradient);
+        continue;
       }
+      throw UsageError("parameter '" + graph_.tensor(p).name + "' does not affect the loss");
     }
     return gradients_;
   }
@@ -88,10 +96,12 @@ class Differentiator {
   static bool is_loss_op(const Node& node) {
     return node.op == "softmax_cross_entropy" || node.op == "span_loss" || node.op == "yolo_loss" ||
            node.op == "mse_loss" || node.op == "l1_loss" || node.op == "bce_with_logits_loss" ||
-           node.op == "smooth_l1_loss" ||
+           node.op == "smooth_l1_loss" || node.op == "softplus_loss" || node.op == "squared_norm_loss" ||
            (node.op == "add" && node.attributes.count("loss_sum") != 0);
   }
 
+  // Outputs of nodes without inputs (fill: the unit seed of an input gradient, append_input_gradient) are
+  // constants like data inputs: a second-order pass must not differentiate the seed.
   bool needs_gradient(TensorId id) const {
     const TensorInfo& info = graph_.tensor(id);
     return static_cast<size_t>(id) < relevant_.size() && relevant_[static_cast<size_t>(id)] &&

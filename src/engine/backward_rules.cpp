@@ -30,7 +30,7 @@ const Node* BackwardContext::backward_producer(TensorId id) const {
 }
 
 void BackwardContext::emit(Node node) {
-  node.backward = true;
+  node.backward = !as_forward_;
   graph_.add_node(std::move(node));
 }
 
@@ -69,7 +69,8 @@ std::vector<Contribution> gemm_backward(BackwardContext& ctx, const Node& node, 
     if (want_a) ctx.emit(gemm_node(b, dc, da, true, true, k, m, n, alpha, batch));
     if (want_b) ctx.emit(gemm_node(dc, a, db, true, true, n, k, m, alpha, batch));
   }
-  if (node.inputs.size() < 3) return {{da, true}, {db, true}};
+  // No bias, or one that needs no gradient (an input gradient's pass, append_input_gradient).
+  if (node.inputs.size() < 3 || !ctx.needs_gradient(node.inputs[2])) return {{da, true}, {db, true}};
   // A fused bias (linear layers): its gradient is the column sum of dC.
   const TensorId dbias = ctx.gradient_like(node.inputs[2]);
   ctx.emit(Node{"bias_backward", {dc}, {dbias}, {{"rows", m * batch}, {"cols", n}}, true});
@@ -270,7 +271,9 @@ const BackwardRule* find_backward_rule(const std::string& op) {
   const BackwardRule* pix2pixhd = find_pix2pixhd_backward_rule(op);
   if (pix2pixhd != nullptr) return pix2pixhd;
   const BackwardRule* detection = find_detection_backward_rule(op);
-  return detection != nullptr ? detection : find_decode_backward_rule(op);
+  if (detection != nullptr) return detection;
+  const BackwardRule* stylegan = find_stylegan_backward_rule(op);
+  return stylegan != nullptr ? stylegan : find_decode_backward_rule(op);
 }
 
 }  // namespace sb::detail

@@ -17,8 +17,10 @@ struct Contribution {
 
 class BackwardContext {
  public:
-  BackwardContext(Graph& graph, std::function<bool(TensorId)> needs_gradient)
-      : graph_(graph), needs_gradient_(std::move(needs_gradient)) {}
+  // `as_forward`: the emitted nodes are forward nodes (backward = false) that a later append_backward
+  // differentiates again: append_input_gradient's gradients inside a loss (R1, autodiff.h).
+  BackwardContext(Graph& graph, std::function<bool(TensorId)> needs_gradient, bool as_forward = false)
+      : graph_(graph), needs_gradient_(std::move(needs_gradient)), as_forward_(as_forward) {}
   Graph& graph() { return graph_; }
   // False for data inputs and for tensors the loss does not depend on: their gradients are never computed.
   bool needs_gradient(TensorId id) const { return needs_gradient_(id); }
@@ -31,6 +33,7 @@ class BackwardContext {
  private:
   Graph& graph_;
   std::function<bool(TensorId)> needs_gradient_;
+  bool as_forward_ = false;
 };
 
 // Given the node and the gradients of its outputs (kNoTensor where an output does not reach the loss),
@@ -56,5 +59,8 @@ const BackwardRule* find_decode_backward_rule(const std::string& op);
 // proposals and target assignment): their outputs require no gradient, and autodiff neither waits for
 // gradients through them nor counts them as uses of their inputs (backward_rules.cpp).
 bool detached_op(const std::string& op);
+// The rules of StyleGAN's ops and the second-order rules of the backward ops on its discriminator's path
+// (backward_rules_second_order.cpp: conv2d_backward_data, leaky_relu_backward, ...).
+const BackwardRule* find_stylegan_backward_rule(const std::string& op);
 
 }  // namespace sb::detail

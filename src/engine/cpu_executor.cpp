@@ -27,6 +27,7 @@
 #include "src/engine/cpu_kernels_detection.h"
 #include "src/engine/cpu_kernels_pix2pixhd.h"
 #include "src/engine/cpu_kernels_san.h"
+#include "src/engine/cpu_kernels_stylegan.h"
 
 namespace sb {
 namespace {
@@ -233,7 +234,9 @@ const Kernel* find_kernel(const std::string& op) {
   const Kernel* pix2pixhd = detail::find_pix2pixhd_cpu_kernel(op);
   if (pix2pixhd != nullptr) return pix2pixhd;
   const Kernel* detection = detail::find_detection_cpu_kernel(op);
-  return detection != nullptr ? detection : detail::find_decode_cpu_kernel(op);
+  if (detection != nullptr) return detection;
+  const Kernel* stylegan = detail::find_stylegan_cpu_kernel(op);
+  return stylegan != nullptr ? stylegan : detail::find_decode_cpu_kernel(op);
 }
 
 }  // namespace

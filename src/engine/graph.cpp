@@ -83,7 +83,10 @@ int64_t Graph::parameter_count() const {
 int64_t Graph::frozen_parameter_count() const {
   int64_t count = 0;
   for (const TensorInfo& info : tensors_) {
-    if (info.role == TensorRole::kInput && info.frozen_weight) count += info.elements();
+    // Frozen inputs (pix2pixHD's VGG19, Mask R-CNN's stem) and kState copies of trained weights that the graph
+    // updates itself (StyleGAN's EMA generator, GraphBuilder::moving_average): model weights, never trained.
+    const bool copy = info.role == TensorRole::kInput || info.role == TensorRole::kState;
+    if (copy && info.frozen_weight) count += info.elements();
   }
   return count;
 }

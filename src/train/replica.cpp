@@ -21,6 +21,7 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
                      std::to_string(workload.info().min_batch) + ", not " + std::to_string(options.batch));
   }
   auto replica = std::make_unique<Replica>();
+  replica->workload = &workload;
   GraphBuilder builder(replica->graph, activation_dtype(options.precision));
   if (!options.dropout) builder.disable_dropout();
   builder.set_batchnorm_groups(options.batchnorm_groups);
@@ -83,7 +84,8 @@ std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& de
   return replica;
 }
 
-// Weights as the references initialise them in spirit: N(0, 0.02) everywhere, LayerNorm gains 1 and biases 0.
+// Weights as the references initialise them in spirit: N(0, 0.02) everywhere, LayerNorm gains 1 and biases 0,
+// unless the workload says otherwise (Workload::parameter_init: StyleGAN's equalized learning rate).
 void initialise_parameters(Replica& replica, uint64_t weight_seed) {
   std::mt19937_64 random(weight_seed);
   std::normal_distribution<float> normal(0.0f, 0.02f);
@@ -92,6 +94,14 @@ void initialise_parameters(Replica& replica, uint64_t weight_seed) {
     const bool norm = info.name.find("orm") != std::string::npos;
     const bool bias = info.name.find("bias") != std::string::npos;
     std::vector<float> values(static_cast<size_t>(info.elements()));
+    const std::optional<ParameterInit> init =
+        replica.workload != nullptr ? replica.workload->parameter_init(info.name) : std::nullopt;
+    if (init) {
+      std::normal_distribution<float> drawn(0.0f, 1.0f);
+      for (float& v : values) v = init->stddev == 0 ? init->mean : init->mean + init->stddev * drawn(random);
+      replica.executor->write_tensor(p, values.data(), info.bytes());
+      continue;
+    }
     for (float& v : values) v = norm ? (bias ? 0.0f : 1.0f) : (bias ? 0.0f : normal(random));
     replica.executor->write_tensor(p, values.data(), info.bytes());
   }

@@ -52,6 +52,7 @@ uint64_t usable_device_bytes(Device& device);
 constexpr uint64_t kOutsidePlanBytes = 512ull << 20;
 
 struct Replica {
+  const Workload* workload = nullptr;  // what built the graph (its parameter_init)
   Graph graph;
   BuiltWorkload built;
   int linear_batchnorm_activations = 0;  // how many ReplicaOptions::linear_batchnorm_activations changed

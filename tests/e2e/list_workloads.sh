@@ -12,6 +12,7 @@ expect_output "deeplabv3 .* 58630997" "deeplabv3's parameter count"
 expect_output "nasnet_large .* 88753150" "nasnet_large's parameter count"
 expect_output "pix2pixhd .* 191261862 +12944960 " "pix2pixhd's trainable and frozen (VGG19) parameter counts"
 expect_output "maskrcnn .* 44125173 +222400 " "maskrcnn's trained and frozen parameter counts"
+expect_output "stylegan .* 49306876 +26219627 " "stylegan's trainable (G + D) and frozen (EMA copy Gs) parameter counts"
 expect_output "unsupmt .* 310047094" "unsupmt's parameter count"
 "$SB" list --json - 2> /dev/null > "$WORK/list.json"
 python3 - "$WORK/list.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: list JSON"; failures=$((failures + 1)); }
@@ -28,6 +29,7 @@ assert counts["deeplabv3"] == 58630997 and counts["nasnet_large"] == 88753150, c
 assert counts["pix2pixhd"] == 191261862 and counts["maskrcnn"] == 44125173, counts
 frozen = {w["name"]: w["frozen_parameters"] for w in doc["workloads"]}
 assert frozen["pix2pixhd"] == 12944960 and frozen["maskrcnn"] == 222400, frozen
+assert counts["stylegan"] == 26219627 + 23087249 and frozen["stylegan"] == 26219627, (counts, frozen)
 assert frozen["yolov3"] == 0 and frozen["unsupmt"] == 0, frozen
 assert counts["unsupmt"] == 310047094, counts
 assert all(w["forward_gflops_per_unit"] > 0 and w["gradient_bytes"] > 0 for w in doc["workloads"])

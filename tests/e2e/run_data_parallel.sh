@@ -11,7 +11,7 @@ fi
 tiny=(--device cpu --scale tiny --batch 2 --warmup 1 --steps 2)
 for ranks in 2 4; do
   for workload in transformer_big bert_base bert_finetune mt_dnn yolov3 nasnet_large deeplabv3 conv_seq2seq pix2pixhd \
-      maskrcnn unsupmt; do
+      stylegan maskrcnn unsupmt; do
     json="$WORK/$workload-$ranks.json"
     expect_exit 0 "$workload on $ranks ranks with --check" -- "$MPIEXEC" -n "$ranks" $OVERSUBSCRIBE "$SB" \
       --workload "$workload" "${tiny[@]}" --check --json "$json"

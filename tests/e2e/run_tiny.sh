@@ -43,6 +43,18 @@ doc = json.load(open(sys.argv[1]))
 rank = doc["phases"]["solo"]["ranks"][0]
 assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
 PY
+# stylegan: the D part with R1 by double backward, the G part through D's stopped weights, Adam (0.003, beta1 0,
+# beta2 0.99), the EMA generator updated by the graph; G's and D's gradients in buckets of their own. A GAN's
+# summed loss need not fall: the run must finish with finite losses and say it ran its steps.
+expect_exit 0 "stylegan tiny" -- "$SB" run --device cpu --workload stylegan --scale tiny --batch 2 \
+  --steps 6 --optimizer reference --json "$WORK/stylegan.json"
+python3 - "$WORK/stylegan.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: stylegan JSON"; failures=$((failures + 1)); }
+import json, math, sys
+doc = json.load(open(sys.argv[1]))
+rank = doc["phases"]["solo"]["ranks"][0]
+assert doc["status"] == "ok" and math.isfinite(rank["loss_first"]) and math.isfinite(rank["loss_last"]), rank
+assert rank["loss_last"] != rank["loss_first"], rank
+PY
 # maskrcnn: frozen stem, FrozenBatchNorm, the RPN's proposals (top-k, NMS), sampling, RoIAlign, five losses.
 expect_exit 0 "maskrcnn tiny" -- "$SB" run --device cpu --workload maskrcnn --scale tiny --batch 2 \
   --steps 6 --optimizer reference --json "$WORK/maskrcnn.json"

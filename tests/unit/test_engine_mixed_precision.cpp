@@ -105,13 +105,25 @@ TEST_P(MixedPrecision, EachParameterCastOnceAndItsGradientWrittenInFp32ByItsProd
     // theirs in fp32. A filter that several convolutions read (pix2pixhd's discriminators, applied to the real
     // and to the generated image; maskrcnn's RPN head over five FPN levels) has its passes' gradients summed
     // before that cast, in the compute dtype, as autograd accumulates the gradient of autocast's cached cast.
+    // StyleGAN's equalized learning rate multiplies every weight at run time after its cast (a `scale` node):
+    // its gradient passes that scale, and a fused up/down conv's 4 x 4 filter gradient folds back to the 3 x 3
+    // weight (fused_conv_weight_backward); GEMMs read the scaled copy, so their weight gradients are 16-bit too.
     if (node.op == "cast" && node.backward && g.graph.tensor(node.outputs[0]).role == TensorRole::kGradient) {
-      const TensorId dw = node.inputs[0];
-      bool from_filter_passes = written_by[dw] == "conv2d_backward_filter";
+      TensorId dw = node.inputs[0];
+      bool scaled = false;
+      for (const Node& scale : g.graph.nodes()) {
+        if (scale.op == "scale" && scale.backward && scale.outputs[0] == dw) dw = scale.inputs[0], scaled = true;
+      }
+      auto filter_pass = [&](TensorId t) {
+        const std::string& op = written_by[t];
+        return op == "conv2d_backward_filter" ||
+               (scaled && (op == "gemm" || op == "fused_conv_weight_backward"));
+      };
+      bool from_filter_passes = filter_pass(dw);
       for (const Node& sum : g.graph.nodes()) {
         if (sum.op != "add_n" || sum.outputs[0] != dw) continue;
         from_filter_passes = true;
-        for (TensorId term : sum.inputs) from_filter_passes = from_filter_passes && written_by[term] == "conv2d_backward_filter";
+        for (TensorId term : sum.inputs) from_filter_passes = from_filter_passes && filter_pass(term);
       }
       EXPECT_TRUE(from_filter_passes) << g.graph.tensor(node.outputs[0]).name << " written by " << written_by[dw];
       ++gradients_written_by_producer;
