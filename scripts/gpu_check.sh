@@ -196,6 +196,7 @@ if [ "$max_bytes" = cnn ]; then
     case "$workload" in  # as scalebench's reference optimizer (src/core/optimizer.cpp)
       yolov3) lr=1e-6 ;;
       maskrcnn) lr=0.0066667 ;;
+      stylegan) lr=0.003 ;;  # its PyTorch model keeps the reference's Adam settings whatever --lr says
       *) lr=1e-3 ;;
     esac
     for model in $workload $([ "$workload" = deeplabv3 ] && echo deeplabv3_os8); do
