@@ -40,10 +40,11 @@ inline int64_t conv_output_size(int64_t in, int64_t kernel, int64_t stride, int6
 // of 8 while K is (pix2pixHD's label maps: C = 36 into its generator, 39 into its discriminator) runs on C
 // rounded up to 8, with zero channels in copies of its input and filter: cuDNN's NHWC tensor-core engines want
 // C % 8 == 0, and its kernels for the others took 236 ms of pix2pixhd's 532-ms step on H200 for the
-// discriminator's first backward-data pass alone. RGB stems too (C = 3 -> 8): maskrcnn's 7 x 7 stem on
-// 16 x 800 x 1344 images ran at 20 TFLOP/s, 4.1 ms of its step on H200. 1 x 1 kernels keep their C (not measured).
+// discriminator's first backward-data pass alone. C <= 8 keeps its C: maskrcnn's 7 x 7 RGB stem on 16 x 800 x 1344
+// images took 4.1 ms on H200 as it is and 5.8 ms padded to 8 channels (cuDNN's engine 28 against 45). 1 x 1 kernels
+// keep their C (not measured).
 inline int64_t conv2d_cudnn_in_channels(const Conv2dGeometry& g, uint64_t element_bytes) {
-  const bool padded = element_bytes == 2 && g.groups == 1 && g.in_c % 8 != 0 && g.out_c % 8 == 0 &&
+  const bool padded = element_bytes == 2 && g.groups == 1 && g.in_c > 8 && g.in_c % 8 != 0 && g.out_c % 8 == 0 &&
                       g.kernel_h * g.kernel_w > 1;
   return padded ? (g.in_c + 7) / 8 * 8 : g.in_c;
 }

@@ -155,6 +155,8 @@ TEST(CudaStyleGanOps, GeneratorOps) {
   const std::vector<float> weight = test::random_normal(size_t(channels), 12);
   const std::vector<int32_t> ids = {40, 7, 1000};
   const std::vector<float> rows = test::random_normal(size_t(2 * batch * dim), 13);
+  // Pixel norm's gradient with dy along x is zero up to rounding: dy must be another vector.
+  const std::vector<float> rows_dy = test::random_normal(size_t(2 * batch * dim), 113);
   const std::vector<int32_t> crossover = {1, 5, 3};
   std::vector<float> y_noise(x.size()), dweight(static_cast<size_t>(channels)), y_style(x.size()), dx_style(x.size());
   std::vector<float> dstyle(style.size()), y_pn(rows.size()), dx_pn(rows.size()), average(x.size(), 3.0f);
@@ -164,7 +166,7 @@ TEST(CudaStyleGanOps, GeneratorOps) {
   cpu::style_modulation_backward(x.data(), style.data(), dy.data(), dx_style.data(), dstyle.data(), batch, pixels,
                                  channels);
   cpu::pixel_norm_forward(rows.data(), y_pn.data(), 2 * batch, dim);
-  cpu::pixel_norm_backward(rows.data(), rows.data(), dx_pn.data(), 2 * batch, dim);
+  cpu::pixel_norm_backward(rows.data(), rows_dy.data(), dx_pn.data(), 2 * batch, dim);
   cpu::ema_update(x.data(), average.data(), int64_t(x.size()), 0.9f, false);
   std::vector<std::vector<float>> mixed(layers, std::vector<float>(size_t(batch * dim)));
   std::vector<float*> mixed_pointers;
@@ -175,7 +177,8 @@ TEST(CudaStyleGanOps, GeneratorOps) {
   std::vector<float> dw(rows.size());
   cpu::style_mix_backward(dlayer_pointers.data(), crossover.data(), dw.data(), layers, batch, dim);
 
-  CudaArray<float> d_x(x), d_dy(dy), d_style(style), d_weight(weight), d_rows(rows), d_average(std::vector<float>(x.size(), 3.0f));
+  CudaArray<float> d_x(x), d_dy(dy), d_style(style), d_weight(weight), d_rows(rows), d_rows_dy(rows_dy),
+      d_average(std::vector<float>(x.size(), 3.0f));
   CudaArray<int32_t> d_ids(ids), d_crossover(crossover);
   Output d_noise(x.size()), d_dweight(static_cast<size_t>(channels)), d_ystyle(x.size()), d_dxstyle(x.size()), d_dstyle(style.size());
   Output d_pn(rows.size()), d_dpn(rows.size()), d_dw(rows.size());
@@ -199,7 +202,7 @@ TEST(CudaStyleGanOps, GeneratorOps) {
                                   style_partials.get(), batch, pixels,
                                   channels, stream.get());
   cuda::pixel_norm_forward(d_rows.get(), d_pn.get(), 2 * batch, dim, stream.get());
-  cuda::pixel_norm_backward(d_rows.get(), d_rows.get(), d_dpn.get(), 2 * batch, dim, stream.get());
+  cuda::pixel_norm_backward(d_rows.get(), d_rows_dy.get(), d_dpn.get(), 2 * batch, dim, stream.get());
   cuda::ema_update(d_x.get(), d_average.get(), int64_t(x.size()), 0.9f, false, stream.get());
   cuda::style_mix_forward(d_rows.get(), d_crossover.get(), out, layers, batch, dim, stream.get());
   cuda::style_mix_backward(in, d_crossover.get(), d_dw.get(), layers, batch, dim, stream.get());
@@ -294,6 +297,7 @@ TYPED_TEST(CudaStyleGanOps16Bit, GeneratorOps) {
   const std::vector<float> weight = test::random_normal(size_t(channels), 34);  // fp32 parameter
   const std::vector<int32_t> ids = {40, 7, 1000};
   const std::vector<float> rows = test::representable<T>(test::random_normal(size_t(2 * batch * dim), 35));
+  const std::vector<float> rows_dy = test::representable<T>(test::random_normal(size_t(2 * batch * dim), 135));
   const std::vector<int32_t> crossover = {1, 5, 3};
   std::vector<float> y_noise(x.size()), dweight(static_cast<size_t>(channels)), y_style(x.size()), dx_style(x.size());
   std::vector<float> dstyle(style.size()), y_pn(rows.size()), dx_pn(rows.size());
@@ -303,7 +307,7 @@ TYPED_TEST(CudaStyleGanOps16Bit, GeneratorOps) {
   cpu::style_modulation_backward(x.data(), style.data(), dy.data(), dx_style.data(), dstyle.data(), batch, pixels,
                                  channels);
   cpu::pixel_norm_forward(rows.data(), y_pn.data(), 2 * batch, dim);
-  cpu::pixel_norm_backward(rows.data(), rows.data(), dx_pn.data(), 2 * batch, dim);
+  cpu::pixel_norm_backward(rows.data(), rows_dy.data(), dx_pn.data(), 2 * batch, dim);
   std::vector<std::vector<float>> mixed(layers, std::vector<float>(size_t(batch * dim)));
   std::vector<float*> mixed_pointers;
   for (auto& m : mixed) mixed_pointers.push_back(m.data());
@@ -313,7 +317,7 @@ TYPED_TEST(CudaStyleGanOps16Bit, GeneratorOps) {
   std::vector<float> dw(rows.size());
   cpu::style_mix_backward(dlayer_pointers.data(), crossover.data(), dw.data(), layers, batch, dim);
 
-  Typed<T> d_x(x), d_dy(dy), d_style(style), d_rows(rows);
+  Typed<T> d_x(x), d_dy(dy), d_style(style), d_rows(rows), d_rows_dy(rows_dy);
   CudaArray<float> d_weight(weight);
   CudaArray<int32_t> d_ids(ids), d_crossover(crossover);
   Typed<T> d_noise(x.size()), d_ystyle(x.size()), d_dxstyle(x.size()), d_dstyle(style.size());
@@ -339,7 +343,7 @@ TYPED_TEST(CudaStyleGanOps16Bit, GeneratorOps) {
                                   style_partials.get(), batch, pixels,
                                   channels, stream.get());
   cuda::pixel_norm_forward(d_rows.get(), d_pn.get(), 2 * batch, dim, stream.get());
-  cuda::pixel_norm_backward(d_rows.get(), d_rows.get(), d_dpn.get(), 2 * batch, dim, stream.get());
+  cuda::pixel_norm_backward(d_rows.get(), d_rows_dy.get(), d_dpn.get(), 2 * batch, dim, stream.get());
   cuda::style_mix_forward(d_rows.get(), d_crossover.get(), out, layers, batch, dim, stream.get());
   cuda::style_mix_backward(in, d_crossover.get(), d_dw.get(), layers, batch, dim, stream.get());
   stream.sync();
@@ -368,8 +372,10 @@ TEST(CudaStyleGanGraph, DiscriminatorWithR1MatchesTheCpu) {
     GraphBuilder b(built->graph);
     const int64_t c = 8;
     auto conv = [&](TensorId h, const std::string& name, int64_t out, int64_t k, int64_t in, int64_t stride) {
-      TensorId w = b.scale(b.parameter(name + ".weight", {out, k, k, in}), std::sqrt(2.0 / double(k * k * in)));
-      if (stride == 2) w = b.fused_conv_weight(b.scale(b.parameter(name + ".weight3", {out, 3, 3, in}), 0.1), true);
+      // A stride-2 conv is the fused 4 x 4 down-conv built from its 3 x 3 weight (the only parameter it has).
+      const TensorId w =
+          stride == 2 ? b.fused_conv_weight(b.scale(b.parameter(name + ".weight3", {out, 3, 3, in}), 0.1), true)
+                      : b.scale(b.parameter(name + ".weight", {out, k, k, in}), std::sqrt(2.0 / double(k * k * in)));
       return b.leaky_relu(b.conv2d(h, w, b.parameter(name + ".bias", {out}), Conv2dOptions::with(stride, stride == 2 ? 1 : k / 2)),
                           0.2);
     };
