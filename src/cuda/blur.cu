@@ -1,5 +1,5 @@
-// CUDA [1, 2, 1] blur (src/cuda/blur.h): grid-stride over NHWC outputs, consecutive threads on consecutive
-// channels so every tap's reads are coalesced.
+// CUDA [1, 2, 1] blur (src/cuda/blur.h): grid-stride over packs of channels of NHWC outputs, consecutive threads
+// on consecutive channels so every tap's reads are coalesced.
 #include <cuda_runtime.h>
 
 #include <string>
@@ -15,26 +15,36 @@ namespace {
 
 constexpr int kThreads = 256;
 
-template <typename T>
+// Each thread takes a pack of W consecutive channels of one pixel (one 16-byte access when the channels and
+// pointers allow): its position arithmetic (64-bit divisions) is done once per pack. Per element it made each
+// 1024 x 1024 x 16-channel blur of stylegan's batch-16 step 4.06 ms on H200, 88 ms of its 295-ms step.
+template <typename T, int W>
 __global__ void blur2d_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t batch, int64_t height,
                               int64_t width, int64_t channels) {
   const float taps[3] = {0.25f, 0.5f, 0.25f};
-  const int64_t total = batch * height * width * channels;
+  const int64_t channel_packs = channels / W, total = batch * height * width * channel_packs;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
-    const int64_t c = i % channels, w = (i / channels) % width, h = (i / (channels * width)) % height;
-    const int64_t n = i / (channels * width * height);
-    float sum = 0.0f;
+    const int64_t c = (i % channel_packs) * W, pixel = i / channel_packs;
+    const int64_t w = pixel % width, h = (pixel / width) % height, n = pixel / (width * height);
+    float sum[W] = {};
 #pragma unroll
     for (int a = -1; a <= 1; ++a) {
       if (h + a < 0 || h + a >= height) continue;
 #pragma unroll
       for (int b = -1; b <= 1; ++b) {
         if (w + b < 0 || w + b >= width) continue;
-        sum += taps[a + 1] * taps[b + 1] * to_float(x[((n * height + h + a) * width + w + b) * channels + c]);
+        const Pack<T, W> v =
+            *reinterpret_cast<const Pack<T, W>*>(x + ((n * height + h + a) * width + w + b) * channels + c);
+        const float tap = taps[a + 1] * taps[b + 1];
+#pragma unroll
+        for (int j = 0; j < W; ++j) sum[j] += tap * to_float(v.element[j]);
       }
     }
-    y[i] = from_float<T>(sum);
+    Pack<T, W> out;
+#pragma unroll
+    for (int j = 0; j < W; ++j) out.element[j] = from_float<T>(sum[j]);
+    *reinterpret_cast<Pack<T, W>*>(y + pixel * channels + c) = out;
   }
 }
 
@@ -48,8 +58,14 @@ void blur2d(const T* x, T* y, int64_t batch, int64_t height, int64_t width, int6
   }
   const int64_t total = batch * height * width * channels;
   if (total == 0) return;
-  blur2d_kernel<T><<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(x, y, batch, height, width,
-                                                                                       channels);
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  if (channels % kWidth == 0 && detail::aligned_16(x) && detail::aligned_16(y)) {
+    blur2d_kernel<T, kWidth><<<detail::grid_stride_blocks(total / kWidth, kThreads), kThreads, 0, stream>>>(
+        x, y, batch, height, width, channels);
+  } else {
+    blur2d_kernel<T, 1><<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(x, y, batch, height,
+                                                                                             width, channels);
+  }
   SB_CUDA_CHECK_LAUNCH();
 }
 
