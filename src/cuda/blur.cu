@@ -9,6 +9,7 @@
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
+#include "src/cuda/packs.h"
 
 namespace sb::cuda {
 namespace {
@@ -59,7 +60,7 @@ void blur2d(const T* x, T* y, int64_t batch, int64_t height, int64_t width, int6
   const int64_t total = batch * height * width * channels;
   if (total == 0) return;
   constexpr int kWidth = kElementsPer16Bytes<T>;
-  if (channels % kWidth == 0 && detail::aligned_16(x) && detail::aligned_16(y)) {
+  if (rows_fit_16_byte_packs<T>(channels, {x, y})) {
     blur2d_kernel<T, kWidth><<<detail::grid_stride_blocks(total / kWidth, kThreads), kThreads, 0, stream>>>(
         x, y, batch, height, width, channels);
   } else {

@@ -2,11 +2,10 @@
 // (channels last, so neighbouring threads read neighbouring channels' scale and shift from the cache).
 #include <cuda_runtime.h>
 
-#include <initializer_list>
-
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/frozen_affine.h"
 #include "src/cuda/grid.h"
+#include "src/cuda/packs.h"
 
 namespace sb::cuda {
 namespace {
@@ -53,15 +52,6 @@ __global__ void frozen_affine_backward_kernel(const T* __restrict__ dy, const T*
   }
 }
 
-template <typename T>
-bool packs_fit(int64_t channels, std::initializer_list<const void*> pointers) {
-  if (channels % kElementsPer16Bytes<T> != 0) return false;
-  for (const void* p : pointers) {
-    if (!detail::aligned_16(p)) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 template <typename T>
@@ -70,7 +60,7 @@ void frozen_affine_forward(const T* x, const float* scale, const float* shift, T
   const int64_t n = rows * channels;
   if (n == 0) return;
   constexpr int kWidth = kElementsPer16Bytes<T>;
-  if (packs_fit<T>(channels, {x, y})) {
+  if (rows_fit_16_byte_packs<T>(channels, {x, y})) {
     frozen_affine_forward_kernel<T, kWidth><<<detail::grid_stride_blocks(n / kWidth, kThreads), kThreads, 0, stream>>>(
         x, scale, shift, y, n / kWidth, channels, relu);
   } else {
@@ -86,7 +76,7 @@ void frozen_affine_backward(const T* dy, const T* y, const float* scale, T* dx, 
   const int64_t n = rows * channels;
   if (n == 0) return;
   constexpr int kWidth = kElementsPer16Bytes<T>;
-  if (packs_fit<T>(channels, {dy, y, dx})) {
+  if (rows_fit_16_byte_packs<T>(channels, {dy, y, dx})) {
     frozen_affine_backward_kernel<T, kWidth><<<detail::grid_stride_blocks(n / kWidth, kThreads), kThreads, 0, stream>>>(
         dy, y, scale, dx, n / kWidth, channels, relu);
   } else {

@@ -4,7 +4,6 @@
 // halves (and dy) and writes y (or both halves of dx). 256 threads per block, at most one full wave.
 #include <cuda_runtime.h>
 
-#include <initializer_list>
 #include <string>
 
 #include "scalebench/error.h"
@@ -12,6 +11,7 @@
 #include "src/cuda/element.h"
 #include "src/cuda/glu.h"
 #include "src/cuda/grid.h"
+#include "src/cuda/packs.h"
 
 namespace sb::cuda {
 namespace {
@@ -75,15 +75,6 @@ void check_sizes(const char* op, int64_t rows, int64_t cols) {
   }
 }
 
-template <typename T>
-bool vectorizable(int64_t cols, std::initializer_list<const void*> pointers) {
-  if (cols % kElementsPer16Bytes<T> != 0) return false;
-  for (const void* p : pointers) {
-    if (!detail::aligned_16(p)) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 template <typename T>
@@ -91,7 +82,7 @@ void glu_forward(const T* x, T* y, int64_t rows, int64_t cols, cudaStream_t stre
   check_sizes("glu_forward", rows, cols);
   if (rows == 0 || cols == 0) return;
   constexpr int kWidth = kElementsPer16Bytes<T>;
-  if (vectorizable<T>(cols, {x, y})) {
+  if (rows_fit_16_byte_packs<T>(cols, {x, y})) {
     glu_forward_kernel<T, kWidth><<<detail::grid_stride_blocks(rows * cols / kWidth, kThreads), kThreads, 0,
                                     stream>>>(x, y, rows, cols);
   } else {
@@ -106,7 +97,7 @@ void glu_backward(const T* x, const T* dy, T* dx, int64_t rows, int64_t cols, cu
   check_sizes("glu_backward", rows, cols);
   if (rows == 0 || cols == 0) return;
   constexpr int kWidth = kElementsPer16Bytes<T>;
-  if (vectorizable<T>(cols, {x, dy, dx})) {
+  if (rows_fit_16_byte_packs<T>(cols, {x, dy, dx})) {
     glu_backward_kernel<T, kWidth><<<detail::grid_stride_blocks(rows * cols / kWidth, kThreads), kThreads, 0,
                                      stream>>>(x, dy, dx, rows, cols);
   } else {

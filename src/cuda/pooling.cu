@@ -2,6 +2,7 @@
 // channels of one pixel (coalesced in NHWC).
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
+#include "src/cuda/packs.h"
 #include "src/cuda/pooling.h"
 
 namespace sb::cuda {
@@ -138,9 +139,7 @@ template <typename T>
 void max_pool2d_forward(const T* x, T* y, int32_t* argmax, const Conv2dGeometry& g, cudaStream_t stream) {
   if (g.y_elements() == 0) return;
   constexpr int kWidth = kElementsPer16Bytes<T>;
-  const bool packs_fit = g.in_c % kWidth == 0 && detail::aligned_16(x) && detail::aligned_16(y) &&
-                         detail::aligned_16(argmax);
-  if (packs_fit) {
+  if (rows_fit_16_byte_packs<T>(g.in_c, {x, y, argmax})) {
     max_forward_kernel<T, kWidth><<<blocks(g.y_elements() / kWidth), kThreads, 0, stream>>>(x, y, argmax, window_of(g));
   } else {
     max_forward_kernel<T, 1><<<blocks(g.y_elements()), kThreads, 0, stream>>>(x, y, argmax, window_of(g));

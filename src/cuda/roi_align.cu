@@ -8,6 +8,7 @@
 #include "src/cpu/detection_math.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
+#include "src/cuda/packs.h"
 #include "src/cuda/roi_align.h"
 
 namespace sb::cuda {
@@ -111,7 +112,7 @@ __global__ void roi_align_backward_kernel(const T* __restrict__ dy, const float*
 // Packs of 16 bytes of T where the channel count is a multiple of one and every pointer is 16-byte aligned.
 template <typename T>
 bool channel_packs_fit(const cpu::RoiAlignGeometry& g, const T* const* levels, const void* other) {
-  if (g.channels % kElementsPer16Bytes<T> != 0 || !detail::aligned_16(other)) return false;
+  if (!rows_fit_16_byte_packs<T>(g.channels, {other})) return false;
   for (int l = 0; l < g.levels; ++l) {
     if (!detail::aligned_16(levels[l])) return false;
   }

@@ -1,6 +1,7 @@
 // Resizing kernels (upsample.h). Channels are the fastest index: consecutive threads, consecutive channels.
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
+#include "src/cuda/packs.h"
 #include "src/cuda/upsample.h"
 
 namespace sb::cuda {
@@ -132,19 +133,12 @@ int blocks(int64_t items) { return detail::grid_stride_blocks(items, kThreads); 
 int64_t outputs(const cpu::ResizeGeometry& g) { return g.batch * g.out_h * g.out_w * g.channels; }
 int64_t inputs(const cpu::ResizeGeometry& g) { return g.batch * g.in_h * g.in_w * g.channels; }
 
-// One 16-byte pack of channels per thread where the channel count is a multiple of it and both tensors are
-// 16-byte aligned (a pixel's channels then start aligned too); one element per thread otherwise.
-template <typename T>
-bool channel_packs_fit(const cpu::ResizeGeometry& g, const void* a, const void* b) {
-  return g.channels % kElementsPer16Bytes<T> == 0 && detail::aligned_16(a) && detail::aligned_16(b);
-}
-
 }  // namespace
 
 template <typename T>
 void upsample_nearest_forward(const T* x, T* y, const cpu::ResizeGeometry& g, cudaStream_t stream) {
   constexpr int kWidth = kElementsPer16Bytes<T>;
-  if (channel_packs_fit<T>(g, x, y)) {
+  if (rows_fit_16_byte_packs<T>(g.channels, {x, y})) {
     nearest_forward_kernel<T, kWidth><<<blocks(outputs(g) / kWidth), kThreads, 0, stream>>>(x, y, g);
   } else {
     nearest_forward_kernel<T, 1><<<blocks(outputs(g)), kThreads, 0, stream>>>(x, y, g);
@@ -155,7 +149,7 @@ void upsample_nearest_forward(const T* x, T* y, const cpu::ResizeGeometry& g, cu
 template <typename T>
 void upsample_nearest_backward(const T* dy, T* dx, const cpu::ResizeGeometry& g, cudaStream_t stream) {
   constexpr int kWidth = kElementsPer16Bytes<T>;
-  if (channel_packs_fit<T>(g, dy, dx)) {
+  if (rows_fit_16_byte_packs<T>(g.channels, {dy, dx})) {
     nearest_backward_kernel<T, kWidth><<<blocks(inputs(g) / kWidth), kThreads, 0, stream>>>(dy, dx, g);
   } else {
     nearest_backward_kernel<T, 1><<<blocks(inputs(g)), kThreads, 0, stream>>>(dy, dx, g);

@@ -5,10 +5,12 @@
 // stride 2 pads one more at the bottom/right than at the top/left).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "scalebench/graph.h"
+#include "scalebench/graph_builder.h"
 
 namespace sb {
 
@@ -72,6 +74,13 @@ inline uint64_t conv2d_padded_filter_bytes(const Conv2dGeometry& g, uint64_t ele
 // The front of a conv node's workspace: the input copy, then the filter copy (each 0 when not needed).
 inline uint64_t conv2d_padded_copy_bytes(const Conv2dGeometry& g, uint64_t element_bytes) {
   return conv2d_padded_input_bytes(g, element_bytes) + conv2d_padded_filter_bytes(g, element_bytes);
+}
+
+// A conv node's whole workspace: its padded copies (conv2d_padded_copy_bytes) in front of the library's scratch,
+// min(limit, max(kConvWorkspaceFloorBytes, 2 x the largest operand)), one size for every pass it runs.
+inline uint64_t conv2d_workspace_bytes(const Conv2dGeometry& g, uint64_t element_bytes, uint64_t limit) {
+  const uint64_t largest = element_bytes * uint64_t(std::max({g.x_elements(), g.y_elements(), g.w_elements()}));
+  return conv2d_padded_copy_bytes(g, element_bytes) + std::min(limit, std::max(kConvWorkspaceFloorBytes, 2 * largest));
 }
 
 inline void store_conv2d_geometry(const Conv2dGeometry& g, NodeAttributes& a) {

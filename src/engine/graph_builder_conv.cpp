@@ -75,12 +75,9 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId weight, TensorId bias, const 
   const TensorId w = in_compute_dtype(weight);
   const TensorId y = activation(next_name("conv2d"), {g.batch, g.out_h, g.out_w, g.out_c});
   // One workspace size for the three passes: the largest operand bounds what the fast algorithms ask for.
-  const uint64_t element = dtype_size(compute_);
-  const uint64_t largest = element * uint64_t(std::max({g.x_elements(), g.y_elements(), g.w_elements()}));
-  const uint64_t library = std::min(conv_workspace_limit_, std::max(kConvWorkspaceFloorBytes, 2 * largest));
   TensorInfo scratch;
   scratch.name = next_name("conv2d_workspace");
-  scratch.shape = {int64_t(conv2d_padded_copy_bytes(g, element) + library)};
+  scratch.shape = {int64_t(conv2d_workspace_bytes(g, dtype_size(compute_), conv_workspace_limit_))};
   scratch.dtype = DType::kUInt8;
   scratch.role = TensorRole::kWorkspace;
   const TensorId workspace = graph_.add_tensor(scratch);

@@ -116,12 +116,10 @@ TensorId GraphBuilder::conv_transpose2d(TensorId x, TensorId weight, TensorId bi
 
   const TensorId w = in_compute_dtype(weight);
   const TensorId y = activation(next_name("conv_transpose2d"), {g.batch, g.in_h, g.in_w, g.in_c});
-  const uint64_t element = dtype_size(compute_);
-  const uint64_t largest = element * uint64_t(std::max({g.x_elements(), g.y_elements(), g.w_elements()}));
-  const uint64_t library = std::min(conv_workspace_limit_, std::max(kConvWorkspaceFloorBytes, 2 * largest));
   // The padding is symmetric, so the front copies are those of padded channels (conv2d_cudnn_in_channels).
-  const TensorId workspace = workspace_tensor(graph_, next_name("conv_transpose2d_workspace"),
-                                              int64_t(conv2d_padded_copy_bytes(g, element) + library));
+  const TensorId workspace =
+      workspace_tensor(graph_, next_name("conv_transpose2d_workspace"),
+                       int64_t(conv2d_workspace_bytes(g, dtype_size(compute_), conv_workspace_limit_)));
   Node node{"conv_transpose2d", {x, w}, {y, workspace}, {{"output_padding", double(output_padding)}}, false};
   if (bias != kNoTensor) node.inputs.push_back(converted(bias, DType::kFloat32));
   store_conv2d_geometry(g, node.attributes);

@@ -125,11 +125,10 @@ TensorId GraphBuilder::upscale_conv2d(TensorId x, TensorId weight4x4) {
   cpu::check_conv2d_geometry(g);
   const TensorId w = in_compute_dtype(weight4x4);
   const TensorId y = activation(next_name("upscale_conv"), {g.batch, g.in_h, g.in_w, g.in_c});
-  const uint64_t element = dtype_size(compute_);
-  const uint64_t largest = element * uint64_t(std::max({g.x_elements(), g.y_elements(), g.w_elements()}));
+  // The conv runner's workspace, padded-channel copies included (a C > 8 not a multiple of 8 would need them).
   TensorInfo scratch;
   scratch.name = next_name("upscale_conv_workspace");
-  scratch.shape = {int64_t(std::min(conv_workspace_limit_, std::max(kConvWorkspaceFloorBytes, 2 * largest)))};
+  scratch.shape = {int64_t(conv2d_workspace_bytes(g, dtype_size(compute_), conv_workspace_limit_))};
   scratch.dtype = DType::kUInt8;
   scratch.role = TensorRole::kWorkspace;
   const TensorId workspace = graph_.add_tensor(scratch);
