@@ -2,12 +2,16 @@
 // bias_add_forward: grid-stride over x, one 16-byte vector of x (4 floats or 8 bf16) and the matching fp32
 //   bias (16 or 32 bytes) per step when cols is a multiple of the vector width and x, bias are 16-byte
 //   aligned (each vector then lies inside one row), scalar otherwise; 256 threads per block, one full wave.
-// bias_backward: two passes. Blocks of 32 threads (one column each, or one 16-byte vector of columns when the
-//   rows allow) x 8 row lanes each sum one chunk of rows (>= 64) in double
-//   into a stream-ordered scratch of partial sums; then one thread per column adds the chunks in order. The
-//   order depends only on the shapes and the constants below, so the result is the same on every run; double
-//   accumulation keeps it within the final fp32 rounding of the CPU's sequential double sum. (One block per
-//   32 columns, the first version, gave 32 blocks for 1024 columns: 6.5 ms of a 60 ms transformer_big step.)
+// bias_backward: two passes. Pass 1: blocks of 32 x 8 threads sum chunks of rows in double into a
+//   stream-ordered scratch of partial sums. A thread owns one column (or one 16-byte vector of columns when
+//   the rows allow); when a row has fewer than 32 such slots, the warp's spare lanes take further rows, so
+//   StyleGAN's 16-channel 1024^2 layers (two bf16 vectors a row) keep every lane busy. Enough row chunks for
+//   ~1024 blocks. Pass 2: blocks of 32 columns x 32 chunk lanes add the chunks, each lane its own in order,
+//   then the lanes in a fixed order. Every order depends only on the shapes and the constants below, so the
+//   result is the same on every run; double accumulation keeps it within the final fp32 rounding of the CPU's
+//   sequential double sum. (History: one block per 32 columns gave 32 blocks for 1024 columns, 6.5 ms of a
+//   60 ms transformer_big step; one column slot per lane left 30 of 32 lanes idle on 16 columns, 3.45 ms per
+//   16M x 16 bf16 gradient, 29.8 ms of a 226 ms stylegan step.)
 #include <cuda_runtime.h>
 
 #include <string>
@@ -23,10 +27,13 @@ namespace sb::cuda {
 namespace {
 
 constexpr int kThreads = 256;        // bias_add_forward
-constexpr int kColumnTile = 32;      // bias_backward: columns per block (one warp wide)
-constexpr int kRowLanes = 8;         // bias_backward: row partial sums per column (block height)
+constexpr int kColumnTile = 32;        // bias_backward: column slots per block at most (one warp wide)
+constexpr int kRowLanes = 8;           // bias_backward: block height
 constexpr int64_t kMinChunkRows = 64;  // bias_backward: rows per block, at least
-constexpr int64_t kMaxChunks = 128;    // bias_backward: row chunks, at most (the final pass adds them in turn)
+constexpr int64_t kTargetBlocks = 1024;  // bias_backward pass 1: (tile, chunk) blocks wanted, ~8 per SM
+constexpr int64_t kFewestChunks = 128;   // bias_backward: the chunk cap never falls below this
+constexpr int64_t kMostChunks = 1024;    // ... nor rises above this (the scratch bound)
+constexpr int kChunkLanes = 32;          // bias_backward pass 2: chunk lanes per column
 
 // Pack (element.h): Pack<T, width> is one 16-byte vector of x, Pack<float, width> the matching bias (one or
 // two 16-byte loads).
@@ -54,22 +61,27 @@ __global__ void bias_add_kernel(T* x, const float* bias, int64_t rows, int64_t c
   }
 }
 
-// Pass 1, grid (column tiles, row chunks), block (32, kRowLanes): thread (c, r) sums rows r, r + kRowLanes,
-// ... of its chunk for its W columns c * W ... c * W + W - 1 in double (W = 1: a warp reads 32 contiguous
-// elements of a row; W = 16 bytes of T: 512 contiguous bytes, one vector load per thread and row); the row
-// lanes are combined by a fixed shared-memory tree into partial[chunk * cols + column].
+// Pass 1, grid (column tiles, row chunks), block (32, kRowLanes). A tile is `slots` slots of W columns
+// (slots = 32, or all of a narrower row); lane x takes slot x % slots and row group x / slots (the lanes past
+// the last whole group idle). Thread (x, y) sums rows lane, lane + lanes, ... of its chunk, lane = group *
+// kRowLanes + y, in double (W = 16 bytes of T: one vector load per row); then one thread per slot adds the
+// groups' sums in (y, group) order into partial[chunk * cols + column].
 template <typename T, int W>
 __global__ void bias_partial_kernel(const T* __restrict__ dy, double* __restrict__ partial, int64_t rows,
-                                    int64_t cols, int64_t chunk_rows) {
-  __shared__ double lanes[kRowLanes][kColumnTile * W];
-  const int64_t col = (static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x) * W;
+                                    int64_t cols, int64_t chunk_rows, int slots) {
+  __shared__ double sums[kRowLanes][kColumnTile][W];
+  const int groups = kColumnTile / slots;
+  const int slot = threadIdx.x % slots;
+  const int group = threadIdx.x / slots;
+  const int64_t col = (static_cast<int64_t>(blockIdx.x) * slots + slot) * W;
   const int64_t first = static_cast<int64_t>(blockIdx.y) * chunk_rows;
   const int64_t last = first + chunk_rows < rows ? first + chunk_rows : rows;
+  const int lanes = groups * kRowLanes;
   double sum[W];
 #pragma unroll
   for (int j = 0; j < W; ++j) sum[j] = 0.0;
-  if (col < cols) {
-    for (int64_t r = first + threadIdx.y; r < last; r += kRowLanes) {
+  if (group < groups && col < cols) {
+    for (int64_t r = first + group * kRowLanes + threadIdx.y; r < last; r += lanes) {
       if constexpr (W == 1) {
         sum[0] += to_float(dy[r * cols + col]);
       } else {
@@ -80,30 +92,42 @@ __global__ void bias_partial_kernel(const T* __restrict__ dy, double* __restrict
     }
   }
 #pragma unroll
-  for (int j = 0; j < W; ++j) lanes[threadIdx.y][threadIdx.x * W + j] = sum[j];
+  for (int j = 0; j < W; ++j) sums[threadIdx.y][threadIdx.x][j] = sum[j];
   __syncthreads();
-  for (int half = kRowLanes / 2; half > 0; half /= 2) {
-    if (threadIdx.y < half) {
+  if (threadIdx.y != 0 || group != 0 || col >= cols) return;
 #pragma unroll
-      for (int j = 0; j < W; ++j) lanes[threadIdx.y][threadIdx.x * W + j] += lanes[threadIdx.y + half][threadIdx.x * W + j];
+  for (int j = 0; j < W; ++j) {
+    double total = 0.0;
+    for (int y = 0; y < kRowLanes; ++y) {
+      for (int g = 0; g < groups; ++g) total += sums[y][g * slots + slot][j];
     }
-    __syncthreads();
-  }
-  if (threadIdx.y == 0 && col < cols) {
-#pragma unroll
-    for (int j = 0; j < W; ++j) partial[static_cast<int64_t>(blockIdx.y) * cols + col + j] = lanes[0][threadIdx.x * W + j];
+    partial[static_cast<int64_t>(blockIdx.y) * cols + col + j] = total;
   }
 }
 
-// Pass 2, one thread per column: the chunks' partial sums added in chunk order.
+// Pass 2, block (32 columns, kChunkLanes): lane y adds chunks y, y + kChunkLanes, ... of its column in order,
+// then lane 0 adds the lanes' sums in lane order.
 __global__ void bias_final_kernel(const double* __restrict__ partial, float* __restrict__ dbias, int64_t chunks,
                                   int64_t cols) {
-  const int64_t col = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (col >= cols) return;
+  __shared__ double lane_sums[kChunkLanes][kColumnTile];
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
   double sum = 0.0;
-#pragma unroll 8
-  for (int64_t k = 0; k < chunks; ++k) sum += partial[k * cols + col];
-  dbias[col] = static_cast<float>(sum);
+  if (col < cols) {
+    for (int64_t k = threadIdx.y; k < chunks; k += kChunkLanes) sum += partial[k * cols + col];
+  }
+  lane_sums[threadIdx.y][threadIdx.x] = sum;
+  __syncthreads();
+  if (threadIdx.y != 0 || col >= cols) return;
+  double total = 0.0;
+  for (int y = 0; y < kChunkLanes; ++y) total += lane_sums[y][threadIdx.x];
+  dbias[col] = static_cast<float>(total);
+}
+
+// The chunk cap for a given number of column tiles: ~kTargetBlocks blocks in all, within
+// [kFewestChunks, kMostChunks]. Fewer tiles (narrower rows) allow more chunks.
+int64_t chunk_cap(int64_t tiles) {
+  const int64_t wanted = (kTargetBlocks + tiles - 1) / tiles;
+  return wanted < kFewestChunks ? kFewestChunks : (wanted > kMostChunks ? kMostChunks : wanted);
 }
 
 void check_shape(const char* op, int64_t rows, int64_t cols) {
@@ -134,32 +158,38 @@ template <typename T>
 void bias_backward(const T* dy, float* dbias, int64_t rows, int64_t cols, cudaStream_t stream) {
   check_shape("bias_backward", rows, cols);
   if (cols == 0) return;  // rows == 0 still runs: the column sums are 0 and dbias is overwritten
-  const int64_t tiles = (cols + kColumnTile - 1) / kColumnTile;
+  constexpr int kWidth = kElementsPer16Bytes<T>;
+  const bool packed = cols % kWidth == 0 && detail::aligned_16(dy);  // every vector inside one row, aligned
+  const int64_t row_slots = packed ? cols / kWidth : cols;
+  const int slots = row_slots < kColumnTile ? static_cast<int>(row_slots) : kColumnTile;
+  const int64_t tiles = (row_slots + slots - 1) / slots;
   if (tiles > 0x7fffffff) throw UsageError("cuda::bias_backward: " + std::to_string(cols) + " columns");
-  // Enough (tile, chunk) blocks to fill the GPU several times over, and few enough chunks for a short final
-  // pass: 16000 rows x 1024 columns gives 32 tiles x 128 chunks of 125 rows.
-  int64_t chunk_rows = (rows + kMaxChunks - 1) / kMaxChunks;
+  int64_t chunk_rows = (rows + chunk_cap(tiles) - 1) / chunk_cap(tiles);
   if (chunk_rows < kMinChunkRows) chunk_rows = kMinChunkRows;
   const int64_t chunks = rows == 0 ? 1 : (rows + chunk_rows - 1) / chunk_rows;
   const ScratchLease scratch(stream, sizeof(double) * chunks * cols);  // chunks x cols partial sums
   auto* partial = static_cast<double*>(scratch.data());
-  constexpr int kWidth = kElementsPer16Bytes<T>;
-  if (cols % kWidth == 0 && detail::aligned_16(dy)) {  // every vector inside one row, 16-byte aligned
-    const int64_t wide_tiles = (cols / kWidth + kColumnTile - 1) / kColumnTile;
-    bias_partial_kernel<T, kWidth><<<dim3(static_cast<unsigned>(wide_tiles), static_cast<unsigned>(chunks)),
-                                     dim3(kColumnTile, kRowLanes), 0, stream>>>(dy, partial, rows, cols, chunk_rows);
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks));
+  if (packed) {
+    bias_partial_kernel<T, kWidth><<<grid, dim3(kColumnTile, kRowLanes), 0, stream>>>(dy, partial, rows, cols,
+                                                                                     chunk_rows, slots);
   } else {
-    bias_partial_kernel<T, 1><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)),
-                                dim3(kColumnTile, kRowLanes), 0, stream>>>(dy, partial, rows, cols, chunk_rows);
+    bias_partial_kernel<T, 1><<<grid, dim3(kColumnTile, kRowLanes), 0, stream>>>(dy, partial, rows, cols,
+                                                                                chunk_rows, slots);
   }
   SB_CUDA_CHECK_LAUNCH();
-  const int64_t final_blocks = (cols + kThreads - 1) / kThreads;
-  bias_final_kernel<<<static_cast<unsigned>(final_blocks), kThreads, 0, stream>>>(partial, dbias, chunks, cols);
+  const int64_t final_blocks = (cols + kColumnTile - 1) / kColumnTile;
+  bias_final_kernel<<<static_cast<unsigned>(final_blocks), dim3(kColumnTile, kChunkLanes), 0, stream>>>(
+      partial, dbias, chunks, cols);
   SB_CUDA_CHECK_LAUNCH();
 }
 
+// The most chunks any dtype's launch can use: the widest packs give the fewest tiles, hence the highest cap.
 uint64_t bias_backward_scratch_bytes(int64_t cols) {
-  return static_cast<uint64_t>(kMaxChunks) * static_cast<uint64_t>(cols) * sizeof(double);
+  constexpr int64_t kWidestPack = 16;  // 16 one-byte elements
+  const int64_t fewest_tiles = (cols + kWidestPack * kColumnTile - 1) / (kWidestPack * kColumnTile);
+  return static_cast<uint64_t>(chunk_cap(fewest_tiles < 1 ? 1 : fewest_tiles)) * static_cast<uint64_t>(cols) *
+         sizeof(double);
 }
 
 #define SB_BIAS(T)                                                                     \

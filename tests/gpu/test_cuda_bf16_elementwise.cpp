@@ -341,7 +341,10 @@ TEST(CudaBf16Bias, AddForwardIsTheRoundedCpuSum) {
 
 TEST(CudaBf16Bias, BackwardMatchesDoubleColumnSums) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  const int64_t shapes[][2] = {{4096, 768}, {37, 29}, {1000, 1}, {129, 33}};
+  // The last three: rows of 2 and 3 bf16 vectors (StyleGAN's 16-channel layers; 24 channels) and a scalar
+  // row of 5, each over enough rows for the full chunk count.
+  const int64_t shapes[][2] = {{4096, 768}, {37, 29}, {1000, 1}, {129, 33}, {1 << 20, 16}, {200000, 24},
+                               {100003, 5}};
   uint32_t seed = 1100;
   for (const auto& s : shapes) {
     const int64_t rows = s[0], cols = s[1];

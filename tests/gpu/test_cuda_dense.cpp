@@ -345,7 +345,10 @@ TEST(CudaDense, BiasAddForwardIsBitIdentical) {
 
 TEST(CudaDense, BiasBackwardMatchesDoubleColumnSums) {
   if (sb::visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  const int64_t shapes[][2] = {{4096, 768}, {37, 29}, {3, 100}, {1000, 1}, {129, 33}};
+  // The last three: rows narrower than a warp of column slots (16 columns: 4 float vectors a row, 3: scalar
+  // with 10 rows per warp) over enough rows for the full chunk count.
+  const int64_t shapes[][2] = {{4096, 768}, {37, 29}, {3, 100}, {1000, 1}, {129, 33}, {1 << 20, 16}, {300001, 3},
+                               {70000, 40}};
   uint32_t seed = 1100;
   for (const auto& s : shapes) {
     const int64_t rows = s[0], cols = s[1];
