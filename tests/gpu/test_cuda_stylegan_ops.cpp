@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "scalebench/autodiff.h"
@@ -362,6 +363,68 @@ TYPED_TEST(CudaStyleGanOps16Bit, GeneratorOps) {
   expect_close_16<T>(d_dpn.download(), dx_pn, "pixel norm backward");
   for (int64_t l = 0; l < layers; ++l) EXPECT_EQ(d_mixed[size_t(l)]->download(), mixed[size_t(l)]) << "style mix (a copy)";
   expect_close_16<T>(d_dw.download(), dw, "style mix backward");
+}
+
+// Rows of fewer than 32 16-byte packs take the packed noise kernels: 16 and 32 channels (2 and 4 bf16 packs; 4 and 8
+// float packs), 24 (3 packs, lanes left over), 40 (5 bf16 packs; 10 float packs), 6 (one element a lane). Style
+// modulation's elementwise passes take packs at every width but 6. 2100 pixels: a partial last run of 32
+// pixels, two backward chunks.
+template <typename T>
+void check_noise_and_style_widths() {
+  const int64_t batch = 3, pixels = 2100;
+  const std::vector<int32_t> ids = {40, 7, 1000};
+  for (const int64_t channels : {16, 32, 24, 40, 6}) {
+    SCOPED_TRACE("channels " + std::to_string(channels));
+    const std::vector<float> x = test::representable<T>(test::random_normal(size_t(batch * pixels * channels), 61));
+    const std::vector<float> dy = test::representable<T>(test::random_normal(x.size(), 62));
+    const std::vector<float> weight = test::random_normal(size_t(channels), 63);
+    const std::vector<float> style = test::representable<T>(test::random_normal(size_t(batch * 2 * channels), 64));
+    std::vector<float> y(x.size()), dweight(static_cast<size_t>(channels)), y_style(x.size()), dx_style(x.size());
+    std::vector<float> dstyle(style.size());
+    cpu::noise_injection_forward(x.data(), weight.data(), ids.data(), y.data(), batch, pixels, channels, 77, 12);
+    cpu::noise_injection_backward(dy.data(), ids.data(), dweight.data(), batch, pixels, channels, 77, 12);
+    cpu::style_modulation_forward(x.data(), style.data(), y_style.data(), batch, pixels, channels);
+    cpu::style_modulation_backward(x.data(), style.data(), dy.data(), dx_style.data(), dstyle.data(), batch, pixels,
+                                   channels);
+
+    Typed<T> d_x(x), d_dy(dy), d_y(x.size()), d_style(style), d_ystyle(x.size()), d_dxstyle(x.size());
+    Typed<T> d_dstyle(style.size());
+    CudaArray<float> d_weight(weight);
+    CudaArray<int32_t> d_ids(ids);
+    Output d_dweight(static_cast<size_t>(channels));
+    CudaArray<double> partials(size_t(cpu::noise_injection_workspace_bytes(batch, pixels, channels)) / 8);
+    CudaArray<double> style_partials(size_t(cpu::style_modulation_workspace_bytes(batch, pixels, channels)) / 8);
+    TestStream stream;
+    cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_y.get(), batch, pixels, channels, 77, 12,
+                                  stream.get());
+    cuda::noise_injection_backward(d_dy.get(), d_ids.get(), d_dweight.get(), partials.get(), batch, pixels, channels,
+                                   77, 12, stream.get());
+    cuda::style_modulation_forward(d_x.get(), d_style.get(), d_ystyle.get(), batch, pixels, channels, stream.get());
+    cuda::style_modulation_backward(d_x.get(), d_style.get(), d_dy.get(), d_dxstyle.get(), d_dstyle.get(),
+                                    style_partials.get(), batch, pixels, channels, stream.get());
+    stream.sync();
+    const std::pair<const Typed<T>*, const std::vector<float>*> outputs[] = {
+        {&d_y, &y}, {&d_ystyle, &y_style}, {&d_dxstyle, &dx_style}, {&d_dstyle, &dstyle}};
+    const char* names[] = {"noise injection", "style modulation", "style modulation dx", "style modulation dstyle"};
+    for (size_t k = 0; k < 4; ++k) {
+      if constexpr (std::is_same_v<T, float>) {
+        expect_close(outputs[k].first->download(), *outputs[k].second, names[k]);
+      } else {
+        expect_close_16<T>(outputs[k].first->download(), *outputs[k].second, names[k]);
+      }
+    }
+    expect_close(d_dweight.download(), dweight, "noise weight gradient", 1e-5, 1e-5);
+  }
+}
+
+TEST(CudaStyleGanOps, NoiseAndStyleInPacksOfChannels) {
+  SKIP_WITHOUT_GPU();
+  check_noise_and_style_widths<float>();
+}
+
+TYPED_TEST(CudaStyleGanOps16Bit, NoiseAndStyleInPacksOfChannels) {
+  SKIP_WITHOUT_GPU();
+  check_noise_and_style_widths<TypeParam>();
 }
 
 // A discriminator on 16 x 16 images with the ops of D's path and the R1 penalty, through both executors.
