@@ -82,6 +82,11 @@ def parse_arguments(argv):
     p.add_argument("--max-batch", action="store_true",
                    help="find the largest batch that trains (2 steps each, from --batch: doubling until out of "
                         "memory, then bisecting), as scalebench maxbatch does; prints every attempt")
+    p.add_argument("--profile", default=None, metavar="PATH",
+                   help="after the timed steps, profile one more step (torch.profiler) and write its ops by CUDA "
+                        "time to PATH")
+    p.add_argument("--stylegan-blur", default="depthwise", choices=["depthwise", "separable"],
+                   help="stylegan's [1, 2, 1] blur as a depthwise conv (the reference's) or two shifted sums")
     p.add_argument("--bucket-mb", type=float, default=None,
                    help="DDP gradient bucket size in MiB (bucket_cap_mb; default %g)" % DDP_BUCKET_MB)
     a = p.parse_args(argv)
@@ -414,7 +419,7 @@ def describe(a, torch):
         expected = sum(sg.expected_parameters(s))
         if a.scale == "full" and expected != info["parameters"]:
             raise AssertionError(f"stylegan: analytic count {expected} != scalebench's {info['parameters']}")
-        model_class = sg.build_model_class(torch)
+        model_class = sg.build_model_class(torch, a.stylegan_blur)
         return dict(info=info, s=s, build=lambda: model_class(s), expected=expected, units_per_step=float(a.batch),
                     flops=sg.train_matmul_flops(s, a.batch))
     if a.workload == "unsupmt":  # scripts/pytorch_unsupmt_model.py
@@ -563,6 +568,23 @@ def time_steps(torch, a, step, cuda, say=log):
     return losses, step_ms
 
 
+def write_profile(torch, step, path, cuda):
+    """One more step under torch.profiler; its ops, most CUDA (or CPU) time first, written to `path`."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if cuda:
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=activities) as profiler:
+        step()
+        if cuda:
+            torch.cuda.synchronize()
+    sort_by = "self_cuda_time_total" if cuda else "self_cpu_time_total"
+    with open(path, "w") as out:
+        out.write(profiler.key_averages().table(sort_by=sort_by, row_limit=40, max_name_column_width=60) + "\n")
+        out.write(profiler.key_averages(group_by_input_shape=True).table(sort_by=sort_by, row_limit=25,
+                                                                        max_name_column_width=60) + "\n")
+    log(f"# profile of one step written to {path}")
+
+
 def run(a, torch):
     w = describe(a, torch)
     info, s, flops, units_per_step = w["info"], w.get("s"), w["flops"], w["units_per_step"]
@@ -602,7 +624,10 @@ def run(a, torch):
 
     log(f"# {a.workload} ({a.scale}) batch {a.batch}, {parameters:,} parameters, {a.precision}, "
         f"compile {a.compile}, {a.device}; {a.warmup} warm-up + {a.steps} timed steps")
-    losses, step_ms = time_steps(torch, a, make_step(torch, a, forward, optimizer, data, device), cuda)
+    step = make_step(torch, a, forward, optimizer, data, device)
+    losses, step_ms = time_steps(torch, a, step, cuda)
+    if a.profile:
+        write_profile(torch, step, a.profile, cuda)
 
     ordered = sorted(step_ms)
     median = percentile(ordered, 0.5)

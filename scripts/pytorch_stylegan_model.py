@@ -102,7 +102,9 @@ def train_matmul_flops(s, batch):
     return 2.0 * batch * (g_total + d_total)
 
 
-def build_model_class(torch):
+def build_model_class(torch, blur_as="depthwise"):
+    """The StyleGan module class. blur_as: "depthwise" (the reference's grouped conv with the fixed filter) or
+    "separable" (the same [1, 2, 1] x [1, 2, 1] / 16 as shifted sums along W then H)."""
     nn, F = torch.nn, torch.nn.functional
 
     def scaled(weight, fan_in, gain, lrmul=1.0):
@@ -111,11 +113,18 @@ def build_model_class(torch):
     def lrelu(x):
         return F.leaky_relu(x, SLOPE)
 
-    def blur(x):
+    def depthwise_blur(x):
         c = x.shape[1]
         k = torch.tensor([1.0, 2.0, 1.0], device=x.device, dtype=x.dtype)
         k = (k[:, None] * k[None, :] / 16.0).expand(c, 1, 3, 3)
         return F.conv2d(x, k, padding=1, groups=c)
+
+    def separable_blur(x):
+        p = F.pad(x, (1, 1, 1, 1))
+        p = p[..., :-2] + 2 * p[..., 1:-1] + p[..., 2:]
+        return (p[..., :-2, :] + 2 * p[..., 1:-1, :] + p[..., 2:, :]) * (1.0 / 16.0)
+
+    blur = {"depthwise": depthwise_blur, "separable": separable_blur}[blur_as]
 
     def fused_weight(w, factor):  # (O, I, 3, 3) -> (O, I, 4, 4): padded and summed over the four shifts
         w = F.pad(w, (1, 1, 1, 1))
