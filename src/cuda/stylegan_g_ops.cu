@@ -265,7 +265,9 @@ __global__ void style_backward_data_packed_kernel(const T* style, const T* dy, T
     const T* scale = style + n * 2 * channels + c0;
     Pack<T, W> value = reinterpret_cast<const Pack<T, W>*>(dy)[v];
 #pragma unroll
-    for (int i = 0; i < W; ++i) value.element[i] = from_float<T>(to_float(value.element[i]) * (1.0f + to_float(scale[i])));
+    for (int i = 0; i < W; ++i) {
+      value.element[i] = from_float<T>(to_float(value.element[i]) * (1.0f + to_float(scale[i])));
+    }
     reinterpret_cast<Pack<T, W>*>(dx)[v] = value;
   }
 }

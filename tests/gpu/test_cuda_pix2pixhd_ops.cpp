@@ -66,32 +66,37 @@ using test::representable;
 using test::Storage;
 using test::to_storage;
 
-// `count` elements of T inside a poisoned allocation with kMargin poisoned elements on each side.
+// `count` elements of T inside a poisoned allocation with `margin` poisoned elements on each side: 5 (the default)
+// leaves the data off 16-byte alignment, so kernels take their one-element paths; 8 aligns it (16-byte packs).
 template <typename T>
 class DeviceValues {
  public:
-  static constexpr size_t kMargin = 5;
-  explicit DeviceValues(size_t count) : array_(count + 2 * kMargin), count_(count) { array_.poison(); }
-  explicit DeviceValues(const std::vector<float>& values) : DeviceValues(values.size()) {
+  static constexpr size_t kUnaligned = 5, kAligned = 8;
+  explicit DeviceValues(size_t count, size_t margin = kUnaligned)
+      : array_(count + 2 * margin), count_(count), margin_(margin) {
+    array_.poison();
+  }
+  explicit DeviceValues(const std::vector<float>& values, size_t margin = kUnaligned)
+      : DeviceValues(values.size(), margin) {
     std::vector<Storage<T>> all = array_.download();
     const std::vector<Storage<T>> stored = to_storage<T>(values);
-    std::copy(stored.begin(), stored.end(), all.begin() + kMargin);
+    std::copy(stored.begin(), stored.end(), all.begin() + std::ptrdiff_t(margin_));
     array_.upload(all);
   }
-  T* get() const { return reinterpret_cast<T*>(array_.get()) + kMargin; }
+  T* get() const { return reinterpret_cast<T*>(array_.get()) + margin_; }
   std::vector<float> download() const {
     const std::vector<float> all = from_storage<T>(array_.download());
     for (size_t i = 0; i < all.size(); ++i) {
-      if (i < kMargin || i >= kMargin + count_) {
+      if (i < margin_ || i >= margin_ + count_) {
         EXPECT_TRUE(std::isnan(all[i])) << "wrote outside the output at " << i;
       }
     }
-    return std::vector<float>(all.begin() + kMargin, all.begin() + std::ptrdiff_t(kMargin + count_));
+    return std::vector<float>(all.begin() + std::ptrdiff_t(margin_), all.begin() + std::ptrdiff_t(margin_ + count_));
   }
 
  private:
   CudaArray<Storage<T>> array_;
-  size_t count_;
+  size_t count_, margin_;
 };
 
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, double atol, double rtol,
@@ -108,39 +113,44 @@ struct NormSize {
   int64_t batch, pixels, channels;
 };
 // The local enhancer's 32 channels over many chunks, the ResnetBlocks' 1024 (channel tiles), 3 (idle lanes), one
-// small odd case; values offset by a mean of 20 so that an unshifted E[x²] − E[x]² would lose digits.
-const NormSize kNormSizes[] = {{2, 40000, 32}, {2, 2048, 1024}, {3, 777, 3}, {1, 5, 7}};
+// small odd case, StyleGAN's 16 and a 24 (3 bf16 packs: no lane tree, one element a thread); values offset by a
+// mean of 20 so that an unshifted E[x²] − E[x]² would lose digits. Each size unaligned, then aligned (packs of
+// channels where the sizes allow).
+const NormSize kNormSizes[] = {{2, 40000, 32}, {2, 2048, 1024}, {3, 777, 3}, {1, 5, 7}, {2, 9000, 16}, {2, 3000, 24}};
 
 template <typename T>
 void check_instance_norm(double rtol, double atol) {
   uint32_t seed = 100;
   for (const NormSize& s : kNormSizes) {
-    SCOPED_TRACE(std::to_string(s.batch) + " x " + std::to_string(s.pixels) + " x " + std::to_string(s.channels));
-    const size_t n = size_t(s.batch * s.pixels * s.channels), pairs = size_t(s.batch * s.channels);
-    std::vector<float> x = test::random_normal(n, seed++, 2.0f);
-    for (float& v : x) v += 20.0f;
-    x = representable<T>(x);
-    const std::vector<float> dy = representable<T>(test::random_normal(n, seed++));
-    std::vector<float> y(n), mean(pairs), invstd(pairs), dx(n);
-    cpu::instance_norm_forward(x.data(), y.data(), mean.data(), invstd.data(), s.batch, s.pixels, s.channels, 1e-5f);
-    cpu::instance_norm_backward(dy.data(), x.data(), mean.data(), invstd.data(), dx.data(), s.batch, s.pixels,
-                                s.channels);
-    DeviceValues<T> d_x(x), d_dy(dy), d_y(n), d_dx(n);
-    DeviceValues<float> d_mean(pairs), d_invstd(pairs);
-    CudaArray<uint8_t> workspace(static_cast<size_t>(instance_norm_workspace_bytes(s.batch, s.pixels, s.channels)));
-    TestStream stream;
-    cuda::instance_norm_forward(d_x.get(), d_y.get(), d_mean.get(), d_invstd.get(), s.batch, s.pixels, s.channels,
-                                1e-5f, workspace.get(), stream.get());
-    stream.sync();
-    expect_close(d_mean.download(), mean, 0.0, kNormFp32Rtol, "mean");
-    expect_close(d_invstd.download(), invstd, 0.0, kNormFp32Rtol, "invstd");
-    expect_close(d_y.download(), y, atol, rtol, "y");
-    // The backward pass from the CPU's statistics: each pass compared on the same inputs.
-    DeviceValues<float> c_mean(mean), c_invstd(invstd);
-    cuda::instance_norm_backward(d_dy.get(), d_x.get(), c_mean.get(), c_invstd.get(), d_dx.get(), s.batch, s.pixels,
-                                 s.channels, workspace.get(), stream.get());
-    stream.sync();
-    expect_close(d_dx.download(), dx, atol, rtol, "dx");
+    for (const size_t margin : {DeviceValues<T>::kUnaligned, DeviceValues<T>::kAligned}) {
+      SCOPED_TRACE(std::to_string(s.batch) + " x " + std::to_string(s.pixels) + " x " + std::to_string(s.channels) +
+                   ", margin " + std::to_string(margin));
+      const size_t n = size_t(s.batch * s.pixels * s.channels), pairs = size_t(s.batch * s.channels);
+      std::vector<float> x = test::random_normal(n, seed++, 2.0f);
+      for (float& v : x) v += 20.0f;
+      x = representable<T>(x);
+      const std::vector<float> dy = representable<T>(test::random_normal(n, seed++));
+      std::vector<float> y(n), mean(pairs), invstd(pairs), dx(n);
+      cpu::instance_norm_forward(x.data(), y.data(), mean.data(), invstd.data(), s.batch, s.pixels, s.channels, 1e-5f);
+      cpu::instance_norm_backward(dy.data(), x.data(), mean.data(), invstd.data(), dx.data(), s.batch, s.pixels,
+                                  s.channels);
+      DeviceValues<T> d_x(x, margin), d_dy(dy, margin), d_y(n, margin), d_dx(n, margin);
+      DeviceValues<float> d_mean(pairs), d_invstd(pairs);
+      CudaArray<uint8_t> workspace(static_cast<size_t>(instance_norm_workspace_bytes(s.batch, s.pixels, s.channels)));
+      TestStream stream;
+      cuda::instance_norm_forward(d_x.get(), d_y.get(), d_mean.get(), d_invstd.get(), s.batch, s.pixels, s.channels,
+                                  1e-5f, workspace.get(), stream.get());
+      stream.sync();
+      expect_close(d_mean.download(), mean, 0.0, kNormFp32Rtol, "mean");
+      expect_close(d_invstd.download(), invstd, 0.0, kNormFp32Rtol, "invstd");
+      expect_close(d_y.download(), y, atol, rtol, "y");
+      // The backward pass from the CPU's statistics: each pass compared on the same inputs.
+      DeviceValues<float> c_mean(mean), c_invstd(invstd);
+      cuda::instance_norm_backward(d_dy.get(), d_x.get(), c_mean.get(), c_invstd.get(), d_dx.get(), s.batch, s.pixels,
+                                   s.channels, workspace.get(), stream.get());
+      stream.sync();
+      expect_close(d_dx.download(), dx, atol, rtol, "dx");
+    }
   }
 }
 
