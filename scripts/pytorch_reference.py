@@ -87,6 +87,8 @@ def parse_arguments(argv):
                         "time to PATH")
     p.add_argument("--stylegan-blur", default="depthwise", choices=["depthwise", "separable"],
                    help="stylegan's [1, 2, 1] blur as a depthwise conv (the reference's) or two shifted sums")
+    p.add_argument("--stylegan-layout", default="channels_last", choices=["channels_last", "nchw"],
+                   help="stylegan's activation memory layout")
     p.add_argument("--bucket-mb", type=float, default=None,
                    help="DDP gradient bucket size in MiB (bucket_cap_mb; default %g)" % DDP_BUCKET_MB)
     a = p.parse_args(argv)
@@ -457,7 +459,8 @@ def build_model(torch, a, w, device):
         maskrcnn.initialise_as_scalebench(torch, model, a.seed + 1000)
     elif a.workload == "stylegan":  # equalized learning rate: N(0, 1) weights scaled at run time, as scalebench's
         sg.initialise(torch, model, a.seed + 1000)
-        model = model.to(memory_format=torch.channels_last)
+        if a.stylegan_layout == "channels_last":
+            model = model.to(memory_format=torch.channels_last)
     else:
         initialise(torch, model, a.seed + 1000)  # pix2pixHD's weights_init: conv weights N(0, 0.02) too
         if a.workload == "pix2pixhd":
@@ -486,7 +489,7 @@ def synthesize(torch, a, w, seed, device):
     elif a.workload == "pix2pixhd":
         return p2p.synthesize(torch, w["s"], a.batch, seed, device), None
     elif a.workload == "stylegan":
-        return sg.synthesize(torch, w["s"], a.batch, seed, device), None
+        return sg.synthesize(torch, w["s"], a.batch, seed, device, a.stylegan_layout == "channels_last"), None
     elif a.workload == "unsupmt":
         data, target_tokens = unsupmt.synthesize(torch, w["s"], a.batch, seed)
     else:
@@ -573,7 +576,7 @@ def write_profile(torch, step, path, cuda):
     activities = [torch.profiler.ProfilerActivity.CPU]
     if cuda:
         activities.append(torch.profiler.ProfilerActivity.CUDA)
-    with torch.profiler.profile(activities=activities) as profiler:
+    with torch.profiler.profile(activities=activities, record_shapes=True) as profiler:
         step()
         if cuda:
             torch.cuda.synchronize()
