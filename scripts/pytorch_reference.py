@@ -85,8 +85,11 @@ def parse_arguments(argv):
     p.add_argument("--profile", default=None, metavar="PATH",
                    help="after the timed steps, profile one more step (torch.profiler) and write its ops by CUDA "
                         "time to PATH")
-    p.add_argument("--stylegan-blur", default="depthwise", choices=["depthwise", "separable"],
-                   help="stylegan's [1, 2, 1] blur as a depthwise conv (the reference's) or two shifted sums")
+    p.add_argument("--stylegan-blur", default="separable", choices=["depthwise", "separable"],
+                   help="stylegan's [1, 2, 1] blur as two shifted sums or a depthwise conv (the reference's; 8.5x "
+                        "slower on H200 with R1's double backward)")
+    p.add_argument("--stylegan-conv", default="regradable", choices=["regradable", "native"],
+                   help="stylegan's convs with a backward made of convs again (cheap double backward) or F.conv2d")
     p.add_argument("--stylegan-layout", default="channels_last", choices=["channels_last", "nchw"],
                    help="stylegan's activation memory layout")
     p.add_argument("--bucket-mb", type=float, default=None,
@@ -421,7 +424,7 @@ def describe(a, torch):
         expected = sum(sg.expected_parameters(s))
         if a.scale == "full" and expected != info["parameters"]:
             raise AssertionError(f"stylegan: analytic count {expected} != scalebench's {info['parameters']}")
-        model_class = sg.build_model_class(torch, a.stylegan_blur)
+        model_class = sg.build_model_class(torch, a.stylegan_blur, a.stylegan_conv)
         return dict(info=info, s=s, build=lambda: model_class(s), expected=expected, units_per_step=float(a.batch),
                     flops=sg.train_matmul_flops(s, a.batch))
     if a.workload == "unsupmt":  # scripts/pytorch_unsupmt_model.py

@@ -102,12 +102,95 @@ def train_matmul_flops(s, batch):
     return 2.0 * batch * (g_total + d_total)
 
 
-def build_model_class(torch, blur_as="depthwise"):
+def build_regradable_conv2d(torch):
+    """conv2d(x, w, bias, stride, padding) whose backward pass is made of autograd Functions again, so that R1's
+    double backward runs ordinary convolutions. PyTorch's own second derivative of conv2d forms the weight-gradient
+    term as a convolution whose kernel is the whole activation map: on H200 cuDNN took 70-250 ms per 1024^2 layer
+    for it, ~500 of a 984 ms step. The idea is NVlabs stylegan2-ada-pytorch's conv2d_gradfix (written anew here):
+    the input gradient of a conv is a transposed conv with the same weight and the reverse, and the weight
+    gradient is bilinear in (dy, x), so its derivatives are those two convolutions with the incoming gradient as
+    the weight."""
+    F = torch.nn.functional
+    ops = {}
+
+    def input_gradient(transposed, stride, padding, dy, w, x):
+        """dL/dx of y = conv(x, w) (or its transpose) from dy: the other kind of conv with the same weight. Going
+        back through a strided conv, output_padding recovers the rows of x that the stride dropped."""
+        if transposed:
+            return conv_op(False, stride, padding).apply(dy, w)
+        lost = x.shape[-1] - ((dy.shape[-1] - 1) * stride - 2 * padding + w.shape[-1])
+        return conv_op(True, stride, padding, lost).apply(dy, w)
+
+    def conv_op(transposed, stride, padding, output_padding=0):
+        key = ("conv", transposed, stride, padding, output_padding)
+        if key in ops:
+            return ops[key]
+
+        class Conv(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, w):
+                ctx.save_for_backward(x, w)
+                if transposed:
+                    return F.conv_transpose2d(x, w, stride=stride, padding=padding, output_padding=output_padding)
+                return F.conv2d(x, w, stride=stride, padding=padding)
+
+            @staticmethod
+            def backward(ctx, dy):
+                x, w = ctx.saved_tensors
+                dx = dw = None
+                if ctx.needs_input_grad[0]:
+                    dx = input_gradient(transposed, stride, padding, dy, w, x)
+                if ctx.needs_input_grad[1]:
+                    dw = weight_gradient_op(transposed, stride, padding, output_padding).apply(dy, x, w)
+                return dx, dw
+
+        ops[key] = Conv
+        return Conv
+
+    def weight_gradient_op(transposed, stride, padding, output_padding):
+        key = ("weight", transposed, stride, padding, output_padding)
+        if key in ops:
+            return ops[key]
+
+        class WeightGradient(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, dy, x, w):
+                ctx.save_for_backward(dy, x)
+                return torch.ops.aten.convolution_backward(
+                    dy, x, w, None, [stride] * 2, [padding] * 2, [1, 1], transposed, [output_padding] * 2, 1,
+                    [False, True, False])[1]
+
+            @staticmethod
+            def backward(ctx, ddw):
+                dy, x = ctx.saved_tensors
+                ddy = dx = None
+                if ctx.needs_input_grad[0]:  # d<ddw, dw>/d dy: the forward conv of x with ddw
+                    ddy = conv_op(transposed, stride, padding, output_padding).apply(x, ddw)
+                if ctx.needs_input_grad[1]:  # d<ddw, dw>/dx: the input gradient of that conv, from dy
+                    dx = input_gradient(transposed, stride, padding, dy, ddw, x)
+                return ddy, dx, None
+
+        ops[key] = WeightGradient
+        return WeightGradient
+
+    def conv2d(x, w, bias=None, stride=1, padding=0):
+        if torch.is_autocast_enabled(x.device.type):  # the Functions see one dtype in both passes
+            dtype = torch.get_autocast_dtype(x.device.type)
+            x, w = x.to(dtype), w.to(dtype)
+        y = conv_op(False, stride, padding).apply(x, w)
+        return y if bias is None else y + bias.view(1, -1, 1, 1).to(y.dtype)
+
+    return conv2d
+
+
+def build_model_class(torch, blur_as="depthwise", conv="regradable"):
     """The StyleGan module class. blur_as: "depthwise" (the reference's grouped conv with the fixed filter) or
-    "separable" (the same [1, 2, 1] x [1, 2, 1] / 16 as shifted sums along W then H). The 1 x 1 RGB convs are
+    "separable" (the same [1, 2, 1] x [1, 2, 1] / 16 as shifted sums along W then H). conv: "regradable"
+    (build_regradable_conv2d) or "native" (F.conv2d) for the 3 x 3 and strided down convs. The 1 x 1 RGB convs are
     matmuls over the channels: on H200 (torch 2.x, cuDNN 9) cuDNN's 3-channel 1 x 1 convs at 1024^2 took
     70-126 ms each in channels_last bf16, 650 of a 1,228 ms step."""
     nn, F = torch.nn, torch.nn.functional
+    conv2d = build_regradable_conv2d(torch) if conv == "regradable" else F.conv2d
 
     def scaled(weight, fan_in, gain, lrmul=1.0):
         return weight * (gain / math.sqrt(fan_in) * lrmul)
@@ -169,7 +252,7 @@ def build_model_class(torch, blur_as="depthwise"):
         def forward(self, x):
             if self.weight.shape[-1] == 1:  # ToRGB / FromRGB: a matmul over channels (NHWC view)
                 return F.linear(x.permute(0, 2, 3, 1), self.w()[:, :, 0, 0], self.bias).permute(0, 3, 1, 2)
-            return F.conv2d(x, self.w(), self.bias, padding=self.weight.shape[-1] // 2)
+            return conv2d(x, self.w(), self.bias, padding=self.weight.shape[-1] // 2)
 
     class UpConv(nn.Module):
         """Conv0_up: fused (transposed 4 x 4 stride 2 from the padded 3 x 3 weight, stored (in, out, 3, 3)) or
@@ -250,9 +333,9 @@ def build_model_class(torch, blur_as="depthwise"):
                 x = blur(lrelu(self.conv0[i](x)))
                 down = self.conv1_down[i]
                 if r >= self.s["fused"]:
-                    x = F.conv2d(x, fused_weight(down.w(), 0.25), down.bias, stride=2, padding=1)
+                    x = conv2d(x, fused_weight(down.w(), 0.25), down.bias, stride=2, padding=1)
                 else:
-                    x = F.avg_pool2d(F.conv2d(x, down.w(), padding=1), 2) + down.bias.view(1, -1, 1, 1)
+                    x = F.avg_pool2d(conv2d(x, down.w(), padding=1), 2) + down.bias.view(1, -1, 1, 1)
                 x = lrelu(x)
             x = lrelu(self.final_conv(minibatch_stddev(x, parts)))
             x = lrelu(self.dense0(x.flatten(1)))
