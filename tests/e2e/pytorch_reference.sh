@@ -68,6 +68,25 @@ else:
 assert doc["step_ms_p10"] <= doc["step_ms_median"] <= doc["step_ms_p90"] and doc["units_per_s"] > 0, doc
 PY
 done
+# stylegan's formulations compute the same model: the reference's depthwise-conv blur and F.conv2d beside the
+# defaults (shifted-sum blur, convs with a regradable backward for R1), same first loss, same training within
+# rounding; --profile writes the profiled step's op table.
+expect_exit 0 "stylegan: tiny run, reference formulation, profiled" -- "$PY" "$REF" --workload stylegan --scale tiny \
+  --device cpu --precision fp32 --batch 4 --steps 3 --warmup 0 --stylegan-blur depthwise --stylegan-conv native \
+  --profile "$WORK/profile.txt"
+grep '^{' "$WORK/out" > "$WORK/native.json"
+expect_exit 0 "stylegan: tiny run, default formulation" -- "$PY" "$REF" --workload stylegan --scale tiny \
+  --device cpu --precision fp32 --batch 4 --steps 3 --warmup 0
+grep '^{' "$WORK/out" > "$WORK/default.json"
+check_json "stylegan: both formulations train alike; the profile has an op table" "$WORK/native.json" \
+  "$WORK/default.json" "$WORK/profile.txt" <<'PY'
+import json, sys
+native, default = (json.load(open(path)) for path in sys.argv[1:3])
+assert native["loss_first"] == default["loss_first"], (native, default)
+assert abs(native["loss_last"] - default["loss_last"]) <= 1e-4 * abs(native["loss_first"]), (native, default)
+table = open(sys.argv[3]).read()
+assert "Self CPU" in table and "aten::" in table, table[:500]
+PY
 # maskrcnn: torchvision's MaskRCNN (FrozenBatchNorm, conv1 and layer1 frozen) trains as many parameters as
 # scalebench's graph; its forward FLOPs are shared/WORKLOADS.md's measured count, not the graph's.
 expect_exit 0 "maskrcnn: torchvision model on the meta device" -- "$PY" "$REF" --workload maskrcnn --count-only
