@@ -196,7 +196,8 @@ if [ "$max_bytes" = cnn ]; then
     case "$workload" in  # as scalebench's reference optimizer (src/core/optimizer.cpp)
       yolov3) lr=1e-6 ;;
       maskrcnn) lr=0.0066667 ;;
-      stylegan) lr=0.003 ;;  # its PyTorch model keeps the reference's Adam settings whatever --lr says
+      stylegan) lr=0.003 ;;  # G's and D's Adam, as scalebench's reference optimizer
+      pix2pixhd) lr=2e-4 ;;
       *) lr=1e-3 ;;
     esac
     for model in $workload $([ "$workload" = deeplabv3 ] && echo deeplabv3_os8); do

@@ -230,10 +230,12 @@ def build_model_class(torch):
     return Pix2PixHD
 
 
-def make_optimizers(torch, model, cuda):
-    """optimizer_G and optimizer_D of pix2pixHD_model.py (fused on CUDA)."""
-    return (torch.optim.Adam(model.netG.parameters(), fused=cuda, **ADAM),
-            torch.optim.Adam(model.netD.parameters(), fused=cuda, **ADAM))
+def make_optimizers(torch, model, lr, cuda):
+    """optimizer_G and optimizer_D of pix2pixHD_model.py at learning rate lr (the reference's: ADAM["lr"]), fused
+    on CUDA."""
+    settings = dict(ADAM, lr=lr)
+    return (torch.optim.Adam(model.netG.parameters(), fused=cuda, **settings),
+            torch.optim.Adam(model.netD.parameters(), fused=cuda, **settings))
 
 
 def make_step(forward, optimizers, data, autocast):

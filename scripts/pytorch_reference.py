@@ -73,7 +73,9 @@ def parse_arguments(argv):
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--scale", default="full", choices=["full", "tiny"])
     p.add_argument("--seed", type=int, default=1, help="data seed; weights use seed + 1000, as scalebench")
-    p.add_argument("--lr", type=float, default=1e-4, help="AdamW learning rate (scalebench's default)")
+    p.add_argument("--lr", type=float, default=None,
+                   help="learning rate (default: scalebench's 1e-4; pix2pixhd's and stylegan's reference Adam rates, "
+                        "2e-4 and 0.003)")
     p.add_argument("--count-only", action="store_true",
                    help="build the model on the meta device, check its parameter count, print and exit")
     p.add_argument("--ddp", action="store_true",
@@ -101,6 +103,8 @@ def parse_arguments(argv):
         p.error("--steps must be at least 1")
     if a.warmup < 0:
         p.error("--warmup must not be negative")
+    if a.lr is None:
+        a.lr = {"pix2pixhd": p2p.ADAM["lr"], "stylegan": sg.ADAM["lr"]}.get(a.workload, 1e-4)
     if not a.lr > 0:
         p.error("--lr must be positive")
     if a.precision == "tf32" and a.device != "cuda":
@@ -503,9 +507,9 @@ def synthesize(torch, a, w, seed, device):
 def make_optimizer(torch, a, model, cuda):
     """The reference's optimizer over the model's parameters; for pix2pixhd the pair (optimizer_G, optimizer_D)."""
     if a.workload == "pix2pixhd":
-        return p2p.make_optimizers(torch, model, cuda)
+        return p2p.make_optimizers(torch, model, a.lr, cuda)
     if a.workload == "stylegan":  # G_opt and D_opt: Adam(0.003, betas (0, 0.99), eps 1e-8)
-        return sg.make_optimizers(torch, model, cuda)
+        return sg.make_optimizers(torch, model, a.lr, cuda)
     if a.workload == "maskrcnn":  # over the trainable parameters only (conv1 and layer1 are frozen)
         return maskrcnn.make_optimizer(torch, model.parameters(), a.lr, cuda)
     if a.workload in cnn.CNN_WORKLOADS:

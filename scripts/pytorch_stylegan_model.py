@@ -389,10 +389,11 @@ def initialise(torch, model, seed):
                 p.zero_()
 
 
-def make_optimizers(torch, model, cuda):
-    """G_opt and D_opt of train.py (fused on CUDA)."""
-    return (torch.optim.Adam(model.G.parameters(), fused=cuda, **ADAM),
-            torch.optim.Adam(model.D.parameters(), fused=cuda, **ADAM))
+def make_optimizers(torch, model, lr, cuda):
+    """G_opt and D_opt of train.py at learning rate lr (the reference's: ADAM["lr"]), fused on CUDA."""
+    settings = dict(ADAM, lr=lr)
+    return (torch.optim.Adam(model.G.parameters(), fused=cuda, **settings),
+            torch.optim.Adam(model.D.parameters(), fused=cuda, **settings))
 
 
 def make_step(torch, model, forward, optimizers, data, autocast):
