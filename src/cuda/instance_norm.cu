@@ -281,6 +281,25 @@ Layout layout(void* workspace, int64_t batch, int64_t pixels, int64_t channels) 
   return l;
 }
 
+// Terms' two sums per (sample, channel) over the pixels into l.totals: chunk partial sums (in packs of channels
+// or not), then the chunks combined.
+template <typename T, typename Terms>
+void sum_over_pixels(bool packed, const T* x, const T* dy, const float* a, const float* b, const Layout& l,
+                     int64_t batch, int64_t pixels, int64_t channels, cudaStream_t stream) {
+  const dim3 chunk_grid(unsigned(l.chunks), unsigned(batch));
+  if (packed) {
+    packed_partial_sums_kernel<T, Terms><<<chunk_grid, kThreads, 0, stream>>>(x, dy, a, b, l.partials, pixels,
+                                                                             channels, l.chunk_pixels, l.chunks);
+  } else {
+    partial_sums_kernel<T, Terms><<<chunk_grid, kThreads, 0, stream>>>(x, dy, a, b, l.partials, pixels, channels,
+                                                                      l.chunk_pixels, l.chunks);
+  }
+  SB_CUDA_CHECK_LAUNCH();
+  combine_kernel<<<dim3(unsigned(channels), unsigned(batch)), kThreads, 0, stream>>>(l.partials, l.totals, channels,
+                                                                                    l.chunks);
+  SB_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 template <typename T>
@@ -294,18 +313,7 @@ void instance_norm_forward(const T* x, T* y, float* mean, float* invstd, int64_t
   shift_kernel<T><<<pair_blocks, kThreads, 0, stream>>>(x, mean, batch, pixels, channels);
   SB_CUDA_CHECK_LAUNCH();
   const bool packed = packed_rows<T>(channels, {x, y});
-  const dim3 chunk_grid(unsigned(l.chunks), unsigned(batch));
-  if (packed) {
-    packed_partial_sums_kernel<T, ForwardTerms><<<chunk_grid, kThreads, 0, stream>>>(
-        x, nullptr, mean, nullptr, l.partials, pixels, channels, l.chunk_pixels, l.chunks);
-  } else {
-    partial_sums_kernel<T, ForwardTerms><<<chunk_grid, kThreads, 0, stream>>>(
-        x, nullptr, mean, nullptr, l.partials, pixels, channels, l.chunk_pixels, l.chunks);
-  }
-  SB_CUDA_CHECK_LAUNCH();
-  combine_kernel<<<dim3(unsigned(channels), unsigned(batch)), kThreads, 0, stream>>>(l.partials, l.totals, channels,
-                                                                                    l.chunks);
-  SB_CUDA_CHECK_LAUNCH();
+  sum_over_pixels<T, ForwardTerms>(packed, x, nullptr, mean, nullptr, l, batch, pixels, channels, stream);
   statistics_kernel<T><<<pair_blocks, kThreads, 0, stream>>>(x, l.totals, mean, invstd, batch, pixels, channels,
                                                              epsilon);
   SB_CUDA_CHECK_LAUNCH();
@@ -327,18 +335,7 @@ void instance_norm_backward(const T* dy, const T* x, const float* mean, const fl
   check_sizes("instance_norm_backward", batch, pixels, channels);
   const Layout l = layout(workspace, batch, pixels, channels);
   const bool packed = packed_rows<T>(channels, {dy, x, dx});
-  const dim3 chunk_grid(unsigned(l.chunks), unsigned(batch));
-  if (packed) {
-    packed_partial_sums_kernel<T, BackwardTerms><<<chunk_grid, kThreads, 0, stream>>>(
-        x, dy, mean, invstd, l.partials, pixels, channels, l.chunk_pixels, l.chunks);
-  } else {
-    partial_sums_kernel<T, BackwardTerms><<<chunk_grid, kThreads, 0, stream>>>(
-        x, dy, mean, invstd, l.partials, pixels, channels, l.chunk_pixels, l.chunks);
-  }
-  SB_CUDA_CHECK_LAUNCH();
-  combine_kernel<<<dim3(unsigned(channels), unsigned(batch)), kThreads, 0, stream>>>(l.partials, l.totals, channels,
-                                                                                    l.chunks);
-  SB_CUDA_CHECK_LAUNCH();
+  sum_over_pixels<T, BackwardTerms>(packed, x, dy, mean, invstd, l, batch, pixels, channels, stream);
   const int64_t total = batch * pixels * channels;
   if (packed) {
     const int64_t vectors = total / kElementsPer16Bytes<T>;

@@ -59,38 +59,17 @@ __global__ void pixel_norm_backward_kernel(const T* x, const T* dy, T* dx, int64
 
 // One warp per run of 32 pixels of a sample: lane l draws pixel p0 + l's noise once (every channel shares it; the
 // draw, Philox and a double log and cos, costs more than the memory traffic), then the warp writes the run's
-// pixels one after another, consecutive lanes on consecutive channels, each pixel's noise from its lane by shuffle.
-template <typename T>
+// pixels, each pixel's noise from its lane by shuffle. One element a lane (kPacked false): pixel after pixel,
+// consecutive lanes on consecutive channels. Narrow rows in packs (kPacked: P = channels / W 16-byte packs a
+// pixel, P < 32; StyleGAN's 1024^2 layers have 16 channels, two bf16 packs): lane l moves pack l % P of pixel
+// j0 + l / P, so one warp access covers 32 / P pixels (up to 512 contiguous bytes) instead of one pixel's channels
+// with most lanes idle (that took ~1.5 ms per 16 x 1024^2 x 16 bf16 layer, 13.9 ms of a 226 ms step). Same
+// rounding either way.
+template <typename T, bool kPacked>
 __global__ void noise_forward_kernel(const T* x, const float* weight, const int32_t* sample_ids, T* y, int64_t batch,
                                      int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset) {
-  const int64_t runs = (pixels + 31) / 32, lane = threadIdx.x % 32;
-  const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) / 32;
-  for (int64_t run = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; run < batch * runs;
-       run += warps) {  // the same run for the whole warp
-    const int64_t n = run / runs, p0 = (run % runs) * 32;
-    const float mine = p0 + lane < pixels
-                           ? cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[n]), p0 + lane)
-                           : 0.0f;
-    const int count = static_cast<int>(pixels - p0 < 32 ? pixels - p0 : 32);
-    for (int j = 0; j < count; ++j) {
-      const float noise = __shfl_sync(0xffffffffu, mine, j);
-      const int64_t row = (n * pixels + p0 + j) * channels;
-      for (int64_t c = lane; c < channels; c += 32) y[row + c] = from_float<T>(to_float(x[row + c]) + weight[c] * noise);
-    }
-  }
-}
-
-// Narrow rows (P = channels / W 16-byte packs a pixel, P < 32; StyleGAN's 1024^2 layers have 16 channels, two
-// bf16 packs): the same runs of 32 pixels, but lane l moves pack l % P of pixel j0 + l / P, so one warp access
-// covers 32 / P pixels (up to 512 contiguous bytes) instead of one pixel's channels with most lanes idle (the
-// one-element kernel took ~1.5 ms per 16 x 1024^2 x 16 bf16 layer, 13.9 ms of a 226 ms step). Same rounding.
-template <typename T>
-__global__ void noise_forward_packed_kernel(const T* x, const float* weight, const int32_t* sample_ids, T* y,
-                                            int64_t batch, int64_t pixels, int64_t channels, uint64_t seed,
-                                            uint64_t offset) {
   constexpr int W = kElementsPer16Bytes<T>;
-  const int packs = static_cast<int>(channels / W), per_access = 32 / packs;
-  const int lane = static_cast<int>(threadIdx.x % 32), pack = lane % packs, sub = lane / packs;
+  const int lane = static_cast<int>(threadIdx.x % 32);
   const int64_t runs = (pixels + 31) / 32;
   const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) / 32;
   for (int64_t run = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32; run < batch * runs;
@@ -100,15 +79,29 @@ __global__ void noise_forward_packed_kernel(const T* x, const float* weight, con
                            ? cpu::noise_value(seed, offset, static_cast<uint32_t>(sample_ids[n]), p0 + lane)
                            : 0.0f;
     const int count = static_cast<int>(pixels - p0 < 32 ? pixels - p0 : 32);
-    for (int j0 = 0; j0 < count; j0 += per_access) {
-      const int j = j0 + sub;
-      const float noise = __shfl_sync(0xffffffffu, mine, j % 32);  // every lane shuffles; idle ones drop it
-      if (sub >= per_access || j >= count) continue;
-      const int64_t at = (n * pixels + p0 + j) * channels + int64_t(pack) * W;
-      Pack<T, W> v = *reinterpret_cast<const Pack<T, W>*>(x + at);
+    if constexpr (kPacked) {
+      const int packs = static_cast<int>(channels / W), per_access = 32 / packs;
+      const int pack = lane % packs, sub = lane / packs;
+      for (int j0 = 0; j0 < count; j0 += per_access) {
+        const int j = j0 + sub;
+        const float noise = __shfl_sync(0xffffffffu, mine, j % 32);  // every lane shuffles; idle ones drop it
+        if (sub >= per_access || j >= count) continue;
+        const int64_t at = (n * pixels + p0 + j) * channels + int64_t(pack) * W;
+        Pack<T, W> v = *reinterpret_cast<const Pack<T, W>*>(x + at);
 #pragma unroll
-      for (int i = 0; i < W; ++i) v.element[i] = from_float<T>(to_float(v.element[i]) + weight[pack * W + i] * noise);
-      *reinterpret_cast<Pack<T, W>*>(y + at) = v;
+        for (int i = 0; i < W; ++i) {
+          v.element[i] = from_float<T>(to_float(v.element[i]) + weight[pack * W + i] * noise);
+        }
+        *reinterpret_cast<Pack<T, W>*>(y + at) = v;
+      }
+    } else {
+      for (int j = 0; j < count; ++j) {
+        const float noise = __shfl_sync(0xffffffffu, mine, j);
+        const int64_t row = (n * pixels + p0 + j) * channels;
+        for (int64_t c = lane; c < channels; c += 32) {
+          y[row + c] = from_float<T>(to_float(x[row + c]) + weight[c] * noise);
+        }
+      }
     }
   }
 }
@@ -354,11 +347,11 @@ void noise_injection_forward(const T* x, const float* weight, const int32_t* sam
   if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::noise_injection_forward: empty input");
   const int64_t threads = batch * ((pixels + 31) / 32) * 32;  // a warp per run of 32 pixels
   if (narrow_packed_rows<T>(channels, {x, y})) {
-    noise_forward_packed_kernel<T><<<blocks(threads), kThreads, 0, stream>>>(x, weight, sample_ids, y, batch, pixels,
-                                                                             channels, seed, offset);
+    noise_forward_kernel<T, true><<<blocks(threads), kThreads, 0, stream>>>(x, weight, sample_ids, y, batch, pixels,
+                                                                            channels, seed, offset);
   } else {
-    noise_forward_kernel<T><<<blocks(threads), kThreads, 0, stream>>>(x, weight, sample_ids, y, batch, pixels,
-                                                                      channels, seed, offset);
+    noise_forward_kernel<T, false><<<blocks(threads), kThreads, 0, stream>>>(x, weight, sample_ids, y, batch, pixels,
+                                                                             channels, seed, offset);
   }
   SB_CUDA_CHECK_LAUNCH();
 }
