@@ -6,8 +6,11 @@ shapes, synthetic batch and loss. Imports nothing at module level; torch is pass
 import math
 import random
 
+import scalebench_random
+
 PAD, EOS, FIRST_WORD = 1, 2, 4  # fairseq's dictionary: bos, pad, eos, unk first
-SOURCE_MEAN_LENGTH, TARGET_MEAN_LENGTH = 29.5, 30.6  # as transformer_big (WORKLOADS.md §8 "As for Transformer Big")
+# WORKLOADS.md's proxy table for §8: "real lengths ~27", credited "non-pad target tokens (~13.5k)" at 500 pairs.
+SOURCE_MEAN_LENGTH, TARGET_MEAN_LENGTH = 27.0, 27.0
 DROPOUT = 0.2
 LABEL_SMOOTHING = 0.1
 PARAMETERS = 216_005_176
@@ -64,8 +67,8 @@ def train_matmul_flops(s, batch):
     return 3.0 * 2.0 * batch * s["time"] * (source + target)
 
 
-def units_per_step(s, batch, scale):
-    """scalebench's units_per_step: target tokens, batch x 30.6 at full scale, x (T - 1) tiny."""
+def estimated_units_per_step(s, batch, scale):
+    """build()'s estimate of the credited target tokens (the credit itself is counted in the batch)."""
     return float(batch) * (TARGET_MEAN_LENGTH if scale == "full" else s["time"] - 1)
 
 
@@ -195,23 +198,19 @@ def build_model_class(torch):
     return FConv
 
 
-def draw_sentence_pairs(t, batch, seed, source_vocab, target_vocab):
+def draw_sentence_pairs(t, batch, seed, source_vocab, target_vocab, source_mean, target_mean):
     """The translation workloads' synthetic pairs (workloads/transformer_big.cpp and conv_seq2seq.cpp
-    synthesize()): right-padded to t, lengths ~ N(29.5 | 30.6, 2.5) clamped to [2, t] at full scale (t = 32),
-    EOS last, decoder input = targets shifted right behind EOS. Returns source, decoder input and target rows
-    and the two length lists."""
-    full = t == 32
-    rng = random.Random(seed)
-
-    def draw_length(mean):
-        drawn = rng.gauss(mean, 2.5) if full else rng.gauss(t - 1.5, 1.0)
-        return int(min(max(math.floor(drawn + 0.5), 2), t))
-
+    synthesize()): right-padded to t, lengths ~ N(source_mean | target_mean, 2.5) clamped to [2, t] at full scale
+    (t = 32), N(t - 1.5, 1) tiny, drawn from scalebench's own per-sample streams (scalebench_random: the same lengths,
+    so the same credited token count); EOS last, decoder input = targets shifted right behind EOS. Returns source,
+    decoder input and target rows and the two length lists."""
+    rng = random.Random(seed)  # the words: any will do
     src, tgt_in, targets = ([[PAD] * t for _ in range(batch)] for _ in range(3))
     src_len, tgt_len = [], []
     for b in range(batch):
-        src_len.append(draw_length(SOURCE_MEAN_LENGTH))
-        tgt_len.append(draw_length(TARGET_MEAN_LENGTH))
+        lengths = scalebench_random.sample_random(seed, b)
+        src_len.append(scalebench_random.sentence_length(lengths, source_mean, t))
+        tgt_len.append(scalebench_random.sentence_length(lengths, target_mean, t))
         for i in range(src_len[b]):
             src[b][i] = EOS if i + 1 == src_len[b] else rng.randint(FIRST_WORD, source_vocab - 1)
         for i in range(tgt_len[b]):
@@ -225,8 +224,8 @@ def draw_sentence_pairs(t, batch, seed, source_vocab, target_vocab):
 def synthesize(torch, s, batch, seed):
     """workloads/conv_seq2seq.cpp synthesize(): draw_sentence_pairs with fairseq's positions (PAD + 1 + i)."""
     t = s["time"]
-    src, tgt_in, targets, src_len, tgt_len = draw_sentence_pairs(t, batch, seed, s["source_vocab"],
-                                                                  s["target_vocab"])
+    src, tgt_in, targets, src_len, tgt_len = draw_sentence_pairs(t, batch, seed, s["source_vocab"], s["target_vocab"],
+                                                                  SOURCE_MEAN_LENGTH, TARGET_MEAN_LENGTH)
     steps = torch.arange(t)
     positions = lambda lengths: torch.where(steps < lengths[:, None], PAD + 1 + steps, PAD)
     src_len, tgt_len = torch.tensor(src_len), torch.tensor(tgt_len)

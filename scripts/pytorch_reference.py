@@ -22,6 +22,8 @@ import random
 import sys
 import time
 
+import gpu_peaks
+import pytorch_bert_tasks_model as bert_tasks
 import pytorch_cnn_models as cnn
 import pytorch_convs2s_model as convs2s
 import pytorch_maskrcnn_model as maskrcnn
@@ -39,6 +41,8 @@ BERT_SHAPES = {"full": dict(vocab=30522, model=768, heads=12, ffn=3072, layers=1
 # scalebench's WorkloadInfo: unit, default batch and the full-scale parameter count its registry test pins.
 WORKLOADS = {"transformer_big": dict(unit="tokens", batch=500, parameters=209_911_808),
              "bert_base": dict(unit="sequences", batch=128, parameters=110_106_428),
+             "bert_finetune": dict(unit="sequences", batch=48, parameters=bert_tasks.FINETUNE_PARAMETERS),
+             "mt_dnn": dict(unit="sequences", batch=8, parameters=bert_tasks.MT_DNN_PARAMETERS),
              "conv_seq2seq": dict(unit="tokens", batch=500, parameters=convs2s.PARAMETERS),
              "pix2pixhd": dict(unit="pairs", batch=2, parameters=p2p.PARAMETERS),
              "stylegan": dict(unit="images", batch=16, parameters=sg.PARAMETERS),
@@ -48,8 +52,12 @@ WORKLOADS = {"transformer_big": dict(unit="tokens", batch=500, parameters=209_91
                 for name, w in cnn.CNN_WORKLOADS.items()}}
 PAD, EOS, FIRST_WORD = 1, 2, 4  # fairseq's dictionary: bos, pad, eos, unk first
 SOURCE_MEAN_LENGTH, TARGET_MEAN_LENGTH = 29.5, 30.6  # WMT16 en-de tokens per sentence, WORKLOADS.md §7
-CLS, SEP, MASK, FIRST_WORDPIECE = 101, 102, 103, 999  # BERT uncased vocabulary; [PAD] 0 below
-PEAK_TFLOPS = 791.0  # bf16 matmul 8192^3 on H200 (shared/ANCHORS.md): the MFU denominator
+MASK = 103  # BERT uncased vocabulary's [MASK]; [PAD] 0 below
+CLS, SEP, FIRST_WORDPIECE = bert_tasks.CLS, bert_tasks.SEP, bert_tasks.FIRST_WORDPIECE
+# cuDNN's algorithm search pays off where every step has the same shapes; maskrcnn's mask head sees a different
+# number of positive RoIs each step, so with the flag on cuDNN searches again nearly every step (921 against
+# 263 ms a step on H200 in the 2026-12-01 audit). Off there, as detectron2 and torchvision's references run it.
+CUDNN_BENCHMARK_OFF = {"maskrcnn": "the mask head's RoI batch changes every step"}
 # include/scalebench/optimizer.h: decay on every parameter (LayerNorm and biases too), as scalebench applies it.
 ADAMW = dict(betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
 DDP_BUCKET_MB = 25.0  # DistributedDataParallel's own bucket_cap_mb default
@@ -69,7 +77,9 @@ def parse_arguments(argv):
     p.add_argument("--steps", type=int, default=30, help="timed steps")
     p.add_argument("--warmup", type=int, default=10, help="untimed steps (torch.compile compiles here)")
     p.add_argument("--precision", default="bf16", choices=["bf16", "fp32", "tf32"])
-    p.add_argument("--compile", action="store_true", help="torch.compile the model and loss (default mode)")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model and loss (default mode); where compiling fails, the run falls back "
+                        "to eager and says why (JSON: compiled false, compile_error)")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--scale", default="full", choices=["full", "tiny"])
     p.add_argument("--seed", type=int, default=1, help="data seed; weights use seed + 1000, as scalebench")
@@ -277,7 +287,7 @@ def build_modules(torch):
             return (F.cross_entropy(mlm_logits.float(), masked_labels) +
                     F.cross_entropy(self.seq_relationship(pooled).float(), next_sentence_labels))
 
-    return TransformerBig, BertForPreTraining
+    return TransformerBig, BertForPreTraining, BertLayer
 
 
 def sinusoidal_positions(torch, positions, dim):
@@ -322,7 +332,8 @@ def synthesize_transformer(torch, s, batch, seed):
     """workloads/transformer_big.cpp synthesize(): the pairs of convs2s.draw_sentence_pairs over one shared
     vocabulary. Masks replace scalebench's key_lengths + causal flags of masked_softmax."""
     t = s["time"]
-    src, tgt_in, targets, src_len, tgt_len = convs2s.draw_sentence_pairs(t, batch, seed, s["vocab"], s["vocab"])
+    src, tgt_in, targets, src_len, tgt_len = convs2s.draw_sentence_pairs(t, batch, seed, s["vocab"], s["vocab"],
+                                                                          SOURCE_MEAN_LENGTH, TARGET_MEAN_LENGTH)
     steps = torch.arange(t)
     # fairseq make_positions on right padding: PAD + 1 + i for real tokens, PAD for padding.
     positions = lambda lengths: torch.where(steps < lengths[:, None], PAD + 1 + steps, PAD)
@@ -371,9 +382,10 @@ def initialise(torch, model, seed):
     generator = torch.Generator(device=next(model.parameters()).device).manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
+            bias = "bias" in name.rsplit(".", 1)[-1]  # GRUCell's bias_ih and bias_hh too
             if "norm" in name:
-                p.fill_(0.0 if name.endswith("bias") else 1.0)
-            elif name.endswith("bias"):
+                p.fill_(0.0 if bias else 1.0)
+            elif bias:
                 p.zero_()
             else:
                 p.normal_(0.0, 0.02, generator=generator)
@@ -398,7 +410,8 @@ def log(message):
 
 
 def describe(a, torch):
-    """What both modes share: model class, shape, analytic counts and scalebench's units per step."""
+    """What both modes share: model class, shape, analytic counts and units per step: the batch's samples, or for
+    the translation workloads (counted: True) an estimate that the synthesized batch's own count replaces."""
     info = WORKLOADS[a.workload]
     if a.workload in cnn.CNN_WORKLOADS:
         return dict(info=info, expected=info["parameters"], units_per_step=float(a.batch),
@@ -413,7 +426,7 @@ def describe(a, torch):
             raise AssertionError(f"conv_seq2seq: analytic count {expected} != scalebench's {info['parameters']}")
         model_class = convs2s.build_model_class(torch)
         return dict(info=info, s=s, build=lambda: model_class(s), expected=expected,
-                    units_per_step=convs2s.units_per_step(s, a.batch, a.scale),
+                    units_per_step=convs2s.estimated_units_per_step(s, a.batch, a.scale), counted=True,
                     flops=convs2s.train_matmul_flops(s, a.batch))
     if a.workload == "pix2pixhd":  # scripts/pytorch_pix2pixhd_model.py
         s = p2p.SHAPES[a.scale]
@@ -438,19 +451,28 @@ def describe(a, torch):
             raise AssertionError(f"unsupmt: analytic count {expected} != scalebench's {info['parameters']}")
         model_class = unsupmt.build_model_class(torch)
         return dict(info=info, s=s, build=lambda: model_class(s), expected=expected,
-                    units_per_step=unsupmt.units_per_step(s, a.batch), flops=unsupmt.train_matmul_flops(s, a.batch))
-    TransformerBig, BertForPreTraining = build_modules(torch)
+                    units_per_step=unsupmt.estimated_units_per_step(s, a.batch), counted=True,
+                    flops=unsupmt.train_matmul_flops(s, a.batch))
+    TransformerBig, BertForPreTraining, BertLayer = build_modules(torch)
+    if a.workload in ("bert_finetune", "mt_dnn"):  # scripts/pytorch_bert_tasks_model.py
+        s = (bert_tasks.FINETUNE if a.workload == "bert_finetune" else bert_tasks.MT_DNN)[a.scale]
+        expected = bert_tasks.expected_parameters(a.workload, s)
+        if a.scale == "full" and expected != info["parameters"]:
+            raise AssertionError(f"{a.workload}: analytic count {expected} != scalebench's {info['parameters']}")
+        question_answering, mt_dnn = bert_tasks.build_model_classes(torch, BertLayer)
+        model_class = question_answering if a.workload == "bert_finetune" else mt_dnn
+        return dict(info=info, s=s, build=lambda: model_class(s), expected=expected, units_per_step=float(a.batch),
+                    flops=bert_tasks.train_matmul_flops(a.workload, s, a.batch))
     s = (TRANSFORMER_SHAPES if a.workload == "transformer_big" else BERT_SHAPES)[a.scale]
     model_class = TransformerBig if a.workload == "transformer_big" else BertForPreTraining
     expected = expected_parameters(a.workload, s)
     if a.scale == "full" and expected != info["parameters"]:
         raise AssertionError(f"{a.workload}: analytic count {expected} != scalebench's {info['parameters']}")
-    # scalebench's units_per_step: for transformer_big batch x the WMT16 mean target length (30.6) at full
-    # scale, x (T - 1) tiny, rather than the drawn count, so both tools divide by the same number.
+    # transformer_big's estimate (the credit is the batch's own count: synthesize), bert_base's sequences.
     units_per_step = float(a.batch) * ((TARGET_MEAN_LENGTH if a.scale == "full" else s["time"] - 1)
                                        if a.workload == "transformer_big" else 1)
     return dict(info=info, s=s, build=lambda: model_class(s), expected=expected, units_per_step=units_per_step,
-                flops=train_matmul_flops(a.workload, s, a.batch))
+                counted=a.workload == "transformer_big", flops=train_matmul_flops(a.workload, s, a.batch))
 
 
 def build_model(torch, a, w, device):
@@ -484,7 +506,9 @@ def count_trained(workload, model):
 
 
 def synthesize(torch, a, w, seed, device):
-    """One fixed batch on `device`, and the real target-token count (transformer_big) or None."""
+    """One fixed batch on `device`, and its credited count where that is not the batch (the non-padding target
+    tokens of a translation batch, unsupmt's target words of the four sub-steps: scalebench's count, the
+    same lengths drawn) or None."""
     if a.workload == "maskrcnn":
         return maskrcnn.synthesize(torch, a.batch, seed, device), None
     if a.workload in cnn.CNN_WORKLOADS:
@@ -499,6 +523,8 @@ def synthesize(torch, a, w, seed, device):
         return sg.synthesize(torch, w["s"], a.batch, seed, device, a.stylegan_layout == "channels_last"), None
     elif a.workload == "unsupmt":
         data, target_tokens = unsupmt.synthesize(torch, w["s"], a.batch, seed)
+    elif a.workload in ("bert_finetune", "mt_dnn"):
+        data, target_tokens = bert_tasks.synthesize(torch, a.workload, w["s"], a.batch, seed), None
     else:
         data, target_tokens = synthesize_bert(torch, w["s"], a.batch, seed), None
     return {k: v.to(device) for k, v in data.items()}, target_tokens
@@ -606,7 +632,10 @@ def run(a, torch):
             model = w["build"]()
         parameters = count_trained(a.workload, model)  # a tied weight is counted once
         check_parameters(a.workload, parameters, w["expected"])
-        result.update(parameters=parameters, train_flops_per_step=flops, units_per_step=units_per_step)
+        # The credited units of the batch a run would train on (a translation batch is drawn on the host: cheap).
+        _, counted = synthesize(torch, a, w, a.seed, torch.device("cpu")) if w.get("counted") else (None, None)
+        result.update(parameters=parameters, train_flops_per_step=flops,
+                      units_per_step=float(counted) if counted is not None else units_per_step)
         return result
 
     cuda = a.device == "cuda"
@@ -617,7 +646,7 @@ def run(a, torch):
     # fp32 is IEEE fp32 GEMMs (scalebench's fp32), tf32 its --precision tf32; under bf16 autocast this only
     # governs the few fp32 matmuls left outside autocast.
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
-    torch.backends.cudnn.benchmark = True  # what a convolutional training script sets: its best algorithms
+    set_cudnn_benchmark(torch, a.workload)
     torch.manual_seed(a.seed)  # dropout masks
 
     model = build_model(torch, a, w, device)
@@ -625,9 +654,9 @@ def run(a, torch):
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-    data, target_tokens = synthesize(torch, a, w, a.seed, device)
-    if target_tokens is not None:
-        result["target_tokens_per_step"] = target_tokens  # the real (non-padding) count, for reference
+    data, counted = synthesize(torch, a, w, a.seed, device)
+    if counted is not None:  # credited as the batch holds: its non-padding target tokens, scalebench's count
+        units_per_step = float(counted)
     optimizer = make_optimizer(torch, a, model, cuda)
     forward = torch.compile(model) if a.compile else model
     model.train()
@@ -635,13 +664,22 @@ def run(a, torch):
     log(f"# {a.workload} ({a.scale}) batch {a.batch}, {parameters:,} parameters, {a.precision}, "
         f"compile {a.compile}, {a.device}; {a.warmup} warm-up + {a.steps} timed steps")
     step = make_step(torch, a, forward, optimizer, data, device)
+    first_losses, compile_error = [], None
+    if a.compile:
+        step, first_losses, compile_error = compiled_or_eager(
+            torch, a, step, lambda: make_step(torch, a, model, optimizer, data, device), optimizer, cuda)
     losses, step_ms = time_steps(torch, a, step, cuda)
+    losses = first_losses + losses
     if a.profile:
         write_profile(torch, step, a.profile, cuda)
 
     ordered = sorted(step_ms)
     median = percentile(ordered, 0.5)
+    peak = gpu_peaks.peak_tflops(torch.cuda.get_device_name(), a.precision) if cuda else None
+    tflops = flops / (median / 1e3) / 1e12
     result.update(
+        compiled=a.compile and compile_error is None, compile_error=compile_error,
+        cudnn_benchmark=torch.backends.cudnn.benchmark if cuda else None,
         steps=a.steps, warmup=a.warmup, lr=a.lr, parameters=parameters,
         step_ms_median=median, step_ms_p10=percentile(ordered, 0.1), step_ms_p90=percentile(ordered, 0.9),
         step_ms_min=ordered[0], step_ms_max=ordered[-1],
@@ -655,14 +693,41 @@ def run(a, torch):
                        "included), 2 per multiply-add; the same count as `scalebench list`" if a.workload == "stylegan" else
                        "analytic matmul FLOPs, 3 x forward GEMMs (projections, QK^T, PV, vocabulary) on padded "
                        "shapes, 2 per multiply-add; the same count as `scalebench list`"),
-        tflops_per_s=flops / (median / 1e3) / 1e12, mfu=flops / (median / 1e3) / (PEAK_TFLOPS * 1e12),
-        mfu_peak_tflops=PEAK_TFLOPS, loss_first=losses[0], loss_last=losses[-1],
+        tflops_per_s=tflops, mfu=tflops / peak if peak else None, mfu_peak_tflops=peak,
+        mfu_peak_source="src/plan/data/gpus.json (scripts/gpu_peaks.py)", loss_first=losses[0], loss_last=losses[-1],
         peak_allocated_bytes=torch.cuda.max_memory_allocated() if cuda else None,
         peak_reserved_bytes=torch.cuda.max_memory_reserved() if cuda else None,
         gpu=torch.cuda.get_device_name() if cuda else None)
     log(f"# median {median:.2f} ms/step, {result['units_per_s']:,.0f} {info['unit']}/s, "
         f"loss {losses[0]:.4f} -> {losses[-1]:.4f}")
     return result
+
+
+def set_cudnn_benchmark(torch, workload):
+    """cuDNN's algorithm search where every step has the same shapes, not where they change (CUDNN_BENCHMARK_OFF)."""
+    torch.backends.cudnn.benchmark = workload not in CUDNN_BENCHMARK_OFF
+    if workload in CUDNN_BENCHMARK_OFF:
+        log(f"# cudnn.benchmark off: {CUDNN_BENCHMARK_OFF[workload]}")
+
+
+def compiled_or_eager(torch, a, compiled_step, make_eager_step, optimizer, cuda):
+    """The first step of a torch.compile'd model (where compiling happens). Where it fails (an op or a pattern
+    dynamo or inductor cannot take, such as a double backward), the reason is printed and the run goes on in
+    eager. Returns (the step to time, the first step's loss, None or the reason). Out of memory is not a
+    compile failure: it propagates."""
+    try:
+        losses = [float(compiled_step())]
+        if cuda:
+            torch.cuda.synchronize()
+        return compiled_step, losses, None
+    except Exception as error:  # dynamo and inductor raise many kinds; each is a reason to fall back
+        if is_out_of_memory(torch, error):
+            raise
+        reason = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"[:300]
+        log(f"# torch.compile failed, falling back to eager: {reason}")
+        torch._dynamo.reset()
+        zero_grad(optimizer)
+        return make_eager_step(), [], reason
 
 
 def is_out_of_memory(torch, error):
@@ -746,7 +811,7 @@ def run_ddp(a, torch):
     dist.init_process_group("nccl", rank=rank, world_size=a.world_size)
     barrier = lambda: dist.barrier(device_ids=[a.local_rank])  # phases start together on every rank
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
-    torch.backends.cudnn.benchmark = True  # what a convolutional training script sets: its best algorithms
+    set_cudnn_benchmark(torch, a.workload)
     data, target_tokens = synthesize(torch, a, w, a.seed + rank, device)
     say(f"# {a.workload} ({a.scale}) batch {a.batch} per rank x {a.world_size} ranks, {a.precision}, "
         f"compile {a.compile}, bucket {a.bucket_mb:g} MiB; {a.warmup} warm-up + {a.steps} timed steps per phase")
@@ -811,7 +876,7 @@ def run_ddp(a, torch):
     # A DP step ends when its slowest rank does: the elementwise max over ranks of the per-step times.
     dp_slowest = sorted(max(step) for step in zip(*(r["dp_ms"] for r in ranks)))
     solo_step_ms, dp_step_ms = percentile(sorted(solo_medians), 0.5), percentile(dp_slowest, 0.5)
-    units = w["units_per_step"]
+    units = float(target_tokens) if target_tokens is not None else w["units_per_step"]  # rank 0's batch
     solo_rate = units / (solo_step_ms / 1e3)
     dp_rate = a.world_size * units / (dp_step_ms / 1e3)
     result = dict(

@@ -8,11 +8,14 @@ G_logistic_nonsaturating and D_logistic_simplegp with r1_gamma 10, the R1 gradie
 torch.autograd.grad(create_graph=True) (a double backward). The step is scalebench's one graph: D part (G(z1)
 without grad, D(fake), D(real), R1) and G part (G(z2), D with its weights detached: no weight-gradient pass) summed
 into one backward pass, then G's and D's Adam (beta1 0, beta2 0.99, eps 1e-8, lr 0.003), then the EMA copy Gs
-(local, never reduced). Under DDP, G and D are wrapped separately (two reductions); D's fake and real passes run as
-one forward over both halves with the minibatch stddev taken per half, and the G-loss pass calls D's module through
-torch.func.functional_call with detached weights, so DDP's D sees one forward and one backward per step. Unused
+(local, never reduced). D runs over the fakes and the reals apart, so R1's input gradient and double backward
+cover the N reals only, and no weight gradient is computed inside R1's autograd.grad (no_weight_gradients). Under
+DDP, G and D are wrapped separately (two reductions); the reals go through DDP's D, the fakes through its module,
+and the G-loss pass calls D's module through torch.func.functional_call with detached weights, so DDP's D sees one
+forward and one backward per step. Unused
 ToRGB/FromRGB layers (lod > 0) enter the outputs times 0: zero gradients, reduced like scalebench's zero-filled
 ones. Shapes, parameter names and counts are scalebench's. Imports nothing at module level; torch is passed in."""
+import contextlib
 import math
 
 G_PARAMETERS = 26_219_627  # shared/WORKLOADS.md §5
@@ -112,6 +115,19 @@ def build_regradable_conv2d(torch):
     the weight."""
     F = torch.nn.functional
     ops = {}
+    # A custom Function's ctx.needs_input_grad says whether w requires grad, not whether this backward pass wants
+    # it: inside R1's autograd.grad(inputs=reals) every conv would compute its weight gradient for nothing (and
+    # build a double-backward graph for it). no_weight_gradients() turns them off there, as conv2d_gradfix's
+    # context manager of the same name does.
+    weight_gradients = {"enabled": True}
+
+    @contextlib.contextmanager
+    def no_weight_gradients():
+        weight_gradients["enabled"] = False
+        try:
+            yield
+        finally:
+            weight_gradients["enabled"] = True
 
     def input_gradient(transposed, stride, padding, dy, w, x):
         """dL/dx of y = conv(x, w) (or its transpose) from dy: the other kind of conv with the same weight. Going
@@ -140,7 +156,7 @@ def build_regradable_conv2d(torch):
                 dx = dw = None
                 if ctx.needs_input_grad[0]:
                     dx = input_gradient(transposed, stride, padding, dy, w, x)
-                if ctx.needs_input_grad[1]:
+                if ctx.needs_input_grad[1] and weight_gradients["enabled"]:
                     dw = weight_gradient_op(transposed, stride, padding, output_padding).apply(dy, x, w)
                 return dx, dw
 
@@ -180,6 +196,7 @@ def build_regradable_conv2d(torch):
         y = conv_op(False, stride, padding).apply(x, w)
         return y if bias is None else y + bias.view(1, -1, 1, 1).to(y.dtype)
 
+    conv2d.no_weight_gradients = no_weight_gradients
     return conv2d
 
 
@@ -191,6 +208,8 @@ def build_model_class(torch, blur_as="depthwise", conv="regradable"):
     70-126 ms each in channels_last bf16, 650 of a 1,228 ms step."""
     nn, F = torch.nn, torch.nn.functional
     conv2d = build_regradable_conv2d(torch) if conv == "regradable" else F.conv2d
+    # F.conv2d's derivatives are built-in: autograd.grad(inputs=reals) already skips their weight gradients.
+    no_weight_gradients = getattr(conv2d, "no_weight_gradients", contextlib.nullcontext)
 
     def scaled(weight, fan_in, gain, lrmul=1.0):
         return weight * (gain / math.sqrt(fan_in) * lrmul)
@@ -361,12 +380,16 @@ def build_model_class(torch, blur_as="depthwise", conv="regradable"):
             with torch.no_grad():  # the D part's fake images: no gradient to G
                 fake_d = self.G(latents_d, crossover_d)
             reals = reals.detach().requires_grad_(True)
-            scores = self.D(torch.cat([fake_d.to(reals.dtype), reals], 0), parts=2).float()
-            fake_scores, real_scores = scores[:n], scores[n:]
-            (gradient,) = torch.autograd.grad(real_scores.sum(), reals, create_graph=True)
+            d = self.discriminator_module()
+            # D over the fakes and over the reals apart, so that R1's input gradient and its double backward cover
+            # the N real images only (not a concatenation of 2N). The reals go through self.D (DDP's wrapper where
+            # there is one: DDP sees one forward a step); the fakes through the module itself, the same parameters.
+            fake_scores = d(fake_d.to(reals.dtype)).float()
+            real_scores = self.D(reals).float()
+            with no_weight_gradients():  # R1 needs d(score)/d(reals) only: no weight-gradient passes in there
+                (gradient,) = torch.autograd.grad(real_scores.sum(), reals, create_graph=True)
             r1 = gradient.float().square().sum([1, 2, 3]).mean() * (R1_GAMMA / 2)
             loss_d = F.softplus(fake_scores).mean() + F.softplus(-real_scores).mean() + r1
-            d = self.discriminator_module()
             detached = {name: p.detach() for name, p in d.named_parameters()}
             fake_g = self.G(latents_g, crossover_g)
             loss_g = F.softplus(-torch.func.functional_call(d, detached, (fake_g,)).float()).mean()

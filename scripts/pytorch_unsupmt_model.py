@@ -10,6 +10,8 @@ scalebench's shapes, synthetic sentences and noise. Imports nothing at module le
 import math
 import random
 
+import scalebench_random
+
 EOS, PAD, MASK, FIRST_WORD = 1, 2, 5, 14  # XLM's dictionary (<s> 0, </s> 1, <pad> 2, <unk> 3, <special1> mask)
 WORD_SHUFFLE, WORD_DROPOUT, WORD_BLANK = 3.0, 0.1, 0.1
 PARAMETERS = 310_047_094
@@ -28,8 +30,9 @@ def expected_parameters(s):
     return encoder + decoder
 
 
-def units_per_step(s, batch):
-    """scalebench's units: target words, (T - 1) per sentence and sub-step, four sub-steps."""
+def estimated_units_per_step(s, batch):
+    """build()'s estimate: (T - 1) target words per sentence and sub-step, four sub-steps (the credit itself is
+    counted in the batch: synthesize)."""
     return 4.0 * batch * (s["time"] - 1)
 
 
@@ -74,8 +77,9 @@ def synthesize(torch, s, batch, seed):
     for lang in (0, 1):
         rng = random.Random(seed * 2 + lang)
         sentences, noised, targets, lengths, noised_lengths = [], [], [], [], []
-        for _ in range(batch):
-            length = t if full else rng.randint(3, t)
+        for b in range(batch):
+            # scalebench's length draw (its per-sample stream of seed + language), so the same words are credited
+            length = t if full else scalebench_random.uniform_int(scalebench_random.sample_random(seed + lang, b), 3, t)
             sentence = [EOS] + [rng.randint(FIRST_WORD, s["vocab"] - 1) for _ in range(length - 2)] + [EOS]
             noisy = add_noise(sentence, rng)
             sentences.append(sentence + [PAD] * (t - length))

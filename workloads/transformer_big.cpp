@@ -69,8 +69,11 @@ class TransformerBig final : public Workload {
     const TensorId logits = b.linear(y, embed);  // the shared embedding, transposed, no bias
     BuiltWorkload built;
     built.loss = b.softmax_cross_entropy(b.reshape(logits, {batch * s.time, s.vocab}), targets, 0.1, kPad);
+    // Credited: the non-padding target tokens of the synthesized batch (fairseq's wps); this is the estimate.
     built.units_per_step = static_cast<double>(batch) *
                            (scale == WorkloadScale::kFull ? kTargetMeanLength : static_cast<double>(s.time - 1));
+    built.credited_inputs = {"targets"};
+    built.credited_padding = kPad;
     return built;
   }
 

@@ -182,6 +182,10 @@ class Unsupmt final : public Workload {
     }
     b.graph().set_sub_steps(sub_steps);
     built.units_per_step = 4 * words;
+    // XLM's processed_w: Σ (len − 1) of the target side of every sub-step, counted from the synthesized batch. AE(l)
+    // and BT(l-x-l) both reconstruct language l's sentences: each language's targets count twice.
+    built.credited_inputs = {"en.targets", "de.targets", "en.targets", "de.targets"};
+    built.credited_padding = kPad;
     built.forward_flops_per_unit = 0;
     for (size_t n = b.graph().training_begin(); n < b.graph().nodes().size(); ++n) {
       built.forward_flops_per_unit += node_matmul_flops(b.graph().nodes()[n]);

@@ -37,8 +37,15 @@ struct WorkloadInfo {
 
 struct BuiltWorkload {
   TensorId loss = kNoTensor;
-  double units_per_step = 0;           // credited per step (target tokens, sequences...)
+  // Credited per step (target tokens, sequences...). Where credited_inputs names inputs, build() sets only an
+  // estimate: the replica replaces it by the count in its synthesized batch (credited_units below).
+  double units_per_step = 0;
   double forward_flops_per_unit = 0;   // analytic (2 per multiply-add), matrix products only
+  // The int32 inputs whose elements other than credited_padding are the units a step trains on (the non-padding
+  // target tokens of a translation batch); an input named twice counts twice (unsupmt trains on each language's
+  // targets in two sub-steps). Empty: one unit per sample, units_per_step as build() set it.
+  std::vector<std::string> credited_inputs;
+  int32_t credited_padding = 0;
 };
 
 // A parameter's initial values: N(mean, stddev²) (stddev 0: every element `mean`).
@@ -82,6 +89,14 @@ class Workload {
 // The generator of one sample of the synthetic dataset `seed` (splitmix64 of both, so neighbouring seeds
 // and samples give unrelated streams).
 std::mt19937_64 sample_random(uint64_t seed, int64_t sample);
+
+// The units one step of a synthesized batch trains on: built.units_per_step where no credited input is named, else
+// the non-padding elements of the credited inputs, read by `read` (an executor's copy of the batch).
+using InputReader = std::function<void(TensorId, void* data, size_t bytes)>;
+double credited_units(const Graph& graph, const BuiltWorkload& built, const InputReader& read);
+// The same count for the batch that synthesize(graph, seed, first_sample) writes (no executor needed: `list`).
+double credited_units(const Workload& workload, const Graph& graph, const BuiltWorkload& built, uint64_t seed,
+                      int64_t first_sample);
 
 const std::vector<const Workload*>& workload_registry();
 const Workload& find_workload(const std::string& name);  // throws UsageError listing the names

@@ -11,6 +11,7 @@
 #include "src/cli/commands.h"
 #include "src/cli/run_context.h"
 #include "src/cli/session.h"
+#include "src/train/replica.h"
 
 namespace sb {
 
@@ -23,7 +24,9 @@ int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
     const WorkloadInfo& info = workload->info();
     Graph graph;
     GraphBuilder builder(graph);
-    const BuiltWorkload built = workload->build(builder, info.default_batch, WorkloadScale::kFull);
+    BuiltWorkload built = workload->build(builder, info.default_batch, WorkloadScale::kFull);
+    // Counted in the default dataset's first batch, as `run` counts its own (pytorch_reference.py credits the same).
+    built.units_per_step = credited_units(*workload, graph, built, kDefaultDataSeed, 0);
     // Before the backward pass exists: the forward products of a whole step (every sub-step, repeated parts as
     // often as they run).
     const double forward_flops = step_matmul_flops(graph);

@@ -26,6 +26,9 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   if (!options.dropout) builder.disable_dropout();
   builder.set_batchnorm_groups(options.batchnorm_groups);
   replica->built = workload.build(builder, options.batch, options.scale);
+  // Credited as the batch holds: here the default dataset's first samples (what plan and maxbatch quote);
+  // build_replica counts the batch it writes.
+  replica->built.units_per_step = credited_units(workload, replica->graph, replica->built, kDefaultDataSeed, 0);
   if (options.linear_batchnorm_activations) {
     replica->linear_batchnorm_activations = make_batchnorm_activations_linear(replica->graph);
   }
@@ -80,6 +83,10 @@ std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& de
   find_workload(options.workload)
       .synthesize(replica->graph, data_seed, first_sample,
                   [&](TensorId id, const void* data, size_t bytes) { executor.write_tensor(id, data, bytes); });
+  replica->built.units_per_step = credited_units(replica->graph, replica->built,
+                                                 [&](TensorId id, void* data, size_t bytes) {
+                                                   executor.read_tensor(id, data, bytes);
+                                                 });
   initialise_parameters(*replica, weight_seed);
   return replica;
 }

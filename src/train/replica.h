@@ -20,6 +20,9 @@
 
 namespace sb {
 
+// The data seed a replica planned without one is credited from (TrainOptions::seed's default).
+constexpr uint64_t kDefaultDataSeed = 1;
+
 struct ReplicaOptions {
   std::string workload;
   int64_t batch = 0;  // per rank, > 0

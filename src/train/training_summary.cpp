@@ -1,14 +1,52 @@
 // The derived numbers of a training report (include/scalebench/training.h), computed here only, so the
 // console, JSON and CSV printers cannot disagree.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <optional>
+#include <sstream>
+#include <string>
 
 #include "scalebench/bandwidth.h"
+#include "scalebench/plan_database.h"
 #include "scalebench/stats.h"
 #include "scalebench/training.h"
 
 namespace sb {
 namespace {
+
+// A name as CUDA reports it or a row's name or alias, as a key: lower case, the brand words dropped, words joined
+// by dashes ("NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3"). scripts/gpu_peaks.py keys names the same way.
+std::string device_key(const std::string& name) {
+  std::istringstream words(name);
+  std::string word, key;
+  bool leading = true;
+  while (words >> word) {
+    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (leading && (word == "nvidia" || word == "geforce" || word == "tesla")) continue;
+    leading = false;
+    key += (key.empty() ? "" : "-") + word;
+  }
+  return key;
+}
+
+// The GPU table's row for a device: the longest name or alias equal to its key or a dash-separated prefix of it
+// ("h100-pcie" is the PCIe row, not "h100"'s); null when none is.
+const GpuSpec* gpu_for_device(const std::string& device_name) {
+  const std::string key = device_key(device_name);
+  const GpuSpec* best = nullptr;
+  size_t best_length = 0;
+  for (const GpuSpec& gpu : builtin_hardware_database().gpus) {
+    std::vector<std::string> names = gpu.aliases;
+    names.push_back(gpu.name);
+    for (const std::string& name : names) {
+      const std::string alias = device_key(name);
+      const bool matches = key == alias || key.rfind(alias + "-", 0) == 0;
+      if (matches && alias.size() > best_length) best = &gpu, best_length = alias.size();
+    }
+  }
+  return best;
+}
 
 double median(std::vector<double> values) { return values.empty() ? 0.0 : percentile(std::move(values), 50); }
 
@@ -148,22 +186,16 @@ ScalingSummary summarize_scaling(const TrainingReport& report) {
 }
 
 double peak_tflops(const std::string& device_name, Precision precision) {
-  // Datasheet dense tensor-core peaks (no sparsity), SXM parts; bf16 and fp16 alike.
-  struct Peak {
-    const char* name;
-    double half, tf32, fp32;
-  };
-  static const Peak kPeaks[] = {{"H200", 989.4, 494.7, 66.9}, {"H100", 989.4, 494.7, 66.9}, {"A100", 312, 156, 19.5}};
-  if (device_name.find("PCIe") != std::string::npos) return 0;  // lower clocks and power: other peaks
-  for (const Peak& peak : kPeaks) {
-    if (device_name.find(peak.name) == std::string::npos) continue;
-    switch (precision) {
-      case Precision::kFp32: return peak.fp32;
-      case Precision::kTf32: return peak.tf32;
-      default: return peak.half;
-    }
+  const GpuSpec* gpu = gpu_for_device(device_name);
+  if (gpu == nullptr) return 0;
+  std::optional<double> peak;
+  switch (precision) {
+    case Precision::kFp32: peak = gpu->fp32_tflops; break;
+    case Precision::kTf32: peak = gpu->tf32_tflops; break;
+    case Precision::kFp16: peak = gpu->fp16_tflops; break;
+    default: peak = gpu->bf16_tflops; break;
   }
-  return 0;
+  return peak.value_or(0.0);
 }
 
 }  // namespace sb

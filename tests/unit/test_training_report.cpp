@@ -2,6 +2,7 @@
 // bandwidth) from hand-made samples, and the JSON/CSV/reproducer printers built on them.
 #include <gtest/gtest.h>
 
+#include "scalebench/plan_database.h"
 #include "scalebench/report.h"
 #include "scalebench/training.h"
 
@@ -86,10 +87,16 @@ TEST(TrainingSummary, CommunicationBoundEfficiency) {
   EXPECT_DOUBLE_EQ(summarize_scaling(report).efficiency_bound, 0.5);
 }
 
-TEST(TrainingSummary, PeaksByDeviceName) {
-  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H200", Precision::kBf16), 989.4);
-  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H100 80GB HBM3", Precision::kTf32), 494.7);
-  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H100 PCIe", Precision::kBf16), 0);
+// run's MFU peak is the GPU table's (src/plan/data/gpus.json, plan's and scripts/gpu_peaks.py's): one number per
+// GPU and precision, the device found by CUDA's name.
+TEST(TrainingSummary, PeaksComeFromTheGpuTable) {
+  const HardwareDatabase& table = builtin_hardware_database();
+  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H200", Precision::kBf16), *table.gpu("H200 SXM").bf16_tflops);
+  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H200", Precision::kBf16), 989.5);  // 1,979 with sparsity, halved
+  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H100 80GB HBM3", Precision::kTf32), *table.gpu("H100 SXM").tf32_tflops);
+  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H100 PCIe", Precision::kBf16), *table.gpu("H100 PCIe").bf16_tflops);
+  EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA A100-SXM4-80GB", Precision::kFp32), *table.gpu("A100 SXM 80GB").fp32_tflops);
+  EXPECT_DOUBLE_EQ(peak_tflops("Tesla V100-SXM2-32GB", Precision::kBf16), 0);  // no bf16 figure: null in the table
   EXPECT_DOUBLE_EQ(peak_tflops("AMD EPYC 7763", Precision::kFp32), 0);
 }
 
