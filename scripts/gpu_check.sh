@@ -24,6 +24,14 @@
 #                                              GPU_TEST_FILTER='A*:B*' runs just those gpu tests; table last
 #          scripts/gpu_check.sh sockets [n]    transformer_big and bert_base over the emulated socket path n times
 #                                              (run-to-run spread), each predicted by `plan --validate`
+#          scripts/gpu_check.sh anchors [steps] [tools] [workloads]
+#                                              every workload on GPU 0 (bf16) by scalebench, PyTorch eager and
+#                                              PyTorch torch.compile'd (tools: any of "scalebench eager compiled",
+#                                              default all three; workloads: default all 12), 3 warm-up and `steps`
+#                                              (default 10) timed steps each, within ANCHORS_BUDGET_S (default 540) of
+#                                              the call's start (builds only when scalebench runs); the table of
+#                                              scripts/anchors_table.py last, over this call's files and the folders
+#                                              in ANCHORS_FROM (earlier calls' anchors/, to assemble one table)
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +40,74 @@ mkdir -p "$out"
 max_bytes=${1:-2G}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service: never on
+
+# PyTorch's learning rate per workload: scalebench's reference optimizer's (src/core/optimizer.cpp), which the
+# convolutional PyTorch models' optimizers take (yolov3's tiny rate keeps its loss finite from random weights).
+reference_lr() {
+  case "$1" in
+    yolov3) echo 1e-6 ;;
+    maskrcnn) echo 0.0066667 ;;
+    stylegan) echo 0.003 ;;  # G's and D's Adam, as scalebench's reference optimizer
+    pix2pixhd) echo 2e-4 ;;
+    nasnet_large|deeplabv3) echo 1e-3 ;;
+    *) echo 1e-4 ;;
+  esac
+}
+
+if [ "$max_bytes" = anchors ]; then
+  # scalebench and PyTorch do the same step: the same batch and credited units, and the same optimizer family:
+  # AdamW for the transformer family and conv_seq2seq (PyTorch's choice there), the reference's elsewhere.
+  steps=${2:-10}
+  tools=${3:-scalebench eager compiled}
+  workloads=${4:-transformer_big bert_base bert_finetune mt_dnn conv_seq2seq unsupmt nasnet_large yolov3 deeplabv3 pix2pixhd stylegan maskrcnn}
+  budget=${ANCHORS_BUDGET_S:-540}
+  dir="$out/anchors" && mkdir -p "$dir"
+  log="$out/anchors.txt"
+  if [[ " $tools " == *" scalebench "* ]]; then
+    echo "== configure and build"
+    { cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSB_REQUIRE_CUDA=ON \
+        -DSB_REQUIRE_NCCL=ON -DSB_REQUIRE_MPI=ON && cmake --build build-gpu -j "$(nproc)"; } > "$out/build.log" 2>&1 ||
+      { tail -40 "$out/build.log"; exit 1; }
+    echo "build took ${SECONDS} s"
+  fi
+  # run TOOL WORKLOAD LIMIT COMMAND...: within the budget, else skipped with a line saying so.
+  run_within_budget() {
+    local tool=$1 workload=$2 limit=$3
+    shift 3
+    local left=$((budget - SECONDS))
+    if [ "$left" -lt 30 ]; then
+      echo "skipped $tool $workload: ${left}s of the ${budget}s budget left" | tee -a "$log"
+      return
+    fi
+    [ "$limit" -gt "$left" ] && limit=$left
+    echo "== $tool $workload (at ${SECONDS}s, limit ${limit}s)" >> "$log"
+    CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout "$limit" "$@" >> "$log" 2>&1 || echo "rc=$? $tool $workload" | tee -a "$log"
+  }
+  for workload in $workloads; do
+    lr=$(reference_lr "$workload")
+    case "$workload" in
+      transformer_big|bert_base|bert_finetune|mt_dnn|conv_seq2seq) optimizer=() ;;
+      *) optimizer=(--optimizer reference) ;;
+    esac
+    pytorch=(python3 scripts/pytorch_reference.py --workload "$workload" --precision bf16 --lr "$lr" --warmup 3
+             --steps "$steps")
+    for tool in $tools; do
+      case "$tool" in
+        scalebench) run_within_budget "$tool" "$workload" 150 build-gpu/scalebench run --workload "$workload" \
+                      --precision bf16 "${optimizer[@]}" --warmup 3 --steps "$steps" --force --json "$dir/sb_$workload.json" ;;
+        eager) run_within_budget "$tool" "$workload" 150 bash -c '"$@" > "$0"' "$dir/eager_$workload.json" "${pytorch[@]}" ;;
+        compiled) run_within_budget "$tool" "$workload" 300 bash -c '"$@" > "$0"' "$dir/compiled_$workload.json" \
+                    "${pytorch[@]}" --compile ;;
+        *) echo "gpu_check.sh anchors: unknown tool '$tool' (scalebench, eager, compiled)" >&2; exit 2 ;;
+      esac
+    done
+  done
+  grep -E "^(== |rc=|skipped|# (median|torch.compile failed|cudnn)|pytorch_reference.py:|error)" "$log" | tail -80
+  echo "== anchors table (this call${ANCHORS_FROM:+ and $ANCHORS_FROM}), ${SECONDS}s"
+  python3 scripts/anchors_table.py "$dir" ${ANCHORS_FROM:-}
+  tar czf "$out/anchors.tgz" -C "$out" anchors && rm -rf "$dir"
+  exit 0
+fi
 
 if [ "$max_bytes" = ddp ]; then  # PyTorch only: nothing to build
   ngpu=$(nvidia-smi -L | wc -l)
@@ -193,13 +269,7 @@ if [ "$max_bytes" = cnn ]; then
     timeout 400 "${mpi[@]}" build-gpu/scalebench run --workload "$workload" --optimizer reference --warmup 5 \
       --steps "$steps" --force --json "$runs/${workload}.json" >> "$out/cnn.txt" 2>&1 || echo "rc=$?" >> "$out/cnn.txt"
     [ "${PYTORCH:-1}" = 0 ] && continue  # PYTORCH=0: scalebench only (PyTorch measured in another call)
-    case "$workload" in  # as scalebench's reference optimizer (src/core/optimizer.cpp)
-      yolov3) lr=1e-6 ;;
-      maskrcnn) lr=0.0066667 ;;
-      stylegan) lr=0.003 ;;  # G's and D's Adam, as scalebench's reference optimizer
-      pix2pixhd) lr=2e-4 ;;
-      *) lr=1e-3 ;;
-    esac
+    lr=$(reference_lr "$workload")
     for model in $workload $([ "$workload" = deeplabv3 ] && echo deeplabv3_os8); do
       CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout 240 python3 scripts/pytorch_reference.py --workload "$model" \
         --precision bf16 --lr "$lr" --warmup 10 --steps "$steps" >> "$out/torch.jsonl" 2>> "$out/cnn.txt"

@@ -667,7 +667,7 @@ def run(a, torch):
     first_losses, compile_error = [], None
     if a.compile:
         step, first_losses, compile_error = compiled_or_eager(
-            torch, a, step, lambda: make_step(torch, a, model, optimizer, data, device), optimizer, cuda)
+            torch, step, lambda: make_step(torch, a, model, optimizer, data, device), optimizer, cuda)
     losses, step_ms = time_steps(torch, a, step, cuda)
     losses = first_losses + losses
     if a.profile:
@@ -710,7 +710,7 @@ def set_cudnn_benchmark(torch, workload):
         log(f"# cudnn.benchmark off: {CUDNN_BENCHMARK_OFF[workload]}")
 
 
-def compiled_or_eager(torch, a, compiled_step, make_eager_step, optimizer, cuda):
+def compiled_or_eager(torch, compiled_step, make_eager_step, optimizer, cuda):
     """The first step of a torch.compile'd model (where compiling happens). Where it fails (an op or a pattern
     dynamo or inductor cannot take, such as a double backward), the reason is printed and the run goes on in
     eager. Returns (the step to time, the first step's loss, None or the reason). Out of memory is not a

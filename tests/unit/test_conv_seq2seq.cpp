@@ -80,7 +80,8 @@ TEST(ConvSeq2Seq, AnalyticFlopsAreTheGraphs) {
     if (scale == WorkloadScale::kFull) {
       EXPECT_EQ(built.forward_flops_per_unit / 2, 53346304.0 + 94844928.0 + 15 * 2 * 768 * 32);
       EXPECT_NEAR(built.forward_flops_per_unit / 2e6, 149.0, 0.5);
-      EXPECT_DOUBLE_EQ(built.units_per_step, 4 * 30.6);  // target tokens: §7's 30.6 per sentence
+      // The estimate build() states; a replica credits its batch's count (test_credited_units.cpp).
+      EXPECT_DOUBLE_EQ(built.units_per_step, 4 * 27.0);  // target tokens: the proxy table's ~27 per sentence
     }
   }
 }
