@@ -5,7 +5,9 @@ usage: training_summary.py DIR
   DIR/run_<workload>.json   scalebench run --json (rank 0's row is used)
   DIR/torch.jsonl           one JSON line per workload from scripts/pytorch_reference.py
 
-MFU is against the H200's measured bf16 dense ceiling (shared/ANCHORS.md: 791 TFLOP/s, an 8192^3 matmul).
+MFU is against the run's peak_tflops: the GPU table's dense peak for the device and precision
+(src/plan/data/gpus.json, the one table `run`, `plan` and scripts/gpu_peaks.py read).
+"speed-up" is against PyTorch eager (`gpu_check.sh anchors` compares with the faster of eager and compiled).
 scalebench's memory is its plan (arena + AdamW moments: every tensor of the step, laid out before the run),
 PyTorch's is torch.cuda.max_memory_allocated (tensors only); neither counts the CUDA context.
 """
@@ -14,7 +16,6 @@ import json
 import os
 import sys
 
-BF16_CEILING_TFLOPS = 791.0
 TARGETS = {"transformer_big": 1.5, "bert_base": 1.3}  # issue 3: scalebench / PyTorch eager, same shape
 
 
@@ -27,7 +28,7 @@ def load(directory):
         solo = doc.get("phases", {}).get("solo")
         if doc.get("status") == "ok" and solo:
             ours[name] = {"step_ms_p50": solo["step_ms_p50"], "units_per_second": solo["units_per_s_per_gpu"],
-                          "tflops": solo["tflops_per_gpu"], "plan_bytes": doc["workload"]["plan_bytes"],
+                          "tflops": solo["tflops_per_gpu"], "peak_tflops": doc.get("peak_tflops"), "plan_bytes": doc["workload"]["plan_bytes"],
                           "breakdown_ms": doc.get("breakdown_ms"), "op_ms": doc.get("op_ms")}
         else:
             ours[name] = {"error": doc.get("error") or "failed"}
@@ -56,7 +57,7 @@ def main():
             print(f"{workload:16} scalebench failed: {o['error']}")
             continue
         o_ms, o_rate = o.get("step_ms_p50"), o.get("units_per_second")
-        o_mfu = o.get("tflops", 0) / BF16_CEILING_TFLOPS if o else None
+        o_mfu = o["tflops"] / o["peak_tflops"] if o.get("peak_tflops") else None
         o_gib = o.get("plan_bytes", 0) / 2**30 if o else None
         t_ms, t_rate = t.get("step_ms_median"), t.get("units_per_s")
         t_gib = t.get("peak_allocated_bytes", 0) / 2**30 if t else None
