@@ -691,6 +691,8 @@ def run(a, torch):
                        "2 per multiply-add; the same count as `scalebench list`" if a.workload == "pix2pixhd" else
                        "the passes of G and D the step computes (R1's input gradient and its double backward "
                        "included), 2 per multiply-add; the same count as `scalebench list`" if a.workload == "stylegan" else
+                       "3 x the forward matrix products of workloads/*.cpp's forward_flops_per_unit (an estimate of "
+                       "`scalebench list`'s count)" if a.workload in ("bert_finetune", "mt_dnn") else
                        "analytic matmul FLOPs, 3 x forward GEMMs (projections, QK^T, PV, vocabulary) on padded "
                        "shapes, 2 per multiply-add; the same count as `scalebench list`"),
         tflops_per_s=tflops, mfu=tflops / peak if peak else None, mfu_peak_tflops=peak,
