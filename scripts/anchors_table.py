@@ -93,7 +93,7 @@ def main(argv):
         print(f"anchors_table.py: no sb_/eager_/compiled_ files under {' '.join(argv)}", file=sys.stderr)
         return 3
     header = (f"| {'workload':15} | {'unit':9} | {'scalebench':>10} | {'eager':>10} | {'compiled':>10} | "
-              f"{'ratio vs the faster PyTorch':27} | {'MFU sb':>6} | {'MFU pt':>6} |")
+              f"{'ratio vs the faster PyTorch':34} | {'MFU sb':>6} | {'MFU pt':>6} |")
     print(header)
     print("|" + "|".join("-" * (len(part)) for part in header.split("|")[1:-1]) + "|")
     notes = []
@@ -120,7 +120,7 @@ def main(argv):
                 mfu = lambda ms: sb[3] / (ms / 1e3) / (sb[4] * 1e12)
                 mfu_sb, mfu_pt = f"{mfu(sb[1]):.1%}", f"{mfu(best[1]):.1%}"
         print(f"| {workload:15} | {unit:9} | {cell(sb, 10)} | {cell(eager, 10)} | {cell(compiled, 10)} | "
-              f"{ratio:27} | {mfu_sb:>6} | {mfu_pt:>6} |")
+              f"{ratio:34} | {mfu_sb:>6} | {mfu_pt:>6} |")
     peaks = {d.get("peak_tflops") for r in rows.values() for d in [r.get("sb")] if isinstance(d, dict)}
     print(f"units/s per GPU; MFU = scalebench's train FLOPs of the step / step time / the GPU table's peak "
           f"({', '.join(f'{p:g}' for p in sorted(p for p in peaks if p)) or 'unknown'} TFLOP/s), the faster PyTorch's "
