@@ -25,6 +25,9 @@ ORDER = ["transformer_big", "bert_base", "bert_finetune", "mt_dnn", "conv_seq2se
          "yolov3", "deeplabv3", "pix2pixhd", "stylegan", "maskrcnn"]
 
 
+NOT_RUN = "not run"  # no file: that tool did not run for the workload in the calls given
+
+
 def read_json(path):
     """The JSON document in `path`: a whole file (scalebench) or its last line starting with '{' (PyTorch)."""
     with open(path) as f:
@@ -33,7 +36,7 @@ def read_json(path):
         return json.loads(text)
     except ValueError:
         lines = [line for line in text.splitlines() if line.startswith("{")]
-        return json.loads(lines[-1]) if lines else None
+        return json.loads(lines[-1]) if lines else {"status": "no JSON line (see the call's anchors.txt)"}
 
 
 def folders(arguments, scratch):
@@ -63,8 +66,10 @@ def load(directories):
 
 def scalebench_side(doc):
     """(units/s, step ms, units per step, train FLOPs per step, peak TFLOP/s) or an error text."""
-    if not doc or doc.get("status") != "ok" or "solo" not in doc.get("phases", {}):
-        return (doc or {}).get("error") or (doc or {}).get("status") or "no result"
+    if doc is None:
+        return NOT_RUN
+    if doc.get("status") != "ok" or "solo" not in doc.get("phases", {}):
+        return doc.get("error") or doc.get("status") or "no result"
     solo = doc["phases"]["solo"]
     return (solo["units_per_s_per_gpu"], solo["step_ms_p50"], doc["workload"]["units_per_step_per_rank"],
             doc["workload"]["train_flops_per_step_per_rank"], doc.get("peak_tflops"))
@@ -72,8 +77,10 @@ def scalebench_side(doc):
 
 def pytorch_side(doc, compiled):
     """(units/s, step ms, units per step, note) or an error text; a compile that fell back is an error here."""
-    if not doc or doc.get("status") != "ok":
-        return (doc or {}).get("error") or (doc or {}).get("status") or "no result"
+    if doc is None:
+        return NOT_RUN
+    if doc.get("status") != "ok":
+        return doc.get("error") or doc.get("status") or "no result"
     if compiled and not doc.get("compiled"):
         return "fell back to eager: " + str(doc.get("compile_error"))
     return doc["units_per_s"], doc["step_ms_median"], doc["units_per_step"]
@@ -104,7 +111,7 @@ def main(argv):
         unit = next((d.get("unit") or d.get("workload", {}).get("unit") for d in r.values()
                      if isinstance(d, dict) and (d.get("unit") or isinstance(d.get("workload"), dict))), "")
         for name, side in (("scalebench", sb), ("eager", eager), ("compiled", compiled)):
-            if isinstance(side, str):
+            if isinstance(side, str) and side != NOT_RUN:
                 notes.append(f"{workload} {name}: {side[:160]}")
         torch_sides = [(name, side) for name, side in (("eager", eager), ("compiled", compiled))
                        if isinstance(side, tuple)]

@@ -76,12 +76,12 @@ if [ "$max_bytes" = anchors ]; then
     shift 3
     local left=$((budget - SECONDS))
     if [ "$left" -lt 30 ]; then
-      echo "skipped $tool $workload: ${left}s of the ${budget}s budget left" | tee -a "$log"
+      echo "skipped $tool $workload: ${left}s of the ${budget}s budget left" >> "$log"
       return
     fi
     [ "$limit" -gt "$left" ] && limit=$left
     echo "== $tool $workload (at ${SECONDS}s, limit ${limit}s)" >> "$log"
-    CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout "$limit" "$@" >> "$log" 2>&1 || echo "rc=$? $tool $workload" | tee -a "$log"
+    CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout "$limit" "$@" >> "$log" 2>&1 || echo "rc=$? $tool $workload" >> "$log"
   }
   for workload in $workloads; do
     lr=$(reference_lr "$workload")
