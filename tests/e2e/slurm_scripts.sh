@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/slurm: the sbatch templates run as Slurm would run them (SLURM_* set, `srun` on the PATH: here a
-# stand-in that checks for --mpi=pmix and starts the tasks with mpiexec), and mpirun.sh, all on the CPU
+# stand-in that offers pmix in `srun --mpi=list`, checks that the templates chose it and starts the tasks
+# with mpiexec; tests/slurm runs them under a real Slurm), and mpirun.sh, all on the CPU
 # device; results must land in the job-named folder. Then the launcher cross-checks under simulated Slurm,
 # Open MPI and torchrun variables.
 source "$(dirname "$0")/lib/common.bash"
@@ -14,6 +15,7 @@ done
 mkdir -p "$WORK/bin" "$WORK/submit"
 cat > "$WORK/bin/srun" <<SRUN
 #!/usr/bin/env bash
+[ "\$*" = --mpi=list ] && { printf 'MPI plugin types are...\n\tnone\n\tpmix\n'; exit 0; }
 pmix=no
 while [ \$# -gt 0 ] && [ "\${1#-}" != "\$1" ]; do [ "\$1" = --mpi=pmix ] && pmix=yes; shift; done
 [ \$pmix = yes ] || { echo "srun stand-in: --mpi=pmix missing" >&2; exit 9; }

@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib/jobs.bash"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 SB=$(realpath "$SB")
 CLUSTER_DIR=$WORK
-trap 'cluster_stop; rm -rf "$WORK"' EXIT
+trap 'cluster_stop; [ "${SB_SLURM_KEEP:-0}" = 1 ] && echo "kept $WORK" || rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
 [ "$(id -u)" -eq 0 ] || cluster_skip "the Slurm daemons need root"
@@ -53,15 +53,19 @@ case_one_node() {
   state=$(wait_job "$id" 120)
   check "job $id ended $state, expected COMPLETED 0:0" [ "$state" = "COMPLETED 0:0" ]
   check "srun started the tasks with a PMI flavour" grep -qE -- "^== topo: srun --mpi=(pmix|pmi2) " "$dir/sb-one-node-$id.out"
-  check "topo.json: 2 ranks" json_is "$results/topo.json" "d['nranks'] == 2"
+  check "topo.json: 2 ranks on 1 node" json_is "$results/topo.json" "d['world_size'] == 2 and d['nodes'][0]['local_ranks'] == 2"
   check "bandwidth.json: 2 ranks, checked, no wrong element" json_is "$results/bandwidth.json" \
     "d['status'] == 'ok' and d['context']['nranks'] == 2 and all(r['wrong'] == 0 for r in d['results'])"
   check "run_bert_base.json: ok, 2 ranks of one srun step of job $id" json_is "$results/run_bert_base.json" \
     "d['status'] == 'ok' and d['nranks'] == 2 and env['SLURM_JOB_ID'] == '$id' and env['SLURM_STEP_NUM_TASKS'] == '2'"
 }
 
-# started_run DIR NAME ID: waits until the job's data-parallel run has begun (its console file exists).
-started_run() { wait_for 60 "job $3's run" test -s "$1/results/$2-$3/run_bert_base.txt"; }
+# started_run DIR NAME ID: waits until the job's run is training: rank 0 prints its header once its stop
+# handlers are in place (a SIGTERM before that kills the rank at once); a second more for rank 1's.
+started_run() {
+  wait_for 60 "job $3's run to print its header" grep -q "^# scalebench .* run: " "$1/results/$2-$3/run_bert_base.txt" &&
+    sleep 1
+}
 
 # (2) The time limit: Slurm counts limits in minutes and checks them every 30 s, so a limit of 1 minute set
 # once the run is under way expires mid-run, and the template's --signal=TERM@60 is due at once (sent at
@@ -74,47 +78,67 @@ case_time_limit() {
   case_files=("$dir/sb-limit-$id.out" "$results/run_bert_base.txt")
   check "the run started" started_run "$dir" sb-limit "$id"
   scontrol update JobId="$id" TimeLimit=1
-  state=$(wait_job "$id" 100)
-  check "job $id ended $state, expected FAILED 3:0 (scalebench's exit 3 after SIGTERM, before the limit)" \
+  # The signal is due at once; 50 s covers Slurm's 30 s between checks. A job still running then has had
+  # no SIGTERM and would run into the limit: it is cancelled rather than waited for.
+  state=$(wait_job "$id" 50)
+  check "job $id was $state 50 s after its limit was set, expected FAILED 3:0 (SIGTERM, exit 3)" \
     [ "$state" = "FAILED 3:0" ]
+  case $state in RUNNING* | COMPLETING*) scancel "$id"; wait_job "$id" 30 > /dev/null ;; esac
   check "the ranks stopped by SIGTERM at a step boundary" grep -q "stopped by SIGTERM after" "$results/run_bert_base.txt"
   check "the suite skipped what was left" grep -q "stopped by a signal" "$dir/sb-limit-$id.out"
   check "partial JSON with status failed" json_is "$results/run_bert_base.json" \
     "d['status'] == 'failed' and 'SIGTERM' in d['error'] and len(d['phases']) > 0"
 }
 
-# (3) scancel of a running job: Slurm's SIGTERM, then SIGKILL after KillWait (10 s).
+# (3) scancel of a running job. A plain scancel sends SIGTERM to every process of the job, srun included,
+# and srun turns a SIGTERM of its own into SIGKILL for its tasks: the ranks die at once, what the finished
+# commands wrote stays. `scancel --signal=TERM` signals the steps only: the ranks stop at a step boundary and
+# rank 0 writes the partial result.
 case_scancel() {
-  local dir=$1 id results state
-  id=$(submit "$dir" RUN_ARGS="$long_run" -- "${cpu_job[@]}" --job-name=sb-cancel scripts/slurm/one_node.sbatch) ||
+  local dir=$1 how=$2 id results state name=sb-cancel-$2
+  id=$(submit "$dir" RUN_ARGS="$long_run" -- "${cpu_job[@]}" --job-name="$name" scripts/slurm/one_node.sbatch) ||
     { check "sbatch refused the job" false; return; }
-  results=$dir/results/sb-cancel-$id
-  case_files=("$dir/sb-cancel-$id.out" "$results/run_bert_base.txt")
-  check "the run started" started_run "$dir" sb-cancel "$id"
-  sleep 1
-  scancel "$id"
-  state=$(wait_job "$id" 60)
-  check "job $id ended $state, expected CANCELLED" [ "${state%% *}" = CANCELLED ]
+  results=$dir/results/$name-$id
+  case_files=("$dir/$name-$id.out" "$results/run_bert_base.txt")
+  check "the run started" started_run "$dir" "$name" "$id"
+  if [ "$how" = kill ]; then
+    scancel "$id"
+    state=$(wait_job "$id" 60)
+    check "job $id ended $state, expected CANCELLED" [ "${state%% *}" = CANCELLED ]
+    check "the finished commands' results kept" json_is "$results/bandwidth.json" "d['status'] == 'ok'"
+  else
+    scancel --signal=TERM "$id"
+    state=$(wait_job "$id" 60)
+    check "job $id ended $state, expected FAILED 3:0 (scalebench's exit 3 after SIGTERM)" [ "$state" = "FAILED 3:0" ]
+    check "the ranks stopped by SIGTERM at a step boundary" grep -q "stopped by SIGTERM after" "$results/run_bert_base.txt"
+    check "partial JSON with status failed" json_is "$results/run_bert_base.json" \
+      "d['status'] == 'failed' and 'SIGTERM' in d['error'] and len(d['phases']) > 0"
+  fi
   check "every process of the job gone within 15 s" wait_for 15 "the job's processes to end" no_job_processes
-  check "partial JSON with status failed" json_is "$results/run_bert_base.json" \
-    "d['status'] == 'failed' and 'SIGTERM' in d['error']"
 }
 
-# (4) A task that dies (SIGKILL at dp step 2): the job ends non-zero within --timeout + 15 s, naming rank 1.
+# (4) A task that dies (SIGKILL at dp step 2): Slurm's PMIx plugin kills the step's other tasks at once and
+# srun names the dead one. A task that hangs (asleep at dp step 2): the others give up after --timeout, name
+# it, and rank 0 writes the partial result. Either way the job ends within --timeout + 15 s.
 case_dead_task() {
-  local dir=$1 id results state seconds
-  id=$(submit "$dir" SB_ARGS="--timeout 10" SCALEBENCH_FAULT="kill:rank=1:phase=dp:step=2" \
-    RUN_ARGS="--scale tiny --batch 2 --warmup 1 --steps 4" -- "${cpu_job[@]}" --job-name=sb-dead scripts/slurm/one_node.sbatch) ||
-    { check "sbatch refused the job" false; return; }
-  results=$dir/results/sb-dead-$id
-  case_files=("$dir/sb-dead-$id.out" "$results/run_bert_base.txt")
+  local dir=$1 fault=$2 id results state seconds name=sb-$2
+  id=$(submit "$dir" SB_ARGS="--timeout 10" SCALEBENCH_FAULT="$fault:rank=1:phase=dp:step=2" \
+    RUN_ARGS="--scale tiny --batch 2 --warmup 1 --steps 4" -- "${cpu_job[@]}" --job-name="$name" \
+    scripts/slurm/one_node.sbatch) || { check "sbatch refused the job" false; return; }
+  results=$dir/results/$name-$id
+  case_files=("$dir/$name-$id.out" "$results/run_bert_base.txt")
   state=$(wait_job "$id" 90)
   check "job $id ended $state, expected FAILED with a non-zero exit" [ "${state%% *}" = FAILED ]
-  seconds=$(job_seconds "$id")
-  check "the job took $seconds s, more than --timeout + 15 s" [ "$seconds" -le 25 ]
-  check "the survivor names rank 1" grep -qE "suspect: rank 1 " "$results/run_bert_base.txt"
-  check "partial JSON naming rank 1" json_is "$results/run_bert_base.json" \
-    "d['status'] == 'failed' and 'rank 1' in d['error']"
+  # From the run's start (the previous command's last file written) to the job's end.
+  seconds=$(($(date -d "$(job_field "$id" EndTime)" +%s) - $(stat -c %Y "$results/bandwidth.csv")))
+  check "the run took $seconds s to the job's end, more than --timeout + 15 s" [ "$seconds" -le 25 ]
+  if [ "$fault" = kill ]; then
+    check "srun names the dead task" grep -qE "srun: error: .*: task 1: Killed" "$results/run_bert_base.txt"
+  else
+    check "rank 0 names rank 1" grep -qE "^scalebench: error: \[rank 0@.*suspect: rank 1 " "$results/run_bert_base.txt"
+    check "partial JSON naming rank 1" json_is "$results/run_bert_base.json" \
+      "d['status'] == 'failed' and 'suspect: rank 1 ' in d['error']"
+  fi
 }
 
 # (5) mpirun.sh inside an allocation: Open MPI finds the node and its 2 slots from Slurm.
@@ -135,8 +159,10 @@ run_case pass "one_node.sbatch: topo, bandwidth --check, dp run" case_one_node "
 run_case fail "one_node.sbatch with srun --mpi=none" case_one_node "$WORK/wrong-mpi"
 run_case pass "time limit: SIGTERM from --signal, partial JSON" case_time_limit "$WORK/good"
 run_case fail "one_node.sbatch without --signal" case_time_limit "$WORK/no-signal"
-run_case pass "scancel: nothing left, partial JSON" case_scancel "$WORK/good"
-run_case pass "a task killed: ends within --timeout + 15 s naming it" case_dead_task "$WORK/good"
+run_case pass "scancel: every rank gone, the finished commands' results kept" case_scancel "$WORK/good" kill
+run_case pass "scancel --signal=TERM: stopped at a step boundary, partial JSON" case_scancel "$WORK/good" signal
+run_case pass "a task killed: the job ends at once, srun names it" case_dead_task "$WORK/good" kill
+run_case pass "a task hung: the job ends within --timeout + 15 s naming it" case_dead_task "$WORK/good" sleep
 run_case pass "mpirun.sh inside salloc" case_salloc_mpirun "$WORK/good"
 
 cluster_stop

@@ -31,11 +31,6 @@ wait_job() {
   echo "$state $(job_field "$id" ExitCode)"
 }
 
-# job_seconds ID: from the job's start to its end, in seconds.
-job_seconds() {
-  echo $(($(date -d "$(job_field "$1" EndTime)" +%s) - $(date -d "$(job_field "$1" StartTime)" +%s)))
-}
-
 # json_is FILE EXPRESSION: the JSON document d in FILE satisfies the Python EXPRESSION; env is its
 # context's recorded environment (a dict).
 json_is() {
@@ -67,12 +62,12 @@ run_case() {
   case_files=()
   : > "$WORK/check.log"
   "$@"
-  local took=$((SECONDS - start)) file
+  local took=$((SECONDS - start)) file failed
   if [ "$expect" = pass ] && [ ${#case_failed[@]} -eq 0 ]; then
     echo "ok: $name (${took} s)"
     passes=$((passes + 1))
   elif [ "$expect" = pass ]; then
-    for file in "${case_failed[@]}"; do echo "FAIL: $name: $file"; done
+    for failed in "${case_failed[@]}"; do echo "FAIL: $name: $failed"; done
     sed 's/^/    | /' "$WORK/check.log" | head -n 20
     for file in "${case_files[@]}"; do
       [ -f "$file" ] || continue
