@@ -28,6 +28,7 @@ if ! cluster_start; then
   tail -n 20 "$WORK"/*.log "$WORK"/*.out
   exit 1
 fi
+CLUSTER_DEADLINE=$((SECONDS + 400))  # the cases take about 3 minutes; ctest stops the test at 10
 echo "cluster up: $(sinfo -h -N -o '%N %c CPUs %t'); srun --mpi=list: $(srun --mpi=list 2>&1 | tr -d '\t' | tail -n +2 | xargs)"
 
 # The submit folders: the repository's scripts, and copies of them with one_node.sbatch broken.
@@ -145,7 +146,7 @@ case_dead_task() {
 case_salloc_mpirun() {
   local dir=$1 id results=$1/results/salloc rc
   case_files=("$WORK/salloc.out" "$results/run_bert_base.txt")
-  (cd "$dir" && timeout 120 salloc --ntasks=2 --cpus-per-task=1 --job-name=sb-salloc \
+  (cd "$dir" && timeout $(($(seconds_left) + 1)) salloc --ntasks=2 --cpus-per-task=1 --job-name=sb-salloc \
     env RESULTS_DIR="$results" bash scripts/slurm/mpirun.sh) > "$WORK/salloc.out" 2>&1
   rc=$?
   id=$(sed -n 's/.*Granted job allocation \([0-9]*\).*/\1/p' "$WORK/salloc.out")

@@ -32,23 +32,29 @@ cluster_install() {
   fi
   if [ -z "$why" ]; then
     echo "installing slurm-wlm and munge (missing: ${missing[*]})"
-    { apt-get -o DPkg::Lock::Timeout=300 update &&
-      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends \
+    { apt-get -o DPkg::Lock::Timeout=120 update &&
+      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y --no-install-recommends \
         slurm-wlm munge; } > "$CLUSTER_DIR/apt.log" 2>&1 && return 0
     why="apt-get failed: $(tail -n 1 "$CLUSTER_DIR/apt.log")"
   fi
   cluster_skip "Slurm is not installed (missing: ${missing[*]}) and cannot be: $why"
 }
 
-# free_port: a TCP port nobody listens on now (two test runs on one machine must not share daemons).
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# free_ports: two distinct TCP ports nobody listens on now (two test runs on one machine must not share
+# daemons).
+free_ports() {
+  python3 -c '
+import socket
+sockets = [socket.socket() for _ in range(2)]
+for s in sockets: s.bind(("127.0.0.1", 0))
+print(*(s.getsockname()[1] for s in sockets))'
 }
 
 # cluster_write_config: slurm.conf for one node (this host, its CPUs) in one partition; munge's key.
 cluster_write_config() {
-  local dir=$CLUSTER_DIR host
+  local dir=$CLUSTER_DIR host ctld_port slurmd_port
   host=$(hostname -s)
+  read -r ctld_port slurmd_port < <(free_ports)
   mkdir -p "$dir/state" "$dir/spool" "$dir/munge"
   chmod 755 "$dir" "$dir/munge"  # munged insists that its socket's folder is reachable by everyone
   head -c 1024 /dev/urandom > "$dir/munge/munge.key"
@@ -56,8 +62,8 @@ cluster_write_config() {
   cat > "$dir/slurm.conf" <<CONF
 ClusterName=sbtest
 SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=$(free_port)
-SlurmdPort=$(free_port)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -110,12 +116,19 @@ cluster_start() {
 
 node_idle() { [ "$(sinfo -h -N -o %t 2> /dev/null)" = idle ]; }
 
+# CLUSTER_DEADLINE ($SECONDS): no wait goes past it, so that a cluster gone wrong ends the test (and stops
+# its daemons) well before ctest's limit; cluster_stop's own waits are exempt.
+CLUSTER_DEADLINE=${CLUSTER_DEADLINE:-450}
+seconds_left() { echo $((CLUSTER_DEADLINE > SECONDS ? CLUSTER_DEADLINE - SECONDS : 0)); }
+
 # wait_for SECONDS WHAT COMMAND...: polls COMMAND every half second; says what it waited for on a timeout.
 wait_for() {
-  local seconds=$1 what=$2 tries
+  local seconds=$1 what=$2 end
   shift 2
-  for ((tries = 0; tries < seconds * 2; tries++)); do
+  end=$((SECONDS + seconds))
+  while [ "$SECONDS" -lt "$end" ]; do
     "$@" && return 0
+    [ "${cluster_stopping:-0}" = 1 ] || [ "$(seconds_left)" -gt 0 ] || break
     sleep 0.5
   done
   echo "timed out after $seconds s waiting for $what"
@@ -140,6 +153,7 @@ cluster_processes() {
 # SIGKILL after 10 s), and kills by pid anything of the cluster still alive. Prints what it had to kill.
 cluster_stop() {
   [ ${#cluster_daemons[@]} -gt 0 ] || return 0
+  cluster_stopping=1
   scancel --quiet --user=root 2> /dev/null
   wait_for 20 "the cancelled jobs' processes to end" no_job_processes > /dev/null
   kill -TERM "${cluster_daemons[@]}" 2> /dev/null

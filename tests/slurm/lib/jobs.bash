@@ -20,13 +20,15 @@ job_field() {
 # wait_job ID SECONDS: waits for the job to end; prints "STATE EXITCODE" (e.g. "COMPLETED 0:0"), or the
 # state it was still in at the deadline.
 wait_job() {
-  local id=$1 state tries
-  for ((tries = 0; tries < $2 * 2; tries++)); do
+  local id=$1 state end=$((SECONDS + $2))
+  while :; do
     state=$(job_field "$id" JobState)
     case $state in
-      PENDING | CONFIGURING | RUNNING | COMPLETING | SUSPENDED | "") sleep 0.5 ;;
+      PENDING | CONFIGURING | RUNNING | COMPLETING | SUSPENDED | "") ;;
       *) break ;;
     esac
+    [ "$SECONDS" -lt "$end" ] && [ "$(seconds_left)" -gt 0 ] || break
+    sleep 0.5
   done
   echo "$state $(job_field "$id" ExitCode)"
 }
