@@ -149,8 +149,8 @@ cluster_processes() {
   done
 }
 
-# cluster_stop: cancels every job, waits for their processes to go, stops the daemons (SIGTERM, then
-# SIGKILL after 10 s), and kills by pid anything of the cluster still alive. Prints what it had to kill.
+# cluster_stop: cancels every job, waits for their processes to go, stops the daemons with SIGTERM, and
+# after 10 s kills by pid anything of the cluster still alive, naming it and returning 1.
 cluster_stop() {
   [ ${#cluster_daemons[@]} -gt 0 ] || return 0
   cluster_stopping=1
@@ -158,15 +158,17 @@ cluster_stop() {
   wait_for 20 "the cancelled jobs' processes to end" no_job_processes > /dev/null
   kill -TERM "${cluster_daemons[@]}" 2> /dev/null
   wait_for 10 "the daemons to stop" no_cluster_processes > /dev/null
-  local left
+  local left rc=0
   left=$(cluster_processes all)
   if [ -n "$left" ]; then
-    echo "cluster_stop: killing what was left:"
+    echo "cluster_stop: still alive after the jobs were cancelled and the daemons stopped; killed:"
     ps -o pid,args -p "$(echo $left | tr ' ' ,)" | sed 's/^/    /'
     kill -KILL $left 2> /dev/null
+    rc=1
   fi
   wait "${cluster_daemons[@]}" 2> /dev/null
   cluster_daemons=()
+  return $rc
 }
 
 no_job_processes() { [ -z "$(cluster_processes)" ]; }
