@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # scripts/slurm: the sbatch templates run as Slurm would run them (SLURM_* set, `srun` on the PATH: here a
 # stand-in that offers pmix in `srun --mpi=list`, checks that the templates chose it and starts the tasks
-# with mpiexec; tests/slurm runs them under a real Slurm), and mpirun.sh, all on the CPU
-# device; results must land in the job-named folder. Then the launcher cross-checks under simulated Slurm,
-# Open MPI and torchrun variables.
+# with mpiexec; tests/slurm runs them under a real Slurm), and mpirun.sh, all on the CPU device; results
+# must land in the job-named folder. Then the launcher cross-checks under simulated Slurm, Open MPI and
+# torchrun variables.
 source "$(dirname "$0")/lib/common.bash"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
 repo=$(cd "$(dirname "$0")/../.." && pwd)
