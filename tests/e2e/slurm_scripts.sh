@@ -45,6 +45,25 @@ expect_exit 0 "mpirun.sh" -- env GPUS_PER_NODE=2 NODES=1 RESULTS_DIR="$WORK/mpir
   bash "$repo/scripts/slurm/mpirun.sh" $OVERSUBSCRIBE
 [ -s "$WORK/mpirun/run_bert_base.json" ] && passes=$((passes + 1)) || { echo "FAIL: mpirun.sh wrote no result"; failures=$((failures + 1)); }
 
+# srun_mpi.sh against a stand-in srun whose `--mpi=list` prints $WORK/lists/offered: pmix when offered;
+# PMI-2 only where the MPI library speaks it (Debian's Open MPI 4.1 has no s2 component); else exit 3.
+mkdir -p "$WORK/lists/bin"
+printf '#!/bin/sh\ncat "%s"\n' "$WORK/lists/offered" > "$WORK/lists/bin/srun"
+chmod +x "$WORK/lists/bin/srun"
+pmi2_ok=0
+command -v ompi_info > /dev/null && ! ompi_info --parsable | grep -q '^mca:pmix:s2:' && pmi2_ok=3
+for offered in "none pmi2 pmix:0" "none pmi2:$pmi2_ok" "none:3"; do
+  { echo "MPI plugin types are..."; printf '\t%s\n' ${offered%:*}; } > "$WORK/lists/offered"
+  expect_exit "${offered##*:}" "srun_mpi.sh with '${offered%:*}'" -- \
+    env PATH="$WORK/lists/bin:$PATH" bash "$repo/scripts/slurm/srun_mpi.sh"
+done
+expect_output "share no PMI flavour .*offers none\)" "srun_mpi.sh names what Slurm offers"
+printf 'srun: MPI types are...\nsrun: none\nsrun: pmix\n' > "$WORK/lists/offered"  # before 22.05
+expect_exit 0 "srun_mpi.sh with Slurm's older layout" -- env PATH="$WORK/lists/bin:$PATH" bash "$repo/scripts/slurm/srun_mpi.sh"
+expect_output "^pmix$" "srun_mpi.sh picks pmix"
+expect_exit 0 "SRUN_MPI overrides" -- env SRUN_MPI=pmi2 bash "$repo/scripts/slurm/srun_mpi.sh"
+expect_output "^pmi2$" "SRUN_MPI is printed as is"
+
 # Launcher cross-checks. srun without --mpi=pmix starts independent one-rank jobs: refused.
 expect_exit 2 "srun step of 4 tasks, MPI sees 1" -- env SLURM_PROCID=2 SLURM_STEP_ID=0 SLURM_STEP_NUM_TASKS=4 \
   SLURM_LOCALID=2 "$SB" bandwidth --device cpu --max-bytes 4K
