@@ -59,7 +59,8 @@ for offered in "none pmi2 pmix:0" "none pmi2:$pmi2_ok" "none:3"; do
 done
 expect_output "share no PMI flavour .*offers none\)" "srun_mpi.sh names what Slurm offers"
 printf 'srun: MPI types are...\nsrun: none\nsrun: pmix\n' > "$WORK/lists/offered"  # before 22.05
-expect_exit 0 "srun_mpi.sh with Slurm's older layout" -- env PATH="$WORK/lists/bin:$PATH" bash "$repo/scripts/slurm/srun_mpi.sh"
+expect_exit 0 "srun_mpi.sh with Slurm's older layout" -- \
+  env PATH="$WORK/lists/bin:$PATH" bash "$repo/scripts/slurm/srun_mpi.sh"
 expect_output "^pmix$" "srun_mpi.sh picks pmix"
 expect_exit 0 "SRUN_MPI overrides" -- env SRUN_MPI=pmi2 bash "$repo/scripts/slurm/srun_mpi.sh"
 expect_output "^pmi2$" "SRUN_MPI is printed as is"
