@@ -18,14 +18,13 @@ job_field() {
 }
 
 # wait_job ID SECONDS: waits for the job to end; prints "STATE EXITCODE" (e.g. "COMPLETED 0:0"), or the
-# state it was still in at the deadline.
+# state it was still in at the deadline (RUNNING, or SIGNALING while a --signal is being delivered).
 wait_job() {
   local id=$1 state end=$((SECONDS + $2))
   while :; do
     state=$(job_field "$id" JobState)
     case $state in
-      PENDING | CONFIGURING | RUNNING | COMPLETING | SUSPENDED | "") ;;
-      *) break ;;
+      COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | PREEMPTED | BOOT_FAIL | DEADLINE) break ;;
     esac
     [ "$SECONDS" -lt "$end" ] && [ "$(seconds_left)" -gt 0 ] || break
     sleep 0.5
