@@ -3,10 +3,11 @@
 # and munge installed with apt when missing, a skip when that cannot be done) runs the templates on the
 # CPU device at tiny scale, 2 tasks: (1) one_node.sbatch: topo, bandwidth --check, a data-parallel run;
 # (2) the time limit: SIGTERM from --signal stops the run at a step boundary, partial JSON kept; (3)
-# scancel: no process left, partial JSON kept; (4) a task that dies: the job ends within --timeout + 15 s,
-# naming the rank; (5) mpirun.sh inside salloc. Copies of one_node.sbatch broken on purpose (a wrong --mpi,
-# no --signal) must fail cases 1 and 2. The daemons are stopped, whatever happens, and the test asserts
-# that nothing of the cluster is left running.
+# scancel: no process left, the finished commands' results kept (with --signal=TERM: the partial JSON);
+# (4) a task that dies: the job ends at once, srun names it; one that hangs: the job ends within --timeout
+# + 15 s, rank 0 names it; (5) mpirun.sh inside salloc. Copies of one_node.sbatch broken on purpose (a wrong
+# --mpi, no --signal) must fail cases 1 and 2. The daemons are stopped, whatever happens, and the test
+# asserts that nothing of the cluster is left running.
 #   usage: tests/slurm/templates.sh path/to/scalebench      (as root; ctest -L slurm)
 source "$(dirname "$0")/../e2e/lib/common.bash"
 source "$(dirname "$0")/lib/cluster.bash"
@@ -70,7 +71,7 @@ case_one_node() {
 # handlers are in place (a SIGTERM before that kills the rank at once); a second more for rank 1's.
 started_run() {
   wait_for 60 "job $3's run to print its header" \
-    grep -q "^# scalebench .* run: " "$1/results/$2-$3/run_bert_base.txt" && sleep 1
+    grep -qs "^# scalebench .* run: " "$1/results/$2-$3/run_bert_base.txt" && sleep 1
 }
 
 # check_stopped_by_sigterm RESULTS: the ranks stopped at a step boundary, rank 0 wrote the partial result.
