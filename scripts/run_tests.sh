@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README.md; CI runs exactly this): install dependencies, build, run every ctest suite.
 # Unit and end-to-end tests run anywhere; MPI tests run 2 and 4 ranks on the CPU device; gpu-labelled
-# tests skip themselves when no GPU is visible.
+# tests skip themselves when no GPU is visible; the slurm suite starts a one-node Slurm as root (installing it
+# with apt) and skips, saying why, where it cannot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh

@@ -6,9 +6,17 @@
 # Environment: SB (the binary; default build/scalebench), RESULTS_DIR (required), WORKLOADS (default
 # "transformer_big bert_base"), SB_ARGS (extra common flags for every command, e.g. "--timeout 120"),
 # BANDWIDTH_ARGS (default "--op all --min-bytes 1M --max-bytes 1G"), RUN_ARGS (extra flags of `run`).
+# SB_DEVICE=cpu (which scalebench reads as --device cpu) makes the defaults a smoke run of a minute on the
+# CPU device at tiny scale, to check a cluster's wiring (Slurm, PMI, MPI) without GPUs: WORKLOADS
+# "bert_base", SB_ARGS "--timeout 60", BANDWIDTH_ARGS "--op all --max-bytes 64K --iters 2 --check",
+# RUN_ARGS "--scale tiny --batch 2 --warmup 1 --steps 2".
 set -uo pipefail
 : "${RESULTS_DIR:?set RESULTS_DIR}"
 sb=${SB:-build/scalebench}
+if [ "${SB_DEVICE:-}" = cpu ]; then
+  : "${WORKLOADS:=bert_base}" "${SB_ARGS:=--timeout 60}" "${BANDWIDTH_ARGS:=--op all --max-bytes 64K --iters 2 --check}"
+  : "${RUN_ARGS:=--scale tiny --batch 2 --warmup 1 --steps 2}"
+fi
 read -r -a extra <<< "${SB_ARGS:-}"
 read -r -a bandwidth <<< "${BANDWIDTH_ARGS:---op all --min-bytes 1M --max-bytes 1G}"
 read -r -a run_args <<< "${RUN_ARGS:-}"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/slurm: the sbatch templates run as Slurm would run them (SLURM_* set, `srun` on the PATH: here a
-# stand-in that checks for --mpi=pmix and starts the tasks with mpiexec), and mpirun.sh, all on the CPU
-# device; results must land in the job-named folder. Then the launcher cross-checks under simulated Slurm,
-# Open MPI and torchrun variables.
+# stand-in that offers pmix in `srun --mpi=list`, checks that the templates chose it and starts the tasks
+# with mpiexec; tests/slurm runs them under a real Slurm), and mpirun.sh, all on the CPU device; results
+# must land in the job-named folder. Then the launcher cross-checks under simulated Slurm, Open MPI and
+# torchrun variables.
 source "$(dirname "$0")/lib/common.bash"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,6 +15,7 @@ done
 mkdir -p "$WORK/bin" "$WORK/submit"
 cat > "$WORK/bin/srun" <<SRUN
 #!/usr/bin/env bash
+[ "\$*" = --mpi=list ] && { printf 'MPI plugin types are...\n\tnone\n\tpmix\n'; exit 0; }
 pmix=no
 while [ \$# -gt 0 ] && [ "\${1#-}" != "\$1" ]; do [ "\$1" = --mpi=pmix ] && pmix=yes; shift; done
 [ \$pmix = yes ] || { echo "srun stand-in: --mpi=pmix missing" >&2; exit 9; }
@@ -42,6 +44,26 @@ done
 expect_exit 0 "mpirun.sh" -- env GPUS_PER_NODE=2 NODES=1 RESULTS_DIR="$WORK/mpirun" "${cpu[@]}" \
   bash "$repo/scripts/slurm/mpirun.sh" $OVERSUBSCRIBE
 [ -s "$WORK/mpirun/run_bert_base.json" ] && passes=$((passes + 1)) || { echo "FAIL: mpirun.sh wrote no result"; failures=$((failures + 1)); }
+
+# srun_mpi.sh against a stand-in srun whose `--mpi=list` prints $WORK/lists/offered: pmix when offered;
+# PMI-2 only where the MPI library speaks it (Debian's Open MPI 4.1 has no s2 component); else exit 3.
+mkdir -p "$WORK/lists/bin"
+printf '#!/bin/sh\ncat "%s"\n' "$WORK/lists/offered" > "$WORK/lists/bin/srun"
+chmod +x "$WORK/lists/bin/srun"
+pmi2_ok=0
+command -v ompi_info > /dev/null && ! ompi_info --parsable | grep -q '^mca:pmix:s2:' && pmi2_ok=3
+for offered in "none pmi2 pmix:0" "none pmi2:$pmi2_ok" "none:3"; do
+  { echo "MPI plugin types are..."; printf '\t%s\n' ${offered%:*}; } > "$WORK/lists/offered"
+  expect_exit "${offered##*:}" "srun_mpi.sh with '${offered%:*}'" -- \
+    env PATH="$WORK/lists/bin:$PATH" bash "$repo/scripts/slurm/srun_mpi.sh"
+done
+expect_output "share no PMI flavour .*offers none\)" "srun_mpi.sh names what Slurm offers"
+printf 'srun: MPI types are...\nsrun: none\nsrun: pmix\n' > "$WORK/lists/offered"  # before 22.05
+expect_exit 0 "srun_mpi.sh with Slurm's older layout" -- \
+  env PATH="$WORK/lists/bin:$PATH" bash "$repo/scripts/slurm/srun_mpi.sh"
+expect_output "^pmix$" "srun_mpi.sh picks pmix"
+expect_exit 0 "SRUN_MPI overrides" -- env SRUN_MPI=pmi2 bash "$repo/scripts/slurm/srun_mpi.sh"
+expect_output "^pmi2$" "SRUN_MPI is printed as is"
 
 # Launcher cross-checks. srun without --mpi=pmix starts independent one-rank jobs: refused.
 expect_exit 2 "srun step of 4 tasks, MPI sees 1" -- env SLURM_PROCID=2 SLURM_STEP_ID=0 SLURM_STEP_NUM_TASKS=4 \
