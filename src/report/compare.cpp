@@ -65,6 +65,7 @@ std::string default_label(const ResultFile& file) {
     if (file.run.grad_dtype == "bf16") label += " bf16-wire";
     if (!file.run.overlap) label += " no-overlap";
   }
+  if (!file.variant.empty()) label += " " + file.variant;
   return label;
 }
 

@@ -6,6 +6,7 @@
 
 #include "scalebench/report.h"
 #include "scalebench/stats.h"
+#include "scalebench/versions.h"
 
 #ifndef SB_VERSION
 #define SB_VERSION "unknown"
@@ -50,6 +51,7 @@ json context_json(const TrainingReport& r) {
           {"reproducer", reproducer_command(r)},
           {"versions",
            {{"scalebench", SB_VERSION},
+            {"git_commit", scalebench_git_commit()},
             {"cuda_runtime", string_or_null(r.cuda_runtime_version)},
             {"cuda_driver", string_or_null(r.cuda_driver_version)},
             {"cublas", string_or_null(r.cublas_version)},
