@@ -40,6 +40,8 @@ int run_maxbatch_command(const CommandLine& cl, ProcessGroup& group) {
   std::vector<MaxBatchResult> results;
   int exit_code = kExitOk;
   std::string failure;
+  // A batch-1 probe step and the verification train: minutes a workload at full scale on the CPU.
+  if (leader) warn_full_scale_on_cpu(*session.device, parse_workload_scale(cl.memory.scale), "maxbatch");
   for (const std::string& workload : workloads) {
     const MaxBatchOptions options = max_batch_options(cl.memory, workload, *session.device);
     try {

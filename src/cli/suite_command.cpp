@@ -135,6 +135,7 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
   Session session = open_session(group, cl.common);
   const std::string started_at = utc_timestamp(), stamp = compact_stamp(started_at);
   const std::string device_name = session.device->description().name;
+  if (leader) warn_full_scale_on_cpu(*session.device, parse_workload_scale(cl.memory.scale), "suite");
   const bool reference_only = cl.memory.reference_only;
   SuiteProgress progress(leader, (reference_only ? 1 : 3) * static_cast<int>(workloads.size()));
   std::vector<SuiteRow> rows;
