@@ -9,6 +9,7 @@
 #include "src/cli/max_batch_options.h"
 #include "src/cli/run_context.h"
 #include "src/cli/session.h"
+#include "src/report/csv_text.h"
 
 namespace sb {
 namespace {
@@ -16,13 +17,14 @@ namespace {
 std::string max_batch_csv(const std::vector<MaxBatchResult>& results) {
   std::string text =
       "workload,precision,nranks,batch_unit,reference_batch,predicted,verified,prediction_error,capacity_bytes,"
-      "budget_enforced,status\n";
+      "budget_enforced,status,schema_version\n";
   for (const MaxBatchResult& r : results) {
     text += r.workload + "," + r.precision + "," + std::to_string(r.nranks) + "," + r.batch_unit + "," +
             std::to_string(r.reference_batch) + "," + std::to_string(r.predicted) + "," +
             (r.verified_ran ? std::to_string(r.verified) : "") + "," +
-            (r.verified_ran ? std::to_string(max_batch_prediction_error(r)) : "") + "," +
-            std::to_string(r.capacity_bytes) + "," + (r.budget_enforced ? "true" : "false") + "," + r.status + "\n";
+            csv_number(r.verified_ran ? std::optional<double>(max_batch_prediction_error(r)) : std::nullopt) + "," +
+            std::to_string(r.capacity_bytes) + "," + (r.budget_enforced ? "true" : "false") + "," + r.status + "," +
+            std::to_string(kCsvSchemaVersion) + "\n";
   }
   return text;
 }

@@ -232,11 +232,20 @@ TEST(BandwidthReport, CsvHasHeaderAndOneRowPerRecord) {
   ASSERT_EQ(lines.size(), 1u + 7u);
   EXPECT_EQ(lines[0],
             "op,size_bytes,count,dtype,redop,placement,time_us_p50,time_us_p99,time_us_min,time_us_max,"
-            "time_us_mean,time_us_cv,algbw_gbps,busbw_gbps,wrong,transport,emulate");
+            "time_us_mean,time_us_cv,algbw_gbps,busbw_gbps,wrong,transport,emulate,schema_version");
   const size_t columns = std::count(lines[0].begin(), lines[0].end(), ',');
   for (const std::string& line : lines) EXPECT_EQ(std::count(line.begin(), line.end(), ','), columns) << line;
   EXPECT_EQ(lines[1].rfind("all_reduce,1048576,262144,fp32,sum,out_of_place,20,", 0), 0u) << lines[1];
-  EXPECT_NE(lines[1].find(",,P2P/CUMEM,none"), std::string::npos) << lines[1];  // unchecked: empty #wrong cell
+  EXPECT_NE(lines[1].find(",,P2P/CUMEM,none,1"), std::string::npos) << lines[1];  // unchecked: empty #wrong cell
+}
+
+// A computed bandwidth keeps 9 significant digits: 7.374, not the double's shortest text 7.3740000000000006.
+TEST(BandwidthReport, CsvNumbersCarryNoFloatNoise) {
+  BandwidthReport report = make_report(false);
+  report.results[0].out_of_place.busbw_gbps = 7.3740000000000006;
+  const std::vector<std::string> lines = lines_of(bandwidth_report_csv(report));
+  EXPECT_NE(lines[1].find(",7.374,"), std::string::npos) << lines[1];
+  EXPECT_EQ(lines[1].find("7.37400000"), std::string::npos) << lines[1];
 }
 
 TEST(BandwidthReport, EmulationIsLabelledInEveryOutput) {
@@ -245,7 +254,7 @@ TEST(BandwidthReport, EmulationIsLabelledInEveryOutput) {
   report.transport = "NET/Socket, SHM";  // a list: quoted in the CSV
   EXPECT_EQ(bandwidth_report_json(report)["context"]["emulate"], "socket");
   const std::vector<std::string> lines = lines_of(bandwidth_report_csv(report));
-  EXPECT_NE(lines[1].find(",\"NET/Socket, SHM\",socket"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find(",\"NET/Socket, SHM\",socket,1"), std::string::npos) << lines[1];
   const std::string console = capture([&](std::FILE* out) { print_bandwidth_report(out, report); });
   EXPECT_TRUE(contains(console, "# EMULATED: emulated socket path")) << console;
   EXPECT_TRUE(contains(console, "not this machine's fabric")) << console;
