@@ -68,7 +68,8 @@ void add_bandwidth_command(CLI::App& app, RawBandwidthFlags& raw, BandwidthOptio
   bandwidth->add_flag("--aggregate-timing", options.aggregate_timing,
                       "Time all iterations with one event pair (nccl-tests' method; one sample, no p50/p99)");
   bandwidth->add_flag("-c,--check", options.check,
-                      "Verify results with exact data; count wrong elements per size (exit 4 on any)");
+                      "Verify results with exact data; count wrong elements per size (exit 4 on any); nccl-tests' "
+                      "-c 1 and -c 0 work too");
 }
 
 void resolve_bandwidth(const RawBandwidthFlags& raw, BandwidthOptions& options) {
@@ -177,6 +178,19 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     asks_for_help |= arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "--version";
   }
   if (argc > 1 && !names_a_command && !asks_for_help) arguments.insert(arguments.begin() + 1, "run");
+  // nccl-tests' `-c 1` / `-c 0`: bandwidth's check flag with its value as the next word, as CLI11 reads
+  // `--check=1`.
+  bool in_bandwidth = false;
+  for (size_t i = 1; i < arguments.size(); ++i) {
+    const std::string arg = arguments[i];
+    in_bandwidth |= arg == "bandwidth";
+    const bool value_next = i + 1 < arguments.size() && (std::string(arguments[i + 1]) == "0" ||
+                                                         std::string(arguments[i + 1]) == "1");
+    if (in_bandwidth && (arg == "-c" || arg == "--check") && value_next) {
+      arguments[i] = std::string(arguments[i + 1]) == "1" ? "--check=1" : "--check=0";
+      arguments.erase(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
+  }
   argc = static_cast<int>(arguments.size());
   argv = arguments.data();
 
