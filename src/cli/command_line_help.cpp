@@ -22,6 +22,9 @@ const std::map<std::string, std::string>& placeholders() {
       {"check-steps", "K"},   {"verify-steps", "N"},  {"seed", "S"},           {"lr", "RATE"},
       {"clip-norm", "NORM"},  {"workload", "NAME"},   {"workloads", "A,B"},    {"op", "LIST"},
       {"phases", "LIST"},     {"root", "RANK"},       {"baseline", "LABEL"},   {"label", "FILE=LABEL"},
+      {"device", "DEVICE"},   {"backend", "BACKEND"}, {"emulate", "MODE"},     {"scale", "SCALE"},
+      {"optimizer", "NAME"},  {"precision", "PRECISION"}, {"grad-dtype", "DTYPE"}, {"comm-priority", "PRIORITY"},
+      {"dtype", "DTYPE"},     {"redop", "OP"},        {"gpu", "NAME"},         {"gpus", "N"},
   };
   return kPlaceholders;
 }

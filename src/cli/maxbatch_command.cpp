@@ -5,6 +5,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/report.h"
+#include "scalebench/versions.h"
 #include "src/cli/commands.h"
 #include "src/cli/max_batch_options.h"
 #include "src/cli/run_context.h"
@@ -57,7 +58,11 @@ int run_maxbatch_command(const CommandLine& cl, ProcessGroup& group) {
     if (results.back().status != "ok") exit_code = kExitRuntime;
   }
   if (leader) {
-    nlohmann::json doc = {{"kind", "maxbatch"},
+    nlohmann::json doc = {{"schema_version", 1},
+                          {"tool", "scalebench"},
+                          {"command", "maxbatch"},
+                          {"git_commit", scalebench_git_commit()},
+                          {"kind", "maxbatch"},
                           {"started_by", cl.argv},
                           {"device", device_name},
                           {"results", nlohmann::json::array()},
