@@ -356,9 +356,11 @@ std::string svg_line_chart(const LineChart& chart) {
     std::string path;
     for (const auto& [x, y] : points) path += num(sx(xt(x))) + "," + num(sy(y)) + " ";
     svg += "<g class=\"series\"><title>" + xml_escape(chart.series[s].name) + "</title>";
+    const bool dashed = chart.series[s].dashed;
     svg += "<polyline points=\"" + path + "\" fill=\"none\" stroke=\"" + series_colour(chart.series, s) +
-           "\" stroke-width=\"2\"/>\n";
+           "\" stroke-width=\"2\"" + (dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>\n";
     for (const auto& [x, y] : points) {
+      if (dashed) break;
       svg += "<circle class=\"point\" cx=\"" + num(sx(xt(x))) + "\" cy=\"" + num(sy(y)) + "\" r=\"3\" fill=\"" +
              series_colour(chart.series, s) + "\"/>";
     }
