@@ -25,6 +25,9 @@
 #          scripts/gpu_check.sh sockets [n]    transformer_big and bert_base over the emulated socket path n times
 #                                              (run-to-run spread), each predicted by `plan --validate`
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
+#          scripts/gpu_check.sh readme [which] README's two commands exactly as a new user runs them, timed:
+#                                              which = quickstart, tests or both (default); the quickstart's
+#                                              table and HTML report and both logs into $OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
@@ -32,6 +35,30 @@ mkdir -p "$out"
 max_bytes=${1:-2G}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service: never on
+
+if [ "$max_bytes" = readme ]; then  # nothing of this script's own set-up: the commands must stand alone
+  which=${2:-both}
+  rc=0
+  if [ "$which" != tests ]; then
+    start=$SECONDS
+    env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM -u NCCL_NVLS_ENABLE bash scripts/quickstart.sh \
+      > "$out/quickstart.log" 2>&1 || rc=$?
+    echo "quickstart: exit $rc after $((SECONDS - start)) s"
+    cp "$(tail -1 "$out/quickstart.log" | sed -n 's/^report: //p')" "$out/" 2> /dev/null
+    grep -E "^main job|^\| |^Failures|^- " "$out/quickstart.log"
+    tail -1 "$out/quickstart.log"
+  fi
+  if [ "$which" != quickstart ]; then
+    start=$SECONDS
+    tests_rc=0
+    env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM -u NCCL_NVLS_ENABLE bash scripts/run_tests.sh \
+      > "$out/run_tests.log" 2>&1 || tests_rc=$?
+    grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)" "$out/run_tests.log" | tail -15
+    echo "run_tests: exit $tests_rc after $((SECONDS - start)) s"
+    [ "$tests_rc" -ne 0 ] && rc=$tests_rc
+  fi
+  exit "$rc"
+fi
 
 if [ "$max_bytes" = ddp ]; then  # PyTorch only: nothing to build
   ngpu=$(nvidia-smi -L | wc -l)

@@ -9,8 +9,10 @@
 # QUICKSTART_STEPS / QUICKSTART_WARMUP change the timed and untimed steps per phase (default 10 and 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
 bash scripts/install_deps.sh
 bash scripts/build.sh
+built=$SECONDS
 export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p results
@@ -32,6 +34,7 @@ if [ "$gpus" -gt 0 ]; then
     --out "results/quickstart-$stamp" || status=$?
   html="results/quickstart-$stamp.html"
   build/scalebench compare "results/quickstart-$stamp/suite.json" "${inputs[@]}" --html "$html" > /dev/null
+  echo "main job: check and build $((built - started)) s, measurement $((SECONDS - built)) s"
   echo "report: $html"
   exit "$status"
 else
