@@ -6,7 +6,8 @@
 # (units/s per GPU alone and on all GPUs, E(N), the guide's "x RTX 8000" column) and one self-contained HTML
 # report in results/, whose path is the last line. About 3-4 minutes on one H200 after the build.
 # Without a GPU: a notice, then the sweep and a tiny data-parallel workload (with --check) on the CPU device.
-# QUICKSTART_STEPS / QUICKSTART_WARMUP change the timed and untimed steps per phase (default 10 and 2).
+# QUICKSTART_STEPS / QUICKSTART_WARMUP change the timed and untimed steps per phase (default 10 and 2);
+# QUICKSTART_SUITE_ARGS adds suite options (e.g. "--workloads bert_base,mt_dnn").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
@@ -31,7 +32,7 @@ if [ "$gpus" -gt 0 ]; then
   # report still come, then the exit code says so.
   status=0
   "${launch[@]}" suite --reference-only --warmup "${QUICKSTART_WARMUP:-2}" --steps "${QUICKSTART_STEPS:-10}" \
-    --out "results/quickstart-$stamp" || status=$?
+    --out "results/quickstart-$stamp" ${QUICKSTART_SUITE_ARGS:-} || status=$?
   html="results/quickstart-$stamp.html"
   build/scalebench compare "results/quickstart-$stamp/suite.json" "${inputs[@]}" --html "$html" > /dev/null
   echo "main job: check and build $((built - started)) s, measurement $((SECONDS - built)) s"

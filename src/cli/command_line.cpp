@@ -213,8 +213,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App* run = app.add_subcommand(
       "run", "Train a workload: alone on every rank (solo), its gradient all-reduces alone (comm), data-parallel (dp)");
   run->add_option("-w,--workload", result.run.workload, "Workload name (scalebench list)")->required();
-  run->add_option("--batch", result.run.batch, "Per-rank batch in the workload's batch unit: sentence pairs (transformer_big, conv_seq2seq), sequences, images "
-              "(scalebench list; default: the workload's reference batch)")
+  run->add_option("--batch", result.run.batch,
+                  "Per-rank batch in the workload's batch unit: sentence pairs (transformer_big, conv_seq2seq), "
+                  "sequences, images (scalebench list; default: the workload's reference batch)")
       ->check(CLI::PositiveNumber);
   run->add_option("--scale", result.run.scale, "full, or tiny (same graph, small dimensions, for the CPU)")
       ->check(CLI::IsMember({"full", "tiny"}));
