@@ -288,7 +288,8 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     const std::vector<std::string> extras = app.remaining(true);
     const auto parsed = app.get_subcommands();
     if (!extras.empty()) {
-      throw UsageError(unknown_argument_message(app, parsed.empty() ? "" : parsed.back()->get_name(), extras));
+      throw UsageError(unknown_argument_message(app, parsed.empty() ? "" : parsed.back()->get_name(),
+                                                names_a_command, extras));
     }
     throw UsageError(first_line(error.what()) + " (run 'scalebench --help')");
   }

@@ -79,7 +79,7 @@ std::string subcommand_help(const CLI::App& app, const CLI::App& subcommand) {
       app.get_options([](const CLI::Option* option) { return option->get_name() != "--help" && option->get_name() != "--version"; });
   const auto formatter = std::dynamic_pointer_cast<CLI::Formatter>(app.get_formatter());
   if (formatter && !globals.empty()) {
-    text += formatter->make_group("Global options (any subcommand, before or after its name)", false, globals);
+    text += formatter->make_group("Global options (any subcommand, before or after its name)", false, globals) + "\n";
   }
   return text;
 }
@@ -99,17 +99,17 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   return best_distance <= tolerated && best_distance < word.size() / 2 + 1 ? best : "";
 }
 
-std::string unknown_argument_message(const CLI::App& app, const std::string& command,
+std::string unknown_argument_message(const CLI::App& app, const std::string& command, bool command_named,
                                      const std::vector<std::string>& extras) {
   const std::string& word = extras.front();
   const std::string value = word.substr(0, word.find('='));  // "--jsn=a.json": the option's name
-  const std::string help = command.empty() ? "run 'scalebench --help'" : "run 'scalebench " + command + " --help'";
+  const std::string help = command_named ? "run 'scalebench " + command + " --help'" : "run 'scalebench --help'";
   if (value.size() > 1 && value[0] == '-') {
     std::vector<std::string> names;
     option_names(app, names);
     if (!command.empty()) option_names(*app.get_subcommand(command), names);
     const std::string match = closest_match(value, names);
-    return "unknown option '" + value + "'" + (command.empty() ? "" : " for " + command) +
+    return "unknown option '" + value + "'" + (command_named ? " for " + command : "") +
            (match.empty() ? "" : "; did you mean '" + match + "'?") + " (" + help + ")";
   }
   // A word where a subcommand would go (`run` is only the default): most likely a misspelt subcommand.

@@ -21,8 +21,9 @@ void name_placeholders(CLI::App& app);
 std::string subcommand_help(const CLI::App& app, const CLI::App& subcommand);
 
 // The first argument nobody took (CLI11's "extras"), named, with the closest option or subcommand when there is
-// a close one. `command` is the subcommand being parsed ("" for none).
-std::string unknown_argument_message(const CLI::App& app, const std::string& command,
+// a close one. `command` is the subcommand being parsed ("" for none); `command_named`: the user typed it (not
+// `run` by default).
+std::string unknown_argument_message(const CLI::App& app, const std::string& command, bool command_named,
                                      const std::vector<std::string>& extras);
 
 // The closest of `candidates` to `word` when it is close enough to be a likely typo; "" otherwise.
