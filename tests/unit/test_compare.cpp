@@ -119,7 +119,7 @@ TEST(CompareParse, RejectsForeignAndBrokenFilesWithTheField) {
   EXPECT_EQ(rejection(doc.dump()), "results.json: schema_version 2 is not supported (run: 2, bandwidth: 1)");
   doc = run_doc();
   doc["command"] = "topo";
-  EXPECT_EQ(rejection(doc.dump()), "results.json: command \"topo\" is not supported (run, bandwidth)");
+  EXPECT_EQ(rejection(doc.dump()), "results.json: command \"topo\" is not supported (run, bandwidth, suite)");
   doc = run_doc();
   doc["phases"]["solo"].erase("units_per_s_per_gpu");
   EXPECT_EQ(rejection(doc.dump()), "results.json: missing \"phases.solo.units_per_s_per_gpu\"");
