@@ -51,7 +51,7 @@ int label_colour(const ComparisonModel& model, const std::string& label) {
 
 // A line's name in the per-workload GPU-count charts: what stays the same as the GPU count changes.
 std::string scaling_series_name(const ResultFile& file) {
-  std::string name = file.device_name + " " + file.transport;
+  std::string name = file.device_name + (file.transport.empty() ? "" : " " + file.transport);
   if (file.run.grad_dtype == "bf16") name += " bf16-wire";
   if (!file.run.overlap) name += " no-overlap";
   return name;
@@ -130,7 +130,7 @@ std::string efficiency_lines(const ComparisonModel& model, const std::string& wo
   bool worth = false;
   for (auto& [name, line] : series) {
     for (const auto& [device_name, one] : has_one) {
-      if (one && name.rfind(device_name + " ", 0) == 0) line.points.emplace_back(1, 100.0);
+      if (one && (name == device_name || name.rfind(device_name + " ", 0) == 0)) line.points.emplace_back(1, 100.0);
     }
     std::set<double> counts;
     for (const auto& point : line.points) counts.insert(point.first);
