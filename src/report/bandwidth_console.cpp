@@ -160,7 +160,7 @@ void print_bandwidth_table(std::FILE* out, const BandwidthReport& report, Collec
   const std::string units = placement_heading("(us)", "(GB/s)", "(GB/s)", "");
   print_row(out, format("#%*s %*s %*s %*s %*s", kSizeWidth - 1, "size", kCountWidth, "count", kTypeWidth, "type",
                         kRedopWidth, "redop", kRootWidth, "root") +
-                     names + names + format(" %*s %*s", kTimeWidth, "oop", kTimeWidth, "ip"));
+                     names + names + format(" %*s %*s", kTimeWidth, "p99-oop", kTimeWidth, "p99-ip"));
   print_row(out, format("#%*s %*s %*s %*s %*s", kSizeWidth - 1, "(B)", kCountWidth, "(elements)", kTypeWidth, "",
                         kRedopWidth, "", kRootWidth, "") +
                      units + units + format(" %*s %*s", kTimeWidth, "(us)", kTimeWidth, "(us)"));
