@@ -58,7 +58,8 @@ foreach(part IN ITEMS "compiler;SB_PROBE_CXX17" "json;nlohmann_json_FOUND" "cli1
 endforeach()
 EOF
   local log
-  if ! log=$(cmake -S "$probe" -B "$probe/build" ${CMAKE_PREFIX_PATH:+-DCMAKE_PREFIX_PATH="$CMAKE_PREFIX_PATH"} 2>&1); then
+  # find_package also searches the CMAKE_PREFIX_PATH environment variable, as the real build does.
+  if ! log=$(cmake -S "$probe" -B "$probe/build" 2>&1); then
     # No working compiler is the usual reason project() fails.
     grep -q "sb-probe-missing" <<< "$log" || missing+=(compiler)
   fi
