@@ -50,26 +50,14 @@ std::string guide_ratio(const std::string& workload, std::optional<double> alone
   return text;
 }
 
-}  // namespace
-
-int64_t suite_max_batch(const SuiteRow& row) {
-  if (!row.max_batch_ran) return 0;
-  return row.max_batch.verified_ran && row.max_batch.verified > 0 ? row.max_batch.verified : row.max_batch.predicted;
-}
-
-void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const std::string& device_name,
-                        uint64_t device_bytes, int nranks) {
-  const std::string gpus = device_name + " x" + std::to_string(nranks);
-  bool any_max_batch = false;  // false with --reference-only: no maxbatch table, no max-batch columns
-  for (const SuiteRow& row : rows) any_max_batch = any_max_batch || row.max_batch_ran;
-  if (any_max_batch) {
-    std::fprintf(out, "\n## Maximum batch per GPU before out-of-memory (%s, %s)\n\n", device_name.c_str(),
-                 byte_text(device_bytes).c_str());
-    std::fprintf(out, "| workload | precision | max batch (verified) | predicted | error | plan at the max |\n");
-    std::fprintf(out, "|---|---|---|---|---|---|\n");
-  }
+// The guide's first table: max batch per GPU, verified and predicted.
+void print_max_batch_table(std::FILE* out, const std::vector<SuiteRow>& rows, const std::string& device_name,
+                           uint64_t device_bytes) {
+  std::fprintf(out, "\n## Maximum batch per GPU before out-of-memory (%s, %s)\n\n", device_name.c_str(),
+               byte_text(device_bytes).c_str());
+  std::fprintf(out, "| workload | precision | max batch (verified) | predicted | error | plan at the max |\n");
+  std::fprintf(out, "|---|---|---|---|---|---|\n");
   for (const SuiteRow& row : rows) {
-    if (!any_max_batch) break;
     const MaxBatchResult& m = row.max_batch;
     if (!row.max_batch_ran) {
       std::fprintf(out, "| %s | | failed | | | |\n", row.workload.c_str());
@@ -83,6 +71,21 @@ void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const
                  max_batch_in_units(m, m.predicted).c_str(), verified ? error : "-",
                  byte_text(m.predicted_bytes).c_str());
   }
+}
+
+}  // namespace
+
+int64_t suite_max_batch(const SuiteRow& row) {
+  if (!row.max_batch_ran) return 0;
+  return row.max_batch.verified_ran && row.max_batch.verified > 0 ? row.max_batch.verified : row.max_batch.predicted;
+}
+
+void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const std::string& device_name,
+                        uint64_t device_bytes, int nranks) {
+  const std::string gpus = device_name + " x" + std::to_string(nranks);
+  bool any_max_batch = false;  // false with --reference-only: no maxbatch table, no max-batch columns
+  for (const SuiteRow& row : rows) any_max_batch = any_max_batch || row.max_batch_ran;
+  if (any_max_batch) print_max_batch_table(out, rows, device_name, device_bytes);
   std::fprintf(out,
                "\n## Training throughput (units/s; alone: per GPU, each rank training by itself; together: all %d "
                "ranks data-parallel; E(N) = together / (N x alone); x RTX 8000: alone over the guide's Quadro RTX "
