@@ -152,6 +152,7 @@ TEST(HtmlCompare, ThroughputVsGpuCountBesideTheIdealLine) {
   EXPECT_NE(chart.find("<title>bert_base: throughput vs GPU count</title>"), std::string::npos) << chart;
   EXPECT_EQ(count(chart, "class=\"point\""), 2u) << "measured points only";
   EXPECT_EQ(count(chart, "stroke-dasharray=\"6 4\""), 1u) << "one ideal line";
+  EXPECT_EQ(count(chart, "stroke-dasharray=\"4 2\""), 1u) << "its legend sample, dashed too";
   EXPECT_NE(chart.find("ideal: N x one GPU"), std::string::npos);
   EXPECT_NE(chart.find(">throughput on all GPUs (sequences/s)</text>"), std::string::npos);
 }
