@@ -33,6 +33,9 @@
 #                                              scripts/anchors_table.py last, over this call's files and the folders
 #                                              in ANCHORS_FROM (earlier calls' anchors/, to assemble one table)
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
+#          scripts/gpu_check.sh readme [which] README's two commands exactly as a new user runs them, timed:
+#                                              which = quickstart, tests or both (default); the quickstart's
+#                                              table and HTML report and both logs into $OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
@@ -107,6 +110,30 @@ if [ "$max_bytes" = anchors ]; then
   python3 scripts/anchors_table.py "$dir" ${ANCHORS_FROM:-}
   tar czf "$out/anchors.tgz" -C "$out" anchors && rm -rf "$dir"
   exit 0
+fi
+
+if [ "$max_bytes" = readme ]; then  # nothing of this script's own set-up: the commands must stand alone
+  which=${2:-both}
+  rc=0
+  if [ "$which" != tests ]; then
+    start=$SECONDS
+    env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM -u NCCL_NVLS_ENABLE bash scripts/quickstart.sh \
+      > "$out/quickstart.log" 2>&1 || rc=$?
+    echo "quickstart: exit $rc after $((SECONDS - start)) s"
+    cp "$(tail -1 "$out/quickstart.log" | sed -n 's/^report: //p')" "$out/" 2> /dev/null
+    grep -E "^main job|^\| |^Failures|^- " "$out/quickstart.log"
+    tail -1 "$out/quickstart.log"
+  fi
+  if [ "$which" != quickstart ]; then
+    start=$SECONDS
+    tests_rc=0
+    env -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM -u NCCL_NVLS_ENABLE bash scripts/run_tests.sh \
+      > "$out/run_tests.log" 2>&1 || tests_rc=$?
+    grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)" "$out/run_tests.log" | tail -15
+    echo "run_tests: exit $tests_rc after $((SECONDS - start)) s"
+    [ "$tests_rc" -ne 0 ] && rc=$tests_rc
+  fi
+  exit "$rc"
 fi
 
 if [ "$max_bytes" = ddp ]; then  # PyTorch only: nothing to build

@@ -6,6 +6,7 @@
 //   process must not shut MPI down in order (MPI_Finalize would wait for them); it exits with code 3.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,9 @@ bool communication_abandoned();
 
 // Where the job is: "dp" and 3 read "dp phase, step 3". Steps count from 1; 0 means no step (set-up).
 void set_progress(const std::string& phase, long long step = 0);
+// Called on every set_progress (outside its lock) once installed: rank 0's progress line on a terminal
+// (src/cli/progress_line.h). An empty function removes it.
+void set_progress_listener(std::function<void(const std::string& phase, long long step)> listener);
 std::string progress_text();  // "dp phase, step 3", or "set-up" before any phase
 double seconds_in_step();     // since the current step began; 0 outside steps
 

@@ -9,6 +9,9 @@
 
 namespace sb {
 
+// schema_version of the suite's files (<workload>-<stamp>.json and suite.json; docs/RESULTS.md).
+constexpr int kSuiteSchemaVersion = 1;
+
 struct SuiteRow {
   std::string workload;
   bool max_batch_ran = false;

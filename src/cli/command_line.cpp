@@ -6,6 +6,7 @@
 #include "scalebench/error.h"
 #include "scalebench/versions.h"
 #include "src/cli/byte_size.h"
+#include "src/cli/command_line_help.h"
 
 namespace sb {
 namespace {
@@ -67,7 +68,8 @@ void add_bandwidth_command(CLI::App& app, RawBandwidthFlags& raw, BandwidthOptio
   bandwidth->add_flag("--aggregate-timing", options.aggregate_timing,
                       "Time all iterations with one event pair (nccl-tests' method; one sample, no p50/p99)");
   bandwidth->add_flag("-c,--check", options.check,
-                      "Verify results with exact data; count wrong elements per size (exit 4 on any)");
+                      "Verify results with exact data; count wrong elements per size (exit 4 on any); nccl-tests' "
+                      "-c 1 and -c 0 work too");
 }
 
 void resolve_bandwidth(const RawBandwidthFlags& raw, BandwidthOptions& options) {
@@ -116,6 +118,14 @@ void add_compare_commands(CLI::App& app, CompareOptions& options) {
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string version_line() { return "scalebench " + scalebench_version() + " (git " + scalebench_git_commit() + ")"; }
+
+// Options whose zero or negative default means "the workload's" or "none": a "[0]" in help would mislead.
+void clear_sentinel_defaults(CLI::App& app) {
+  CLI::App* run = app.get_subcommand("run");
+  for (const char* name : {"--batch", "--lr", "--clip-norm"}) run->get_option(name)->default_str("");
+}
 
 // The effective configuration, after defaults and aliases are resolved, so `-n 20` and no flag at all
 // agree while any real difference does not.
@@ -168,12 +178,27 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     asks_for_help |= arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "--version";
   }
   if (argc > 1 && !names_a_command && !asks_for_help) arguments.insert(arguments.begin() + 1, "run");
+  // nccl-tests' `-c 1` / `-c 0`: bandwidth's check flag with its value as the next word, as CLI11 reads
+  // `--check=1`.
+  bool in_bandwidth = false;
+  for (size_t i = 1; i < arguments.size(); ++i) {
+    const std::string arg = arguments[i];
+    in_bandwidth |= arg == "bandwidth";
+    const bool value_next = i + 1 < arguments.size() && (std::string(arguments[i + 1]) == "0" ||
+                                                         std::string(arguments[i + 1]) == "1");
+    if (in_bandwidth && (arg == "-c" || arg == "--check") && value_next) {
+      arguments[i] = std::string(arguments[i + 1]) == "1" ? "--check=1" : "--check=0";
+      arguments.erase(arguments.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
+  }
   argc = static_cast<int>(arguments.size());
   argv = arguments.data();
 
   CLI::App app{"scalebench: how well deep-learning training and its communication scale on your GPUs",
                "scalebench"};
-  app.set_version_flag("--version", "scalebench " + scalebench_version());
+  app.set_version_flag("--version", version_line());
+  // Help shows every option's default ("[20]"); subcommands inherit this when they are added below.
+  app.option_defaults()->always_capture_default();
   app.require_subcommand(1);
   app.fallthrough();  // common options may follow the subcommand
   std::string backend = "auto";
@@ -188,7 +213,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App* run = app.add_subcommand(
       "run", "Train a workload: alone on every rank (solo), its gradient all-reduces alone (comm), data-parallel (dp)");
   run->add_option("-w,--workload", result.run.workload, "Workload name (scalebench list)")->required();
-  run->add_option("--batch", result.run.batch, "Per-rank batch (default: the workload's reference batch)")
+  run->add_option("--batch", result.run.batch,
+                  "Per-rank batch in the workload's batch unit: sentence pairs (transformer_big, conv_seq2seq), "
+                  "sequences, images (scalebench list; default: the workload's reference batch)")
       ->check(CLI::PositiveNumber);
   run->add_option("--scale", result.run.scale, "full, or tiny (same graph, small dimensions, for the CPU)")
       ->check(CLI::IsMember({"full", "tiny"}));
@@ -237,13 +264,16 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                 "Recompute GELU outputs in the backward pass instead of keeping them (less activation memory, "
                 "one more elementwise pass per layer)");
 
+  clear_sentinel_defaults(app);
+  name_placeholders(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     result.help_requested = true;
-    // `scalebench bandwidth --help` shows the subcommand's own flags.
+    // `scalebench bandwidth --help` shows the subcommand's own flags, then the global ones.
     const auto parsed = app.get_subcommands();
-    result.help_text = parsed.empty() ? app.help() : parsed.back()->help();
+    result.help_text = parsed.empty() ? app.help() : subcommand_help(app, *parsed.back());
     return result;
   } catch (const CLI::CallForAllHelp&) {
     result.help_requested = true;
@@ -251,12 +281,20 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     return result;
   } catch (const CLI::CallForVersion&) {
     result.help_requested = true;
-    result.help_text = "scalebench " + scalebench_version() + "\n";
+    result.help_text = version_line() + "\n";
     return result;
   } catch (const CLI::ParseError& error) {
+    // An argument nobody took explains more than what it caused ("--workload is required" for `bandwith`).
+    const std::vector<std::string> extras = app.remaining(true);
+    const auto parsed = app.get_subcommands();
+    if (!extras.empty()) {
+      throw UsageError(unknown_argument_message(app, parsed.empty() ? "" : parsed.back()->get_name(),
+                                                names_a_command, extras));
+    }
     throw UsageError(first_line(error.what()) + " (run 'scalebench --help')");
   }
   for (CLI::App* sub : app.get_subcommands()) result.command = sub->get_name();
+  refuse_unsupported_outputs(result);
   result.common.backend = parse_backend(backend);
   if (result.command == "bandwidth") resolve_bandwidth(raw, result.bandwidth);
   result.canonical = canonical_form(result);

@@ -76,6 +76,7 @@ struct MemoryOptions {
   std::string out_dir = "results/suite";
   int warmup_steps = 3;
   int steps = 20;
+  bool reference_only = false;  // train at the reference batch only: no maxbatch, no max-batch run
 };
 
 struct CommandLine {

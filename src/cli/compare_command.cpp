@@ -19,7 +19,9 @@ namespace {
 std::vector<ResultFile> load_all(const std::string& command, const std::vector<std::string>& paths) {
   std::vector<ResultFile> files;
   try {
-    for (const std::string& path : paths) files.push_back(load_result_file(path));
+    for (const std::string& path : paths) {
+      for (ResultFile& file : load_result_files(path)) files.push_back(std::move(file));
+    }
   } catch (const UsageError& e) {
     throw UsageError(command + ": " + e.what());
   }
@@ -80,14 +82,21 @@ int run_compare_command(const CommandLine& command_line, ProcessGroup& group) {
 int run_report_command(const CommandLine& command_line, ProcessGroup& group) {
   const CompareOptions& options = command_line.compare;
   refuse_unwritable(command_line, group);
+  // A suite workload file holds the reference-batch run and, when it ran, the max-batch run: both are reported,
+  // the second's tables titled so; --html shows the first.
   const std::vector<ResultFile> files = load_all("report", options.files);
-  const ResultFile& file = files.front();
-  if (file.kind != ResultKind::kRun) {
-    throw UsageError("report: " + file.path + ": a bandwidth result; report reads run results (try compare)");
+  std::vector<Table> tables;
+  for (const ResultFile& file : files) {
+    if (file.kind != ResultKind::kRun) {
+      throw UsageError("report: " + file.path + ": a bandwidth result; report reads run results (try compare)");
+    }
+    for (Table& table : run_report_tables(file)) {
+      if (!file.variant.empty()) table.title += " (" + file.variant + ")";
+      tables.push_back(std::move(table));
+    }
   }
-  const std::vector<Table> tables = run_report_tables(file);
   emit(options, group, options.markdown ? tables_markdown(tables) : tables_console(tables));
-  if (!options.html_path.empty() && group.rank() == 0) write_text_file(options.html_path, run_report_html(file));
+  if (!options.html_path.empty() && group.rank() == 0) write_text_file(options.html_path, run_report_html(files.front()));
   return kExitOk;
 }
 

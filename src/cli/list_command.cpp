@@ -36,6 +36,7 @@ int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
                     {"task", info.task},
                     {"unit", info.unit},
                     {"default_batch", info.default_batch},
+                    {"batch_unit", info.batch_unit.empty() ? info.unit : info.batch_unit},
                     {"units_per_step", built.units_per_step},
                     {"parameters", graph.parameter_count()},
                     {"frozen_parameters", graph.frozen_parameter_count()},
@@ -50,16 +51,19 @@ int run_list_command(const CommandLine& command_line, ProcessGroup& group) {
     write_text_file(command_line.common.json_path, document.dump(2) + "\n");
     if (command_line.common.json_path == "-") return 0;
   }
-  std::printf("# %-16s %-30s %-9s %6s %13s %11s %14s %14s %12s\n", "workload", "task", "unit", "batch", "parameters",
-              "frozen", "fwd GFLOP/unit", "train GFLOP/step", "grad (MB)");
+  std::printf("# %-16s %-30s %-9s %-20s %13s %11s %14s %14s %12s\n", "workload", "task", "unit", "batch", "parameters",
+              "frozen", "fwd GFLOP/unit", "train GFLOP/step", "grad (MiB)");
   for (const auto& row : rows) {
-    std::printf("  %-16s %-30s %-9s %6lld %13lld %11lld %14.3f %16.1f %12.1f\n", row["name"].get<std::string>().c_str(),
-                row["task"].get<std::string>().c_str(), row["unit"].get<std::string>().c_str(),
-                static_cast<long long>(row["default_batch"].get<int64_t>()),
+    const std::string batch =
+        std::to_string(row["default_batch"].get<int64_t>()) + " " + row["batch_unit"].get<std::string>();
+    std::printf("  %-16s %-30s %-9s %-20s %13lld %11lld %14.3f %16.1f %12.1f\n", row["name"].get<std::string>().c_str(),
+                row["task"].get<std::string>().c_str(), row["unit"].get<std::string>().c_str(), batch.c_str(),
                 static_cast<long long>(row["parameters"].get<int64_t>()),
                 static_cast<long long>(row["frozen_parameters"].get<int64_t>()), row["forward_gflops_per_unit"].get<double>(),
-                row["train_gflops_per_step"].get<double>(), row["gradient_bytes"].get<double>() / 1e6);
+                row["train_gflops_per_step"].get<double>(), row["gradient_bytes"].get<double>() / (1 << 20));
   }
+  std::printf("# unit: what throughput counts (units/s); batch: per rank, in its own unit (a translation batch is "
+              "sentence pairs, its throughput tokens)\n");
   std::printf("# parameters: trained; frozen: weights of the model that are inputs (no gradient, not all-reduced)\n");
   std::printf("# FLOPs: matrix products of the graph (2 per multiply-add); elementwise work not counted\n");
   return 0;

@@ -5,10 +5,12 @@
 
 #include "scalebench/error.h"
 #include "scalebench/report.h"
+#include "scalebench/versions.h"
 #include "src/cli/commands.h"
 #include "src/cli/max_batch_options.h"
 #include "src/cli/run_context.h"
 #include "src/cli/session.h"
+#include "src/report/csv_text.h"
 
 namespace sb {
 namespace {
@@ -16,13 +18,14 @@ namespace {
 std::string max_batch_csv(const std::vector<MaxBatchResult>& results) {
   std::string text =
       "workload,precision,nranks,batch_unit,reference_batch,predicted,verified,prediction_error,capacity_bytes,"
-      "budget_enforced,status\n";
+      "budget_enforced,status,schema_version\n";
   for (const MaxBatchResult& r : results) {
     text += r.workload + "," + r.precision + "," + std::to_string(r.nranks) + "," + r.batch_unit + "," +
             std::to_string(r.reference_batch) + "," + std::to_string(r.predicted) + "," +
             (r.verified_ran ? std::to_string(r.verified) : "") + "," +
-            (r.verified_ran ? std::to_string(max_batch_prediction_error(r)) : "") + "," +
-            std::to_string(r.capacity_bytes) + "," + (r.budget_enforced ? "true" : "false") + "," + r.status + "\n";
+            csv_number(r.verified_ran ? std::optional<double>(max_batch_prediction_error(r)) : std::nullopt) + "," +
+            std::to_string(r.capacity_bytes) + "," + (r.budget_enforced ? "true" : "false") + "," + r.status + "," +
+            std::to_string(kCsvSchemaVersion) + "\n";
   }
   return text;
 }
@@ -40,6 +43,8 @@ int run_maxbatch_command(const CommandLine& cl, ProcessGroup& group) {
   std::vector<MaxBatchResult> results;
   int exit_code = kExitOk;
   std::string failure;
+  // A batch-1 probe step and the verification train: minutes a workload at full scale on the CPU.
+  if (leader) warn_full_scale_on_cpu(*session.device, parse_workload_scale(cl.memory.scale), "maxbatch");
   for (const std::string& workload : workloads) {
     const MaxBatchOptions options = max_batch_options(cl.memory, workload, *session.device);
     try {
@@ -53,7 +58,11 @@ int run_maxbatch_command(const CommandLine& cl, ProcessGroup& group) {
     if (results.back().status != "ok") exit_code = kExitRuntime;
   }
   if (leader) {
-    nlohmann::json doc = {{"kind", "maxbatch"},
+    nlohmann::json doc = {{"schema_version", 1},
+                          {"tool", "scalebench"},
+                          {"command", "maxbatch"},
+                          {"git_commit", scalebench_git_commit()},
+                          {"kind", "maxbatch"},
                           {"started_by", cl.argv},
                           {"device", device_name},
                           {"results", nlohmann::json::array()},

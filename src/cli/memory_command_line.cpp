@@ -46,6 +46,8 @@ void add_memory_commands(CLI::App& app, MemoryOptions& options) {
   suite->add_option("--out", options.out_dir, "Folder for one JSON per workload and suite.json (default results/suite)");
   suite->add_option("--warmup", options.warmup_steps, "Untimed steps per phase")->check(CLI::NonNegativeNumber);
   suite->add_option("--steps", options.steps, "Timed steps per phase")->check(CLI::PositiveNumber);
+  suite->add_flag("--reference-only", options.reference_only,
+                  "Train at the reference batch only (no maxbatch search, no max-batch run): the quick table");
   add_plan_flags(suite, options);
 }
 
@@ -58,7 +60,7 @@ std::string memory_canonical_form(const std::string& command, const MemoryOption
           ";bucket=" + std::to_string(o.bucket_mb) + ";seed=" + std::to_string(o.seed);
   if (command == "suite") {
     text += ";out=" + o.out_dir + ";warmup=" + std::to_string(o.warmup_steps) +
-            ";steps=" + std::to_string(o.steps);
+            ";steps=" + std::to_string(o.steps) + ";reference_only=" + std::to_string(o.reference_only);
   }
   return text;
 }

@@ -15,6 +15,7 @@
 #include "scalebench/versions.h"
 #include "src/cli/commands.h"
 #include "src/cli/fault_guard.h"
+#include "src/cli/progress_line.h"
 #include "src/cli/run_context.h"
 #include "src/cli/session.h"
 
@@ -104,6 +105,8 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
     print_training_phase(console, report, phase);
     std::fflush(console);
   };
+  if (leader) warn_full_scale_on_cpu(*session.device, report.options.scale, "run --workload " + cl.run.workload);
+  const ProgressLine progress(leader, cl.run.warmup_steps + cl.run.steps);
   int exit_code = kExitOk;
   try {
     run_training(report.options, group, *session.device, *session.communicator, report, on_phase_done);

@@ -78,6 +78,15 @@ std::string utc_timestamp() {
   return text;
 }
 
+void warn_full_scale_on_cpu(const Device& device, WorkloadScale scale, const std::string& what) {
+  if (device.kind() != DeviceKind::kCpu || scale != WorkloadScale::kFull) return;
+  std::fprintf(stderr,
+               "scalebench: warning: %s trains the full-scale model on the CPU device: this will take minutes; add "
+               "--scale tiny (same graph, small dimensions) for a quick run\n",
+               what.c_str());
+  std::fflush(stderr);
+}
+
 std::optional<std::string> unwritable_output(const std::vector<std::string>& paths, bool force) {
   for (const std::string& path : paths) {
     if (path.empty() || path == "-") continue;

@@ -27,6 +27,10 @@ void describe_training_context(const CommandLine& cl, ProcessGroup& group, Sessi
 
 std::string utc_timestamp();  // "2026-11-30T04:05:06Z"
 
+// A full-scale workload on the CPU device takes minutes a step: say so on stderr before it starts, with the way
+// out ("add --scale tiny"). `what` names the command ("run --workload bert_base").
+void warn_full_scale_on_cpu(const Device& device, WorkloadScale scale, const std::string& what);
+
 // A measurement can take minutes: whether an output path (--json, --csv, --trace; "" and "-" skipped) cannot
 // be written, or already exists without --force (a rerun must not silently replace a result), found out
 // before it starts.

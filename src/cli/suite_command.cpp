@@ -135,7 +135,9 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
   Session session = open_session(group, cl.common);
   const std::string started_at = utc_timestamp(), stamp = compact_stamp(started_at);
   const std::string device_name = session.device->description().name;
-  SuiteProgress progress(leader, 3 * static_cast<int>(workloads.size()));
+  if (leader) warn_full_scale_on_cpu(*session.device, parse_workload_scale(cl.memory.scale), "suite");
+  const bool reference_only = cl.memory.reference_only;
+  SuiteProgress progress(leader, (reference_only ? 1 : 3) * static_cast<int>(workloads.size()));
   std::vector<SuiteRow> rows;
   nlohmann::json run_entry = {{"started_at", started_at}, {"argv", cl.argv}, {"device", device_name},
                               {"nranks", group.size()},   {"workloads", nlohmann::json::array()},
@@ -145,14 +147,16 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
     SuiteRow row;
     row.workload = workload;
     const MaxBatchOptions m = max_batch_options(cl.memory, workload, *session.device);
-    progress.stage(workload + ": max batch");
-    try {
-      row.max_batch = find_max_batch(m, group, *session.device, *session.communicator);
-      row.max_batch_ran = true;
-      device_bytes = row.max_batch.device_total;
-      if (row.max_batch.status != "ok") row.error = "maxbatch: " + row.max_batch.error;
-    } catch (const RuntimeFailure& failure) {
-      row.error = std::string("maxbatch: ") + failure.what();
+    if (!reference_only) {
+      progress.stage(workload + ": max batch");
+      try {
+        row.max_batch = find_max_batch(m, group, *session.device, *session.communicator);
+        row.max_batch_ran = true;
+        device_bytes = row.max_batch.device_total;
+        if (row.max_batch.status != "ok") row.error = "maxbatch: " + row.max_batch.error;
+      } catch (const RuntimeFailure& failure) {
+        row.error = std::string("maxbatch: ") + failure.what();
+      }
     }
     // --memory answers for a smaller card: the training runs keep to the same budget.
     const uint64_t budget_before = allocation_budget();
@@ -166,7 +170,7 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
       row.error = "at the reference batch: " + row.reference.error;
     }
     const int64_t max_batch = suite_max_batch(row);
-    progress.stage(workload + ": training at the max batch (" + std::to_string(max_batch) + ")");
+    if (!reference_only) progress.stage(workload + ": training at the max batch (" + std::to_string(max_batch) + ")");
     if (max_batch > 0) {
       TrainOptions at_max = suite_train_options(m, cl.memory, max_batch, group.size());
       at_max.check_memory = false;  // verified by training; the allocation answers if that no longer holds

@@ -6,6 +6,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/report.h"
+#include "scalebench/suite.h"
 #include "src/cli/run_context.h"
 
 namespace sb {
@@ -22,7 +23,8 @@ SuiteFolder::SuiteFolder(const std::string& path, bool force) : path_(path) {
   fs::create_directories(path, error);
   if (error) throw UsageError("cannot create the suite folder '" + path + "': " + error.message());
   const fs::path summary_path = fs::path(path) / "suite.json";
-  summary_ = {{"kind", kSummaryKind}, {"runs", nlohmann::json::array()}};
+  summary_ = {{"schema_version", kSuiteSchemaVersion}, {"tool", "scalebench"}, {"command", "suite"},
+              {"kind", kSummaryKind}, {"runs", nlohmann::json::array()}};
   if (fs::exists(summary_path)) {
     std::ifstream in(summary_path);
     nlohmann::json existing = nlohmann::json::parse(in, nullptr, false);
@@ -39,6 +41,10 @@ SuiteFolder::SuiteFolder(const std::string& path, bool force) : path_(path) {
       fs::remove(summary_path, error);
     } else {
       summary_ = existing;
+      // A summary written before suite files had a schema_version gains the keys, so all of it reads back.
+      summary_["schema_version"] = kSuiteSchemaVersion;
+      summary_["tool"] = "scalebench";
+      summary_["command"] = "suite";
     }
   }
   if (const auto unwritable = unwritable_output({(fs::path(path) / ".scalebench-write-probe").string()}, true)) {

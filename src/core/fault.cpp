@@ -23,6 +23,7 @@ struct Progress {
   std::string phase;
   long long step = 0;
   std::chrono::steady_clock::time_point since;
+  std::function<void(const std::string&, long long)> listener;
 };
 Progress& progress() {
   static Progress value;
@@ -48,10 +49,21 @@ bool communication_abandoned() { return g_abandoned.load(); }
 
 void set_progress(const std::string& phase, long long step) {
   Progress& p = progress();
+  std::function<void(const std::string&, long long)> listener;
+  {
+    std::lock_guard<std::mutex> lock(p.mutex);
+    p.phase = phase;
+    p.step = step;
+    p.since = std::chrono::steady_clock::now();
+    listener = p.listener;
+  }
+  if (listener) listener(phase, step);
+}
+
+void set_progress_listener(std::function<void(const std::string& phase, long long step)> listener) {
+  Progress& p = progress();
   std::lock_guard<std::mutex> lock(p.mutex);
-  p.phase = phase;
-  p.step = step;
-  p.since = std::chrono::steady_clock::now();
+  p.listener = std::move(listener);
 }
 
 double seconds_in_step() {

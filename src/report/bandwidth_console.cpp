@@ -1,8 +1,9 @@
 // Console printer of `scalebench bandwidth`, laid out like nccl-tests (ECOSYSTEM.md 5.1): a `#` header
 // with versions, config and one line per rank's device; per collective a fixed-column table with
-// out-of-place then in-place time/algbw/busbw/#wrong and a units row; a `#` footer. Beside nccl-tests'
-// p50 "time" each placement shows p99 (their -I idea); the table stays within 120 columns because the
-// redop and root columns share one slot ("root" only for broadcast, the one rooted collective here).
+// out-of-place then in-place time/algbw/busbw/#wrong and a units row; a `#` footer with nccl-tests'
+// "# Avg bus bandwidth" line. A data row splits into nccl-tests' columns at nccl-tests' positions (size, count,
+// type, redop, root, then 4 per placement), so their log parsers read it; the p99 of each placement's time
+// (their -I idea) follows as two extra columns at the end. Within 120 columns.
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -21,14 +22,16 @@ namespace sb {
 namespace {
 
 // Column widths of a data row; the first column loses one character to the `#` of header rows.
-constexpr int kSizeWidth = 12;
-constexpr int kCountWidth = 12;
+constexpr int kSizeWidth = 11;
+constexpr int kCountWidth = 11;
 constexpr int kTypeWidth = 5;
-constexpr int kSlotWidth = 6;    // redop, or root for broadcast
-constexpr int kTimeWidth = 8;    // us
+constexpr int kRedopWidth = 6;   // "none" for collectives that do not reduce, as nccl-tests prints
+constexpr int kRootWidth = 5;    // -1 for collectives without a root, as nccl-tests prints
+constexpr int kTimeWidth = 7;    // us
 constexpr int kRateWidth = 7;    // GB/s
-constexpr int kWrongWidth = 6;
-constexpr int kPlacementWidth = 2 * (kTimeWidth + 1) + 2 * (kRateWidth + 1) + kWrongWidth + 1;
+constexpr int kWrongWidth = 5;
+constexpr int kPlacementWidth = (kTimeWidth + 1) + 2 * (kRateWidth + 1) + kWrongWidth + 1;
+constexpr int kP99Width = 2 * (kTimeWidth + 1);
 
 std::string format(const char* pattern, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char* pattern, ...) {
@@ -72,19 +75,19 @@ std::string or_unknown(const std::string& text) { return text.empty() ? "unknown
 
 std::string placement_cells(const PlacementResult& result) {
   if (!result.measured) {
-    return format(" %*s %*s %*s %*s %*s", kTimeWidth, "-", kTimeWidth, "-", kRateWidth, "-", kRateWidth, "-",
-                  kWrongWidth, "-");
+    return format(" %*s %*s %*s %*s", kTimeWidth, "-", kRateWidth, "-", kRateWidth, "-", kWrongWidth, "-");
   }
   const std::string wrong = result.wrong < 0 ? "N/A" : std::to_string(result.wrong);
-  return format(" %*s %*s %*.2f %*.2f %*s", kTimeWidth, format_time_us(result.time_us.p50).c_str(),
-                kTimeWidth, format_time_us(result.time_us.p99).c_str(), kRateWidth, result.algbw_gbps,
-                kRateWidth, result.busbw_gbps, kWrongWidth, wrong.c_str());
+  return format(" %*s %*.2f %*.2f %*s", kTimeWidth, format_time_us(result.time_us.p50).c_str(), kRateWidth,
+                result.algbw_gbps, kRateWidth, result.busbw_gbps, kWrongWidth, wrong.c_str());
 }
 
-std::string placement_heading(const char* time, const char* p99, const char* algbw, const char* busbw,
-                              const char* wrong) {
-  return format(" %*s %*s %*s %*s %*s", kTimeWidth, time, kTimeWidth, p99, kRateWidth, algbw, kRateWidth, busbw,
-                kWrongWidth, wrong);
+std::string p99_cell(const PlacementResult& result) {
+  return format(" %*s", kTimeWidth, result.measured ? format_time_us(result.time_us.p99).c_str() : "-");
+}
+
+std::string placement_heading(const char* time, const char* algbw, const char* busbw, const char* wrong) {
+  return format(" %*s %*s %*s %*s", kTimeWidth, time, kRateWidth, algbw, kRateWidth, busbw, kWrongWidth, wrong);
 }
 
 // Header rows are padded to fixed columns; trailing blanks would only upset diffs and editors.
@@ -149,27 +152,30 @@ void print_bandwidth_header(std::FILE* out, const BandwidthReport& report) {
 
 void print_bandwidth_table(std::FILE* out, const BandwidthReport& report, CollectiveOp op) {
   const bool rooted = op == CollectiveOp::kBroadcast;
-  const int left_width = kSizeWidth + 1 + kCountWidth + 1 + kTypeWidth + 1 + kSlotWidth;
+  const int left_width = kSizeWidth + 1 + kCountWidth + 1 + kTypeWidth + 1 + kRedopWidth + 1 + kRootWidth;
   std::fprintf(out, "#\n# %s\n", collective_name(op));
   print_row(out, "#" + std::string(left_width - 1, ' ') + centered("out-of-place", kPlacementWidth) +
-                     centered("in-place", kPlacementWidth));
-  const std::string names = placement_heading("time", "p99", "algbw", "busbw", "#wrong");
-  const std::string units = placement_heading("(us)", "(us)", "(GB/s)", "(GB/s)", "");
-  print_row(out, format("#%*s %*s %*s %*s", kSizeWidth - 1, "size", kCountWidth, "count", kTypeWidth, "type",
-                        kSlotWidth, rooted ? "root" : "redop") + names + names);
-  print_row(out, format("#%*s %*s %*s %*s", kSizeWidth - 1, "(B)", kCountWidth, "(elements)", kTypeWidth, "",
-                        kSlotWidth, "") + units + units);
+                     centered("in-place", kPlacementWidth) + centered("p99 time", kP99Width));
+  const std::string names = placement_heading("time", "algbw", "busbw", "#wrong");
+  const std::string units = placement_heading("(us)", "(GB/s)", "(GB/s)", "");
+  print_row(out, format("#%*s %*s %*s %*s %*s", kSizeWidth - 1, "size", kCountWidth, "count", kTypeWidth, "type",
+                        kRedopWidth, "redop", kRootWidth, "root") +
+                     names + names + format(" %*s %*s", kTimeWidth, "p99-oop", kTimeWidth, "p99-ip"));
+  print_row(out, format("#%*s %*s %*s %*s %*s", kSizeWidth - 1, "(B)", kCountWidth, "(elements)", kTypeWidth, "",
+                        kRedopWidth, "", kRootWidth, "") +
+                     units + units + format(" %*s %*s", kTimeWidth, "(us)", kTimeWidth, "(us)"));
 
   bool any = false;
   for (const SizeResult& result : report.results) {
     if (result.op != op) continue;
     any = true;
-    const std::string slot =
-        rooted ? std::to_string(report.options.root) : detail::redop_label(op, report.options.reduce);
-    std::fprintf(out, "%*llu %*llu %*s %*s%s%s\n", kSizeWidth, static_cast<unsigned long long>(result.size_bytes),
-                 kCountWidth, static_cast<unsigned long long>(result.count), kTypeWidth,
-                 dtype_name(report.options.dtype), kSlotWidth, slot.c_str(),
-                 placement_cells(result.out_of_place).c_str(), placement_cells(result.in_place).c_str());
+    std::fprintf(out, "%*llu %*llu %*s %*s %*d%s%s%s%s\n", kSizeWidth,
+                 static_cast<unsigned long long>(result.size_bytes), kCountWidth,
+                 static_cast<unsigned long long>(result.count), kTypeWidth, dtype_name(report.options.dtype),
+                 kRedopWidth, detail::redop_label(op, report.options.reduce), kRootWidth,
+                 rooted ? report.options.root : -1, placement_cells(result.out_of_place).c_str(),
+                 placement_cells(result.in_place).c_str(), p99_cell(result.out_of_place).c_str(),
+                 p99_cell(result.in_place).c_str());
   }
   if (!any) std::fprintf(out, "# (no sizes measured)\n");
 }
@@ -182,6 +188,24 @@ void print_bandwidth_footer(std::FILE* out, const BandwidthReport& report) {
   } else {
     std::fprintf(out, "# Out of bounds values : %lld %s\n", static_cast<long long>(wrong),
                  wrong == 0 ? "OK" : "FAILED");
+  }
+  // nccl-tests' summary line for log parsers: the mean busbw over every measured size and placement.
+  double busbw_sum = 0;
+  int measured = 0;
+  for (const SizeResult& result : report.results) {
+    for (const detail::PlacementView& view : detail::placements(result)) {
+      if (!view.result.measured) continue;
+      busbw_sum += view.result.busbw_gbps;
+      ++measured;
+    }
+  }
+  std::fprintf(out, "# Avg bus bandwidth    : %g\n", measured > 0 ? busbw_sum / measured : 0.0);
+  if (report.nranks == 1) {
+    // busbw = algbw x 2(n-1)/n (or (n-1)/n) is 0 on one rank: no byte crosses a bus. Say so instead of a peak.
+    std::fprintf(out, "# Peak bus bandwidth   : - (one rank: nothing crosses a bus, busbw is 0 by definition; "
+                      "algbw is a memory copy; start 2 or more ranks)\n");
+    if (report.status != "ok") std::fprintf(out, "# status: %s: %s\n", report.status.c_str(), report.error.c_str());
+    return;
   }
   const std::vector<CollectiveOp> ops = detail::report_ops(report);
   int name_width = 0;

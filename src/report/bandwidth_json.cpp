@@ -3,6 +3,7 @@
 // Not-checked counts and absent versions are null, never 0 or "", so a reader cannot mistake them for
 // measurements.
 #include "scalebench/report.h"
+#include "scalebench/versions.h"
 #include "src/report/bandwidth_fields.h"
 
 #ifndef SB_VERSION
@@ -36,6 +37,7 @@ json context_json(const BandwidthReport& report) {
           {"environment", environment},
           {"versions",
            {{"scalebench", SB_VERSION},
+            {"git_commit", scalebench_git_commit()},
             {"mpi", string_or_null(report.mpi_version)},
             {"cuda_runtime", string_or_null(report.cuda_runtime_version)},
             {"cuda_driver", string_or_null(report.cuda_driver_version)},

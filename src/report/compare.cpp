@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "scalebench/error.h"
+#include "src/report/csv_text.h"
 
 namespace sb {
 namespace {
@@ -18,16 +19,6 @@ std::string format(const char* spec, double value) {
 std::string format_or_dash(const char* spec, std::optional<double> value) {
   return value ? format(spec, *value) : "-";
 }
-std::string csv_number(std::optional<double> value) { return value ? format("%.9g", *value) : ""; }
-
-// RFC 4180: quote a field holding a comma, a quote or a line break.
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
 std::string file_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -65,6 +56,7 @@ std::string default_label(const ResultFile& file) {
     if (file.run.grad_dtype == "bf16") label += " bf16-wire";
     if (!file.run.overlap) label += " no-overlap";
   }
+  if (!file.variant.empty()) label += " " + file.variant;
   return label;
 }
 
@@ -208,11 +200,16 @@ std::string comparison_csv(const ComparisonModel& model) {
       "label", "file", "kind", "workload", "unit", "nranks", "transport", "precision", "grad_dtype", "overlap",
       "status", "phase", "units_per_s_total", "ratio_to_baseline", "solo_step_ms_p50", "solo_units_per_s_per_gpu",
       "dp_step_ms_p50", "dp_units_per_s_total", "scaling_efficiency", "exposed_comm_ms", "overlap_pct",
-      "busbw_gbps", "comm_busbw_gbps", "peak_busbw_gbps"};
+      "busbw_gbps", "comm_busbw_gbps", "peak_busbw_gbps", "schema_version"};
   auto join = [](const std::vector<std::string>& fields) {
     std::string line;
     for (size_t i = 0; i < fields.size(); ++i) line += (i ? "," : "") + csv_field(fields[i]);
     return line + "\n";
+  };
+  // Every row ends with the CSV's schema_version; the header's last column names it.
+  auto row = [&join](std::vector<std::string> fields) {
+    fields.push_back(std::to_string(kCsvSchemaVersion));
+    return join(fields);
   };
   std::string text = join(columns);
   for (const std::string& workload : model.rows) {
@@ -223,7 +220,7 @@ std::string comparison_csv(const ComparisonModel& model) {
       const ResultFile& file = model.files[found->second];
       const RunSummary& run = file.run;
       const std::optional<double> value = headline_throughput(run);
-      text += join({file.label, file.path, "run", workload, run.unit, std::to_string(file.nranks), file.transport,
+      text += row({file.label, file.path, "run", workload, run.unit, std::to_string(file.nranks), file.transport,
                     run.precision, run.grad_dtype, run.overlap ? "true" : "false", run.status,
                     run.dp.ran ? "dp" : "solo", csv_number(value), csv_number(ratio_to(value, base)),
                     csv_number(run.solo.ran ? std::optional<double>(run.solo.step_ms_p50) : std::nullopt),
@@ -239,7 +236,7 @@ std::string comparison_csv(const ComparisonModel& model) {
       const auto found = model.peak_busbw.find({op, label});
       if (found == model.peak_busbw.end()) continue;
       const ResultFile& file = model.files[model.bandwidth_files.at(label)];
-      std::vector<std::string> fields(columns.size());
+      std::vector<std::string> fields(columns.size() - 1);  // row() appends the schema_version
       fields[0] = file.label;
       fields[1] = file.path;
       fields[2] = "bandwidth";
@@ -248,7 +245,7 @@ std::string comparison_csv(const ComparisonModel& model) {
       fields[6] = file.transport;
       fields[7] = file.bandwidth.dtype;  // the collectives' element type
       fields.back() = csv_number(found->second);
-      text += join(fields);
+      text += row(fields);
     }
   }
   return text;

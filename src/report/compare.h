@@ -59,6 +59,7 @@ struct ResultFile {
   std::string device_name, transport;  // transport "" when the file has none (one rank)
   std::string emulate = "none";         // --emulate of the run: none, host, socket
   int nranks = 0;
+  std::string variant;  // "max batch" for a suite's run at the max batch (its label says so); "" otherwise
   RunSummary run;
   BandwidthSummary bandwidth;
   std::string label;  // set by assign_labels
@@ -68,6 +69,9 @@ struct ResultFile {
 ResultFile parse_result_file(const std::string& path, const std::string& text);
 // Reads and parses PATH; an unreadable file is a UsageError too.
 ResultFile load_result_file(const std::string& path);
+// Every result PATH holds: one for a run or bandwidth file; a suite workload file's training runs (reference
+// batch, max batch); for a suite.json, those of the workload files its last run wrote, read from beside it.
+std::vector<ResultFile> load_result_files(const std::string& path);
 
 // "<GPU name> x<nranks> <transport>", " emulated-host"/" emulated-socket" under --emulate, plus
 // " bf16-wire" (bf16 all-reduce) and " no-overlap" for run files.

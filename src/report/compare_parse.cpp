@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
+#include "scalebench/suite.h"
 #include "src/report/compare.h"
 
 namespace sb {
@@ -200,21 +202,15 @@ void read_bandwidth(const Fields& fields, ResultFile& file) {
   }
 }
 
-}  // namespace
-
-ResultFile parse_result_file(const std::string& path, const std::string& text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& error) {
-    throw UsageError(path + ": not JSON (syntax error at byte " + std::to_string(error.byte) + ")");
-  }
+// One run or bandwidth document already parsed.
+ResultFile parse_document(const std::string& path, const json& doc) {
   if (!doc.is_object()) throw UsageError(path + ": not a scalebench result (the document is not an object)");
   const Fields fields(path, doc);
   const int64_t version = fields.integer("schema_version");
   const std::string command = fields.string("command");
+  if (command == "suite") fields.fail("a suite file holds several runs (compare and report read it whole)");
   if (command != "run" && command != "bandwidth") {
-    fields.fail("command \"" + command + "\" is not supported (run, bandwidth)");
+    fields.fail("command \"" + command + "\" is not supported (run, bandwidth, suite)");
   }
   const int64_t wanted = command == "run" ? kRunSchemaVersion : kBandwidthSchemaVersion;
   if (version != wanted) {
@@ -233,12 +229,70 @@ ResultFile parse_result_file(const std::string& path, const std::string& text) {
   return file;
 }
 
-ResultFile load_result_file(const std::string& path) {
+json parse_json(const std::string& path, const std::string& text) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& error) {
+    throw UsageError(path + ": not JSON (syntax error at byte " + std::to_string(error.byte) + ")");
+  }
+}
+
+std::string read_text(const std::string& path) {
   std::ifstream stream(path, std::ios::binary);
   if (!stream) throw UsageError(path + ": cannot read (" + std::strerror(errno) + ")");
   std::stringstream buffer;
   buffer << stream.rdbuf();
-  return parse_result_file(path, buffer.str());
+  return buffer.str();
+}
+
+// A suite workload file: its training runs that ran (reference batch, then max batch), each a run document.
+std::vector<ResultFile> read_suite_workload(const std::string& path, const Fields& fields) {
+  std::vector<ResultFile> runs;
+  for (const char* which : {"reference", "max_batch"}) {
+    const std::string key = std::string("runs.") + which;
+    const json& run = fields.require(key);
+    if (run.is_null()) continue;
+    ResultFile file = parse_document(path + " (" + key + ")", run);
+    file.path = path;
+    if (std::string(which) == "max_batch") file.variant = "max batch";
+    runs.push_back(std::move(file));
+  }
+  if (runs.empty()) fields.fail("no training run (runs.reference and runs.max_batch are null)");
+  return runs;
+}
+
+}  // namespace
+
+ResultFile parse_result_file(const std::string& path, const std::string& text) {
+  return parse_document(path, parse_json(path, text));
+}
+
+ResultFile load_result_file(const std::string& path) { return parse_result_file(path, read_text(path)); }
+
+std::vector<ResultFile> load_result_files(const std::string& path) {
+  const json doc = parse_json(path, read_text(path));
+  if (!doc.is_object() || doc.value("command", "") != "suite") return {parse_document(path, doc)};
+  const Fields fields(path, doc);
+  if (fields.integer("schema_version") != kSuiteSchemaVersion) {
+    fields.fail("schema_version " + std::to_string(fields.integer("schema_version")) +
+                " is not supported (suite: " + std::to_string(kSuiteSchemaVersion) + ")");
+  }
+  const std::string kind = fields.string("kind");
+  if (kind == "suite_workload") return read_suite_workload(path, fields);
+  if (kind != "suite_summary") fields.fail("kind \"" + kind + "\" is not a suite file (suite_workload, suite_summary)");
+  // suite.json: the workload files of its last run, beside it.
+  const json& runs = fields.require("runs");
+  if (!runs.is_array() || runs.empty()) fields.fail("\"runs\" is empty: no suite run wrote here");
+  const std::string last = "runs[" + std::to_string(runs.size() - 1) + "].files";
+  const json& names = fields.require(last);
+  if (!names.is_array()) fields.fail("\"" + last + "\" is not an array");
+  std::vector<ResultFile> files;
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string name = fields.string(last + "[" + std::to_string(i) + "]");
+    for (ResultFile& file : load_result_files((folder / name).string())) files.push_back(std::move(file));
+  }
+  return files;
 }
 
 }  // namespace sb

@@ -13,7 +13,8 @@ namespace sb {
 namespace {
 
 const char* kStyle =
-    "body{font-family:sans-serif;margin:24px;color:#222;max-width:1200px}"
+    "body{font-family:sans-serif;margin:24px;color:#222;max-width:1600px}"
+    "figure svg{width:100%;height:auto}"  // charts follow the page's width (their viewBox keeps the aspect)
     "h1{font-size:22px}h2{font-size:17px;margin-top:28px}p.note{color:#555;font-size:13px;max-width:720px}"
     "figure{margin:8px 0}.tables{overflow-x:auto}"
     "table{border-collapse:collapse;font-size:13px;margin:8px 0 20px}"
@@ -36,6 +37,26 @@ const ResultFile* run_cell(const ComparisonModel& model, const std::string& work
   return found == model.run_cells.end() ? nullptr : &model.files[found->second];
 }
 
+// One colour per label on the whole page: run labels in column order, then bandwidth labels not among them.
+int label_colour(const ComparisonModel& model, const std::string& label) {
+  const auto run = std::find(model.run_labels.begin(), model.run_labels.end(), label);
+  if (run != model.run_labels.end()) return static_cast<int>(run - model.run_labels.begin());
+  int index = static_cast<int>(model.run_labels.size());
+  for (const std::string& other : model.bandwidth_labels) {
+    if (other == label) return index;
+    if (std::find(model.run_labels.begin(), model.run_labels.end(), other) == model.run_labels.end()) ++index;
+  }
+  return index;
+}
+
+// A line's name in the per-workload GPU-count charts: what stays the same as the GPU count changes.
+std::string scaling_series_name(const ResultFile& file) {
+  std::string name = file.device_name + (file.transport.empty() ? "" : " " + file.transport);
+  if (file.run.grad_dtype == "bf16") name += " bf16-wire";
+  if (!file.run.overlap) name += " no-overlap";
+  return name;
+}
+
 std::string normalized_chart(const ComparisonModel& model) {
   BarChart chart;
   chart.title = "Throughput relative to " + model.baseline;
@@ -44,7 +65,7 @@ std::string normalized_chart(const ComparisonModel& model) {
   chart.reference = 1.0;
   chart.reference_label = "baseline";
   for (const std::string& label : model.run_labels) {
-    BarSeries series{label, {}};
+    BarSeries series{label, {}, label_colour(model, label)};
     for (const std::string& workload : model.rows) {
       const ResultFile* file = run_cell(model, workload, label);
       const ResultFile* base = run_cell(model, workload, model.baseline);
@@ -68,7 +89,7 @@ std::string efficiency_chart(const ComparisonModel& model, bool* any) {
   *any = false;
   for (size_t l = 0; l < model.run_labels.size(); ++l) {
     const std::string& label = model.run_labels[l];
-    BarSeries series{label, {}, static_cast<int>(l)};  // the colour of this label in the throughput chart
+    BarSeries series{label, {}, label_colour(model, label)};
     bool has = false;
     for (const std::string& workload : model.rows) {
       const ResultFile* file = run_cell(model, workload, label);
@@ -95,15 +116,10 @@ std::string efficiency_lines(const ComparisonModel& model, const std::string& wo
       continue;
     }
     if (!file.run.scaling_efficiency) continue;
-    std::string name = file.device_name + " " + file.transport;
-    if (file.run.grad_dtype == "bf16") name += " bf16-wire";
-    if (!file.run.overlap) name += " no-overlap";
+    const std::string name = scaling_series_name(file);
     LineSeries& line = series[name];
     line.name = name;
-    if (line.colour < 0) {  // the colour of the file's label in the bar charts
-      const auto at = std::find(model.run_labels.begin(), model.run_labels.end(), file.label);
-      line.colour = static_cast<int>(at - model.run_labels.begin());
-    }
+    if (line.colour < 0) line.colour = label_colour(model, file.label);  // its label's colour in the bar charts
     line.points.emplace_back(file.nranks, 100.0 * *file.run.scaling_efficiency);
   }
   LineChart chart;
@@ -114,7 +130,7 @@ std::string efficiency_lines(const ComparisonModel& model, const std::string& wo
   bool worth = false;
   for (auto& [name, line] : series) {
     for (const auto& [device_name, one] : has_one) {
-      if (one && name.rfind(device_name + " ", 0) == 0) line.points.emplace_back(1, 100.0);
+      if (one && (name == device_name || name.rfind(device_name + " ", 0) == 0)) line.points.emplace_back(1, 100.0);
     }
     std::set<double> counts;
     for (const auto& point : line.points) counts.insert(point.first);
@@ -126,6 +142,53 @@ std::string efficiency_lines(const ComparisonModel& model, const std::string& wo
   return worth ? svg_line_chart(chart) : std::string();
 }
 
+// Throughput on all GPUs vs GPU count for one workload, each series beside its ideal (dashed): N times one GPU's
+// throughput. One GPU's comes from a one-GPU file of the same device, else from the series' own solo phase.
+// Empty when no series has a run on two or more GPUs.
+std::string throughput_lines(const ComparisonModel& model, const std::string& workload) {
+  std::map<std::string, std::optional<double>> one_gpu;  // device -> a one-GPU file's throughput
+  for (const ResultFile& file : model.files) {
+    if (file.kind == ResultKind::kRun && file.run.workload == workload && file.nranks == 1) {
+      one_gpu[file.device_name] = headline_throughput(file.run);
+    }
+  }
+  std::map<std::string, LineSeries> series;
+  std::map<std::string, double> alone;  // series -> one GPU's units/s
+  std::string unit;
+  for (const ResultFile& file : model.files) {
+    if (file.kind != ResultKind::kRun || file.run.workload != workload || file.nranks < 2 || !file.run.dp.ran) continue;
+    unit = file.run.unit;
+    const std::string name = scaling_series_name(file);
+    LineSeries& line = series[name];
+    line.name = name;
+    if (line.colour < 0) line.colour = label_colour(model, file.label);
+    line.points.emplace_back(file.nranks, *file.run.dp.units_per_s_total);
+    if (alone.count(name) == 0) {
+      const std::optional<double> one = one_gpu.count(file.device_name) ? one_gpu[file.device_name]
+                                                                         : file.run.solo.units_per_s_per_gpu;
+      if (one) alone[name] = *one;
+    }
+  }
+  LineChart chart;
+  chart.title = workload + ": throughput vs GPU count";
+  chart.x_title = "GPUs (N)";
+  chart.y_title = "throughput on all GPUs (" + unit + "/s)";
+  chart.x_at_points = true;
+  for (auto& [name, line] : series) {
+    double most = 1;
+    for (const auto& point : line.points) most = std::max(most, point.first);
+    if (alone.count(name) != 0) {
+      line.points.emplace_back(1, alone[name]);
+      chart.series.push_back(line);
+      chart.series.push_back({"ideal: N x one GPU (" + name + ")", {{1, alone[name]}, {most, most * alone[name]}},
+                              line.colour, true});
+    } else {
+      chart.series.push_back(line);
+    }
+  }
+  return chart.series.empty() ? std::string() : svg_line_chart(chart);
+}
+
 std::string bandwidth_chart(const ComparisonModel& model, const std::string& op) {
   LineChart chart;
   chart.title = op + ": bus bandwidth vs message size";
@@ -135,11 +198,12 @@ std::string bandwidth_chart(const ComparisonModel& model, const std::string& op)
   chart.bytes_x = true;
   for (const std::string& label : model.bandwidth_labels) {
     const ResultFile& file = model.files[model.bandwidth_files.at(label)];
+    if (file.nranks < 2) continue;  // one rank: busbw is 0 by definition, a flat line that says nothing
     bool out_of_place = false;  // nccl-tests' headline placement when it was measured
     for (const BandwidthPoint& point : file.bandwidth.points) {
       out_of_place |= point.op == op && point.placement == "out_of_place";
     }
-    LineSeries line{label, {}};
+    LineSeries line{label, {}, label_colour(model, label)};
     for (const BandwidthPoint& point : file.bandwidth.points) {
       if (point.op == op && (point.placement == "out_of_place") == out_of_place) {
         line.points.emplace_back(point.size_bytes, point.busbw_gbps);
@@ -189,6 +253,12 @@ std::string comparison_html(const ComparisonModel& model) {
                       "perfect scaling. One-GPU files have none.");
     }
     for (const std::string& workload : model.rows) {
+      const std::string throughput = throughput_lines(model, workload);
+      if (!throughput.empty()) {
+        body += section(workload + ": throughput vs GPU count", throughput,
+                        "Units/s on all GPUs (dp) at each GPU count; the dashed line of the same colour is ideal "
+                        "scaling, N times one GPU alone (a one-GPU file, else the run's own solo phase).");
+      }
       const std::string lines = efficiency_lines(model, workload);
       if (!lines.empty()) {
         body += section(workload + ": efficiency vs GPU count", lines,
@@ -196,12 +266,21 @@ std::string comparison_html(const ComparisonModel& model) {
       }
     }
   }
+  bool one_rank_bandwidth = false;
+  for (const auto& [label, index] : model.bandwidth_files) one_rank_bandwidth |= model.files[index].nranks < 2;
   for (const std::string& op : model.ops) {
     const std::string chart = bandwidth_chart(model, op);
     if (!chart.empty()) {
       body += section(op + ": bus bandwidth", chart,
-                      "busbw per message size (out-of-place where measured), one line per bandwidth file.");
+                      "busbw per message size (out-of-place where measured), one line per bandwidth file" +
+                          std::string(one_rank_bandwidth ? "; one-rank files are not drawn (no bus traffic: busbw "
+                                                           "is 0 by definition)."
+                                                         : "."));
     }
+  }
+  if (one_rank_bandwidth) {
+    body += "<p class=\"note\">Bandwidth files of one rank are in the tables only: with one rank nothing crosses a "
+            "bus, so their busbw is 0 by definition.</p>\n";
   }
   const std::vector<Table> rest(tables.begin() + static_cast<long>(shown), tables.end());
   body += "<h2>Tables</h2>\n" + tables_html(rest);
@@ -227,14 +306,18 @@ std::string run_report_html(const ResultFile& file) {
       const std::optional<double> dp =
           r < run.dp_rank_step_ms.size() ? std::optional<double>(run.dp_rank_step_ms[r]) : std::nullopt;
       compute.values.push_back(solo);
-      exposed.values.push_back(solo && dp ? std::optional<double>(std::max(*dp - *solo, 0.0)) : std::nullopt);
+      // Every rank waits for the slowest in a dp step, so the bar ends at the job's dp step (the headline's dp
+      // p50); what lies beyond the rank's own solo step is exposed for it. The median GPU's is the headline.
+      const double dp_step = run.dp.ran ? run.dp.step_ms_p50 : (dp ? *dp : 0);
+      exposed.values.push_back(solo && dp ? std::optional<double>(std::max(dp_step - *solo, 0.0)) : std::nullopt);
       dp_only.values.push_back(!solo ? dp : std::nullopt);
     }
     chart.series.push_back(compute);
     if (!run.dp_rank_step_ms.empty()) chart.series.push_back(run.solo_rank_step_ms.empty() ? dp_only : exposed);
     body += section("Step time breakdown", svg_bar_chart(chart),
-                    "Each rank's median step: the solo phase's step (the GPU alone: compute), then what the dp "
-                    "phase adds (communication the backward did not hide). The bar's end is the dp step.");
+                    "Each rank's median solo step (the GPU alone: compute), then up to the dp phase's step "
+                    "(p50; every rank waits for the slowest each step): the communication the backward did not "
+                    "hide, as that rank sees it. For the median GPU this is the headline exposed communication.");
   }
   if (!run.bucket_ready_ms.empty()) {
     TimelineChart chart;

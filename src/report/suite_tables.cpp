@@ -1,10 +1,12 @@
 // The suite's two tables in the guide's shape (rows: workloads; columns: this machine's GPU alone and all its
 // ranks together) and one workload's file (include/scalebench/report.h).
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "scalebench/byte_text.h"
 #include "scalebench/report.h"
+#include "src/report/guide_throughput.h"
 
 namespace sb {
 namespace {
@@ -17,28 +19,40 @@ std::string percent(double fraction) {
   return text;
 }
 
-// "units/s alone" and "units/s together (E)" of one run; "failed" or "-" where there is nothing.
-std::pair<std::string, std::string> throughput_cells(bool ran, const TrainingReport& report) {
-  if (!ran) return {"-", "-"};
-  std::string alone = "failed", together = report.nranks > 1 ? "failed" : "-";
-  if (report.solo.ran) alone = grouped(summarize_phase(report, report.solo, false).units_per_s_per_gpu);
-  if (report.dp.ran) {
-    together = grouped(summarize_phase(report, report.dp, true).units_per_s_total);
-    if (report.solo.ran) together += " (" + percent(summarize_scaling(report).efficiency) + ")";
+// One run's cells: units/s per GPU alone, units/s on all ranks, E(N); "failed" or "-" where there is nothing.
+struct ThroughputCells {
+  std::string alone = "-", together = "-", efficiency = "-";
+  std::optional<double> alone_units_per_s;
+};
+
+ThroughputCells throughput_cells(bool ran, const TrainingReport& report) {
+  ThroughputCells cells;
+  if (!ran) return cells;
+  cells.alone = "failed";
+  if (report.nranks > 1) cells.together = cells.efficiency = "failed";
+  if (report.solo.ran) {
+    cells.alone_units_per_s = summarize_phase(report, report.solo, false).units_per_s_per_gpu;
+    cells.alone = grouped(*cells.alone_units_per_s);
   }
-  return {alone, together};
+  if (report.dp.ran) {
+    cells.together = grouped(summarize_phase(report, report.dp, true).units_per_s_total);
+    cells.efficiency = report.solo.ran ? percent(summarize_scaling(report).efficiency) : "-";
+  }
+  return cells;
 }
 
-}  // namespace
-
-int64_t suite_max_batch(const SuiteRow& row) {
-  if (!row.max_batch_ran) return 0;
-  return row.max_batch.verified_ran && row.max_batch.verified > 0 ? row.max_batch.verified : row.max_batch.predicted;
+// This machine's per-GPU throughput over the guide's RTX 8000 figure ("3.2x"); "-" where either is missing.
+std::string guide_ratio(const std::string& workload, std::optional<double> alone) {
+  const std::optional<double> guide = guide_rtx8000_units_per_s(workload);
+  if (!guide || !alone) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2fx", *alone / *guide);
+  return text;
 }
 
-void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const std::string& device_name,
-                        uint64_t device_bytes, int nranks) {
-  const std::string gpus = device_name + " x" + std::to_string(nranks);
+// The guide's first table: max batch per GPU, verified and predicted.
+void print_max_batch_table(std::FILE* out, const std::vector<SuiteRow>& rows, const std::string& device_name,
+                           uint64_t device_bytes) {
   std::fprintf(out, "\n## Maximum batch per GPU before out-of-memory (%s, %s)\n\n", device_name.c_str(),
                byte_text(device_bytes).c_str());
   std::fprintf(out, "| workload | precision | max batch (verified) | predicted | error | plan at the max |\n");
@@ -57,20 +71,48 @@ void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const
                  max_batch_in_units(m, m.predicted).c_str(), verified ? error : "-",
                  byte_text(m.predicted_bytes).c_str());
   }
-  std::fprintf(out, "\n## Training throughput (units/s; together: all %d ranks, with the scaling efficiency)\n\n",
+}
+
+}  // namespace
+
+int64_t suite_max_batch(const SuiteRow& row) {
+  if (!row.max_batch_ran) return 0;
+  return row.max_batch.verified_ran && row.max_batch.verified > 0 ? row.max_batch.verified : row.max_batch.predicted;
+}
+
+void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const std::string& device_name,
+                        uint64_t device_bytes, int nranks) {
+  const std::string gpus = device_name + " x" + std::to_string(nranks);
+  bool any_max_batch = false;  // false with --reference-only: no maxbatch table, no max-batch columns
+  for (const SuiteRow& row : rows) any_max_batch = any_max_batch || row.max_batch_ran;
+  if (any_max_batch) print_max_batch_table(out, rows, device_name, device_bytes);
+  std::fprintf(out,
+               "\n## Training throughput (units/s; alone: per GPU, each rank training by itself; together: all %d "
+               "ranks data-parallel; E(N) = together / (N x alone); x RTX 8000: alone over the guide's Quadro RTX "
+               "8000 figure)\n\n",
                nranks);
-  std::fprintf(out, "| workload | unit | reference batch | %s alone | %s together | max batch | %s alone | %s together |\n",
-               device_name.c_str(), gpus.c_str(), device_name.c_str(), gpus.c_str());
-  std::fprintf(out, "|---|---|---|---|---|---|---|---|\n");
+  std::fprintf(out, "| workload | unit | reference batch | %s alone | %s together | E(%d) | x RTX 8000 (guide) |",
+               device_name.c_str(), gpus.c_str(), nranks);
+  if (any_max_batch) {
+    std::fprintf(out, " max batch | %s alone | %s together | E(%d) at the max |", device_name.c_str(), gpus.c_str(),
+                 nranks);
+  }
+  std::fprintf(out, "\n|---|---|---|---|---|---|---|%s\n", any_max_batch ? "---|---|---|---|" : "");
   for (const SuiteRow& row : rows) {
-    const auto [reference_alone, reference_together] = throughput_cells(row.reference_ran, row.reference);
-    const auto [max_alone, max_together] = throughput_cells(row.max_ran, row.at_max);
+    const ThroughputCells reference = throughput_cells(row.reference_ran, row.reference);
     const WorkloadInfo& info = find_workload(row.workload).info();
     const std::string batch_unit = " " + (info.batch_unit.empty() ? info.unit : info.batch_unit);
-    const std::string max_batch = row.max_ran ? grouped(static_cast<double>(row.at_max.batch)) + batch_unit : "-";
-    std::fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", row.workload.c_str(), info.unit.c_str(),
-                 (grouped(static_cast<double>(info.default_batch)) + batch_unit).c_str(), reference_alone.c_str(),
-                 reference_together.c_str(), max_batch.c_str(), max_alone.c_str(), max_together.c_str());
+    std::fprintf(out, "| %s | %s | %s | %s | %s | %s | %s |", row.workload.c_str(), info.unit.c_str(),
+                 (grouped(static_cast<double>(info.default_batch)) + batch_unit).c_str(), reference.alone.c_str(),
+                 reference.together.c_str(), reference.efficiency.c_str(),
+                 guide_ratio(row.workload, reference.alone_units_per_s).c_str());
+    if (any_max_batch) {
+      const ThroughputCells at_max = throughput_cells(row.max_ran, row.at_max);
+      const std::string max_batch = row.max_ran ? grouped(static_cast<double>(row.at_max.batch)) + batch_unit : "-";
+      std::fprintf(out, " %s | %s | %s | %s |", max_batch.c_str(), at_max.alone.c_str(), at_max.together.c_str(),
+                   at_max.efficiency.c_str());
+    }
+    std::fprintf(out, "\n");
   }
   bool any_error = false;
   for (const SuiteRow& row : rows) {
@@ -83,7 +125,8 @@ void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const
 }
 
 nlohmann::json suite_row_json(const SuiteRow& row) {
-  nlohmann::json doc = {{"kind", "suite_workload"}, {"workload", row.workload}, {"error", row.error}};
+  nlohmann::json doc = {{"schema_version", kSuiteSchemaVersion}, {"tool", "scalebench"}, {"command", "suite"},
+                        {"kind", "suite_workload"}, {"workload", row.workload}, {"error", row.error}};
   doc["maxbatch"] = row.max_batch_ran ? max_batch_json(row.max_batch) : nlohmann::json();
   doc["runs"] = {{"reference", row.reference_ran ? training_report_json(row.reference) : nlohmann::json()},
                  {"max_batch", row.max_ran ? training_report_json(row.at_max) : nlohmann::json()}};

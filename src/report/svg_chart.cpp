@@ -70,6 +70,7 @@ std::string svg_open(int width, int height, const std::string& title) {
 struct LegendEntry {
   std::string name, colour;
   bool marker = false;  // a line with a dot instead of a swatch
+  bool dashed = false;  // a dashed line, no dot (a reference line such as ideal scaling)
 };
 
 // Entries flow left to right and wrap; returns the height used (0 without entries) and appends the SVG.
@@ -85,7 +86,9 @@ double legend(const std::vector<LegendEntry>& entries, double left, double top, 
     }
     if (svg != nullptr) {
       *svg += "<g class=\"legend\">";
-      if (entry.marker) {
+      if (entry.dashed) {
+        *svg += line(x, y + 6, x + 14, y + 6, entry.colour, " stroke-width=\"2\" stroke-dasharray=\"4 2\"");
+      } else if (entry.marker) {
         *svg += line(x, y + 6, x + 14, y + 6, entry.colour, " stroke-width=\"2\"");
         *svg += "<circle cx=\"" + num(x + 7) + "\" cy=\"" + num(y + 6) + "\" r=\"3\" fill=\"" + entry.colour + "\"/>";
       } else {
@@ -297,7 +300,7 @@ std::string svg_line_chart(const LineChart& chart) {
   std::vector<double> xs;
   auto xt = [&](double x) { return chart.log2_x ? std::log2(std::max(x, 1e-300)) : x; };
   for (size_t s = 0; s < chart.series.size(); ++s) {
-    entries.push_back({chart.series[s].name, series_colour(chart.series, s), true});
+    entries.push_back({chart.series[s].name, series_colour(chart.series, s), true, chart.series[s].dashed});
     for (const auto& [x, y] : chart.series[s].points) {
       xmin = std::min(xmin, xt(x));
       xmax = std::max(xmax, xt(x));
@@ -356,9 +359,11 @@ std::string svg_line_chart(const LineChart& chart) {
     std::string path;
     for (const auto& [x, y] : points) path += num(sx(xt(x))) + "," + num(sy(y)) + " ";
     svg += "<g class=\"series\"><title>" + xml_escape(chart.series[s].name) + "</title>";
+    const bool dashed = chart.series[s].dashed;
     svg += "<polyline points=\"" + path + "\" fill=\"none\" stroke=\"" + series_colour(chart.series, s) +
-           "\" stroke-width=\"2\"/>\n";
+           "\" stroke-width=\"2\"" + (dashed ? " stroke-dasharray=\"6 4\"" : "") + "/>\n";
     for (const auto& [x, y] : points) {
+      if (dashed) break;
       svg += "<circle class=\"point\" cx=\"" + num(sx(xt(x))) + "\" cy=\"" + num(sy(y)) + "\" r=\"3\" fill=\"" +
              series_colour(chart.series, s) + "\"/>";
     }

@@ -36,7 +36,7 @@ struct BarChart {
   int value_decimals = 2;
   std::optional<double> reference;  // a dashed line at this value (e.g. 1.0 for the baseline)
   std::string reference_label;
-  int width = 720;
+  int width = 1100;  // px in the SVG's own units; the page scales it to its width
   int height = 360;  // a minimum: grows so that every bar keeps about 16 px
 };
 
@@ -44,6 +44,7 @@ struct LineSeries {
   std::string name;
   std::vector<std::pair<double, double>> points;  // (x, y), drawn in x order
   int colour = -1;                                // chart_colour index; -1: the series' position
+  bool dashed = false;                            // a reference drawn dashed (ideal scaling), no points
 };
 
 struct LineChart {
@@ -53,7 +54,7 @@ struct LineChart {
   bool bytes_x = false;   // x tick labels as format_bytes
   bool x_at_points = false;  // x ticks exactly at the data's x values (GPU counts)
   bool y_from_zero = true;
-  int width = 720;
+  int width = 1100;  // px in the SVG's own units; the page scales it to its width
   int height = 360;
 };
 
@@ -68,7 +69,7 @@ struct TimelineChart {
   std::optional<double> marker;  // a vertical line (the backward's end)
   bool from_zero = false;        // x axis from 0; else from a round number below the first ready
   std::string marker_label;
-  int width = 720;
+  int width = 1100;  // px in the SVG's own units; the page scales it to its width
   int height = 360;  // a minimum
 };
 

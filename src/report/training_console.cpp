@@ -117,8 +117,11 @@ void print_training_header(std::FILE* out, const TrainingReport& report) {
     std::fprintf(out, "#  rank %2zu on %-12s device %2d [%s] %s\n", r, d.host.c_str(), d.device_index,
                  d.bus_id.empty() ? report.device_kind.c_str() : d.bus_id.c_str(), d.device_name.c_str());
   }
-  std::fprintf(out, "# batch %lld per rank; %d warm-up + %d timed steps per phase%s; seed %llu\n",
-               static_cast<long long>(report.batch), o.warmup_steps, o.steps,
+  // The batch in its own unit (sentence pairs for translation), which need not be the throughput's (tokens).
+  const WorkloadInfo& info = find_workload(o.workload).info();
+  const std::string batch_unit = info.batch_unit.empty() ? info.unit : info.batch_unit;
+  std::fprintf(out, "# batch %lld %s per rank; %d warm-up + %d timed steps per phase%s; seed %llu\n",
+               static_cast<long long>(report.batch), batch_unit.c_str(), o.warmup_steps, o.steps,
                o.min_time_seconds > 0 ? (" (or at least " + std::to_string(o.min_time_seconds) + " s)").c_str() : "",
                static_cast<unsigned long long>(o.seed));
   std::fprintf(out, "# step = forward + backward + optimizer, device time between events on the compute stream\n");

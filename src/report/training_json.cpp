@@ -6,6 +6,8 @@
 
 #include "scalebench/report.h"
 #include "scalebench/stats.h"
+#include "scalebench/versions.h"
+#include "src/report/csv_text.h"
 
 #ifndef SB_VERSION
 #define SB_VERSION "unknown"
@@ -50,6 +52,7 @@ json context_json(const TrainingReport& r) {
           {"reproducer", reproducer_command(r)},
           {"versions",
            {{"scalebench", SB_VERSION},
+            {"git_commit", scalebench_git_commit()},
             {"cuda_runtime", string_or_null(r.cuda_runtime_version)},
             {"cuda_driver", string_or_null(r.cuda_driver_version)},
             {"cublas", string_or_null(r.cublas_version)},
@@ -200,32 +203,17 @@ nlohmann::json training_report_json(const TrainingReport& r) {
   return doc;
 }
 
-namespace {
-// A transport label may list several ("P2P/CUMEM, SHM"): quoted as RFC 4180 wants.
-std::string csv_text(const std::string& text) {
-  if (text.find_first_of(",\"") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-}  // namespace
-
 std::string training_report_csv(const TrainingReport& r) {
   const PhaseSummary solo = summarize_phase(r, r.solo, false);
   const PhaseSummary dp = summarize_phase(r, r.dp, true);
   const ScalingSummary s = summarize_scaling(r);
   const CommSummary comm = summarize_comm(r, r.comm);
-  auto number = [](bool known, double value) {
-    if (!known) return std::string();
-    std::ostringstream text;
-    text.precision(10);
-    text << value;
-    return text.str();
-  };
+  auto number = [](bool known, double value) { return csv_number(known ? std::optional<double>(value) : std::nullopt); };
   std::ostringstream out;
   out << "workload,scale,precision,nranks,batch_per_rank,unit,grad_dtype,bucket_mb,overlap,status,"
          "solo_step_ms_p50,solo_units_per_s_per_gpu,comm_step_ms_p50,comm_busbw_gbps,dp_step_ms_p50,"
-         "dp_units_per_s_total,scaling_efficiency,exposed_comm_ms,overlap_pct,busbw_gbps,check,transport,emulate\n";
+         "dp_units_per_s_total,scaling_efficiency,exposed_comm_ms,overlap_pct,busbw_gbps,check,transport,emulate,"
+         "schema_version\n";
   out << r.options.workload << ',' << (r.options.scale == WorkloadScale::kTiny ? "tiny" : "full") << ','
       << precision_name(r.options.precision) << ',' << r.nranks << ',' << r.batch << ',' << r.unit << ','
       << (r.options.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32") << ','
@@ -237,8 +225,8 @@ std::string training_report_csv(const TrainingReport& r) {
       << number(r.dp.ran && r.solo.ran, s.exposed_comm_ms) << ','
       << number(r.dp.ran && r.solo.ran && r.comm.ran, s.overlap_pct) << ','
       << number(r.dp.ran, s.in_training_busbw_gbps) << ','
-      << (r.check.ran ? (r.check.passed ? "passed" : "failed") : "") << ',' << csv_text(r.transport) << ','
-      << r.emulate << '\n';
+      << (r.check.ran ? (r.check.passed ? "passed" : "failed") : "") << ',' << csv_field(r.transport) << ','
+      << r.emulate << ',' << kCsvSchemaVersion << '\n';
   return out.str();
 }
 

@@ -9,6 +9,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/topology.h"
+#include "scalebench/versions.h"
 #include "src/topo/topology_detail.h"
 
 namespace sb {
@@ -160,6 +161,7 @@ std::string topo_report_json(const TopoReport& report) {
                    {"tool", "scalebench"},
                    {"command", "topo"},
                    {"scalebench_version", SB_VERSION},
+                   {"git_commit", scalebench_git_commit()},
                    {"world_size", report.world_size},
                    {"node_count", report.nodes.size()},
                    {"transport",

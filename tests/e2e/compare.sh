@@ -27,7 +27,7 @@ expect_output "^  scaling efficiency E\(N\) \(%\) +-$" "no efficiency with one r
 
 echo '{"schema_version": 1, "tool": "other", "command": "train"}' > "$WORK/foreign.json"
 expect_exit 2 "a foreign file" -- "$SB" compare "$WORK/bert_base.json" "$WORK/foreign.json"
-expect_output "compare: .*foreign\.json: command \"train\" is not supported \(run, bandwidth\)" "the file is named"
+expect_output "compare: .*foreign\.json: command \"train\" is not supported \(run, bandwidth, suite\)" "the file is named"
 echo 'not json' > "$WORK/text.json"
 expect_exit 2 "not JSON" -- "$SB" report "$WORK/text.json"
 expect_output "report: .*text\.json: not JSON \(syntax error at byte 2\)" "report names the file"

@@ -18,8 +18,17 @@ expect_exit 0 "a one-rank bandwidth sweep" -- "$SB" bandwidth --device cpu --max
   --json "$WORK/bw.json"
 expect_exit 0 "compare runs and a sweep --html" -- "$SB" compare "$WORK/a.json" "$WORK/bw.json" --html "$WORK/bw.html"
 cp "$WORK/bw.html" "$WORK/out"
-expect_lines 1 "<title>all_reduce: bus bandwidth vs message size</title>" "the busbw vs size chart"
-expect_lines 1 ">64K</text>" "sizes labelled with binary prefixes"
+expect_lines 0 "<title>all_reduce: bus bandwidth vs message size</title>" "one rank: no flat zero busbw line"
+expect_lines 1 "Bandwidth files of one rank are in the tables only" "the one-rank sweep is explained"
+if mpi_available; then
+  expect_exit 0 "a two-rank bandwidth sweep" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" bandwidth --device cpu \
+    --max-bytes 64K --iters 2 --json "$WORK/bw2.json"
+  expect_exit 0 "compare a two-rank sweep --html" -- "$SB" compare "$WORK/a.json" "$WORK/bw2.json" \
+    --html "$WORK/bw2.html"
+  cp "$WORK/bw2.html" "$WORK/out"
+  expect_lines 1 "<title>all_reduce: bus bandwidth vs message size</title>" "the busbw vs size chart"
+  expect_lines 1 ">64K</text>" "sizes labelled with binary prefixes"
+fi
 expect_exit 0 "report --html" -- "$SB" report "$WORK/a.json" --html "$WORK/report.html"
 cp "$WORK/report.html" "$WORK/out"
 expect_lines 1 "<title>Step time per rank" "the step-time breakdown chart"

@@ -14,6 +14,9 @@ expect_output "pix2pixhd .* 191261862 +12944960 " "pix2pixhd's trainable and fro
 expect_output "maskrcnn .* 44125173 +222400 " "maskrcnn's trained and frozen parameter counts"
 expect_output "stylegan .* 49306876 +26219627 " "stylegan's trainable (G + D) and frozen (EMA copy Gs) parameter counts"
 expect_output "unsupmt .* 310047094" "unsupmt's parameter count"
+expect_output "transformer_big .* tokens +500 sentence pairs " "transformer_big's batch is sentence pairs, its unit tokens"
+expect_output "bert_base .* sequences +128 sequences " "bert_base's batch in sequences"
+expect_output "grad \\(MiB\\)" "gradient size in MiB"
 "$SB" list --json - 2> /dev/null > "$WORK/list.json"
 python3 - "$WORK/list.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: list JSON"; failures=$((failures + 1)); }
 import json, sys
@@ -32,6 +35,8 @@ assert frozen["pix2pixhd"] == 12944960 and frozen["maskrcnn"] == 222400, frozen
 assert counts["stylegan"] == 26219627 + 23087249 and frozen["stylegan"] == 26219627, (counts, frozen)
 assert frozen["yolov3"] == 0 and frozen["unsupmt"] == 0, frozen
 assert counts["unsupmt"] == 310047094, counts
+units = {w["name"]: (w["unit"], w["batch_unit"]) for w in doc["workloads"]}
+assert units["transformer_big"] == ("tokens", "sentence pairs") and units["bert_base"] == ("sequences", "sequences"), units
 assert all(w["forward_gflops_per_unit"] > 0 and w["gradient_bytes"] > 0 for w in doc["workloads"])
 PY
 finish

@@ -58,8 +58,8 @@ suite=("$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" suite "${tiny[@]}" --memory 0.04 --w
 expect_exit 0 "suite on two tiny workloads, 2 ranks" -- "${suite[@]}" --workloads bert_base,transformer_big \
   --out "$WORK/suite"
 expect_output "^## Maximum batch per GPU before out-of-memory" "the max-batch table"
-expect_output "^\| transformer_big \| tokens \| 500 sentence pairs \| [0-9,]+ \| [0-9,]+ \([0-9.]+%\) \| [0-9,]+ sentence pairs" \
-  "the throughput table: alone, together with efficiency, at the reference and the max batch"
+expect_output "^\| transformer_big \| tokens \| 500 sentence pairs \| [0-9,]+ \| [0-9,]+ \| [0-9.]+% \| [0-9.]+x \| [0-9,]+ sentence pairs \| [0-9,]+ \| [0-9,]+ \| [0-9.]+% \|" \
+  "the throughput table: alone, together, E(2) and x RTX 8000 at the reference batch, then the max batch's"
 expect_output "\[suite 6/6, .* left\] transformer_big: training at the max batch" "progress with the time left"
 count_runs() { json_field "$WORK/suite/suite.json" 'len(d["runs"])'; }
 files=$(ls "$WORK/suite" | grep -c '^\(bert_base\|transformer_big\)-.*\.json$')

@@ -232,11 +232,20 @@ TEST(BandwidthReport, CsvHasHeaderAndOneRowPerRecord) {
   ASSERT_EQ(lines.size(), 1u + 7u);
   EXPECT_EQ(lines[0],
             "op,size_bytes,count,dtype,redop,placement,time_us_p50,time_us_p99,time_us_min,time_us_max,"
-            "time_us_mean,time_us_cv,algbw_gbps,busbw_gbps,wrong,transport,emulate");
+            "time_us_mean,time_us_cv,algbw_gbps,busbw_gbps,wrong,transport,emulate,schema_version");
   const size_t columns = std::count(lines[0].begin(), lines[0].end(), ',');
   for (const std::string& line : lines) EXPECT_EQ(std::count(line.begin(), line.end(), ','), columns) << line;
   EXPECT_EQ(lines[1].rfind("all_reduce,1048576,262144,fp32,sum,out_of_place,20,", 0), 0u) << lines[1];
-  EXPECT_NE(lines[1].find(",,P2P/CUMEM,none"), std::string::npos) << lines[1];  // unchecked: empty #wrong cell
+  EXPECT_NE(lines[1].find(",,P2P/CUMEM,none,1"), std::string::npos) << lines[1];  // unchecked: empty #wrong cell
+}
+
+// A computed bandwidth keeps 9 significant digits: 7.374, not the double's shortest text 7.3740000000000006.
+TEST(BandwidthReport, CsvNumbersCarryNoFloatNoise) {
+  BandwidthReport report = make_report(false);
+  report.results[0].out_of_place.busbw_gbps = 7.3740000000000006;
+  const std::vector<std::string> lines = lines_of(bandwidth_report_csv(report));
+  EXPECT_NE(lines[1].find(",7.374,"), std::string::npos) << lines[1];
+  EXPECT_EQ(lines[1].find("7.37400000"), std::string::npos) << lines[1];
 }
 
 TEST(BandwidthReport, EmulationIsLabelledInEveryOutput) {
@@ -245,7 +254,7 @@ TEST(BandwidthReport, EmulationIsLabelledInEveryOutput) {
   report.transport = "NET/Socket, SHM";  // a list: quoted in the CSV
   EXPECT_EQ(bandwidth_report_json(report)["context"]["emulate"], "socket");
   const std::vector<std::string> lines = lines_of(bandwidth_report_csv(report));
-  EXPECT_NE(lines[1].find(",\"NET/Socket, SHM\",socket"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find(",\"NET/Socket, SHM\",socket,1"), std::string::npos) << lines[1];
   const std::string console = capture([&](std::FILE* out) { print_bandwidth_report(out, report); });
   EXPECT_TRUE(contains(console, "# EMULATED: emulated socket path")) << console;
   EXPECT_TRUE(contains(console, "not this machine's fabric")) << console;
@@ -272,7 +281,11 @@ TEST(BandwidthReport, ConsoleHasHeaderTablesAndFooter) {
   EXPECT_TRUE(contains(text, "# Peak bus bandwidth broadcast  : 180.00 GB/s at 8388608 B (8 MiB)")) << text;
   EXPECT_FALSE(contains(text, "# status:")) << text;
 
-  // Data rows (no '#') hold size, count, type, redop/root and 5 cells per placement.
+  // nccl-tests' summary line: (60 + 59 + 180 + 177 + 60 + 59 + 180) / 7 measured placements.
+  EXPECT_TRUE(contains(text, "# Avg bus bandwidth    : 110.714\n")) << text;
+
+  // Data rows (no '#') split into nccl-tests' columns: size, count, type, redop, root, 4 cells per placement;
+  // then the p99 of each placement.
   std::vector<std::string> rows;
   for (const std::string& line : lines_of(text)) {
     if (!line.empty() && line[0] != '#') rows.push_back(line);
@@ -281,8 +294,8 @@ TEST(BandwidthReport, ConsoleHasHeaderTablesAndFooter) {
   std::istringstream first(rows[0]);
   std::vector<std::string> cells;
   for (std::string cell; first >> cell;) cells.push_back(cell);
-  EXPECT_EQ(cells, (std::vector<std::string>{"1048576", "262144", "fp32", "sum", "20.00", "25.88", "30.00",
-                                             "60.00", "N/A", "21.00", "27.17", "29.50", "59.00", "N/A"}));
+  EXPECT_EQ(cells, (std::vector<std::string>{"1048576", "262144", "fp32", "sum", "-1", "20.00", "30.00", "60.00",
+                                             "N/A", "21.00", "29.50", "59.00", "N/A", "25.88", "27.17"}));
 }
 
 TEST(BandwidthReport, ConsoleUnitsRowSitsUnderTheColumnNames) {
@@ -298,11 +311,12 @@ TEST(BandwidthReport, ConsoleUnitsRowSitsUnderTheColumnNames) {
   EXPECT_EQ(lines[names].find("count"), units.find("(elements)") + 5) << text;  // right-aligned together
   EXPECT_EQ(lines[names].find("algbw"), units.find("(GB/s)") + 1) << text;
   EXPECT_EQ(lines[names].find(" time") + 1, units.find("(us)")) << text;
-  // Both placements name all five columns: time, p99, algbw, busbw, #wrong.
+  // Both placements name nccl-tests' four columns (time, algbw, busbw, #wrong); the two p99 columns follow.
   const std::string& heading = lines[names];
   EXPECT_EQ(heading.find("busbw"), heading.find("algbw") + 8) << heading;
   EXPECT_NE(heading.find("busbw", heading.find("busbw") + 1), std::string::npos) << heading;
-  EXPECT_NE(heading.find("p99", heading.find("p99") + 1), std::string::npos) << heading;
+  EXPECT_NE(heading.find("p99-oop"), std::string::npos) << heading;
+  EXPECT_GT(heading.find("p99-ip"), heading.rfind("#wrong")) << heading;
 }
 
 TEST(BandwidthReport, ConsoleMarksMissingPlacementAndCheckedCounts) {
@@ -321,16 +335,27 @@ TEST(BandwidthReport, ConsoleMarksMissingPlacementAndCheckedCounts) {
   std::istringstream stream(last_row);
   std::vector<std::string> cells;
   for (std::string cell; stream >> cell;) cells.push_back(cell);
-  ASSERT_EQ(cells.size(), 14u) << last_row;
-  EXPECT_EQ(cells[3], "0");
+  ASSERT_EQ(cells.size(), 15u) << last_row;
+  EXPECT_EQ(cells[3], "none");  // broadcast does not reduce
+  EXPECT_EQ(cells[4], "0");     // its root
   EXPECT_EQ(cells[8], "0");
-  for (size_t i = 9; i < 14; ++i) EXPECT_EQ(cells[i], "-") << last_row;
+  for (size_t i = 9; i < 13; ++i) EXPECT_EQ(cells[i], "-") << last_row;
+  EXPECT_EQ(cells[14], "-") << last_row;  // the in-place p99
   EXPECT_TRUE(contains(text, "root")) << text;
 
   BandwidthReport failing = make_report(true);
   failing.results[0].out_of_place.wrong = 12;
   const std::string footer = capture([&](std::FILE* out) { print_bandwidth_footer(out, failing); });
   EXPECT_TRUE(contains(footer, "# Out of bounds values : 12 FAILED")) << footer;
+}
+
+// One rank: busbw is 0 by definition, so the footer explains instead of a "Peak ... 0.00 GB/s" line.
+TEST(BandwidthReport, OneRankFooterExplainsZeroBusBandwidth) {
+  BandwidthReport report = make_report(true);
+  report.nranks = 1;
+  const std::string footer = capture([&](std::FILE* out) { print_bandwidth_footer(out, report); });
+  EXPECT_TRUE(contains(footer, "one rank: nothing crosses a bus")) << footer;
+  EXPECT_FALSE(contains(footer, "# Peak bus bandwidth all_reduce")) << footer;
 }
 
 TEST(BandwidthReport, ConsoleFitsIn120Columns) {

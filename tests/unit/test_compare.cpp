@@ -119,7 +119,7 @@ TEST(CompareParse, RejectsForeignAndBrokenFilesWithTheField) {
   EXPECT_EQ(rejection(doc.dump()), "results.json: schema_version 2 is not supported (run: 2, bandwidth: 1)");
   doc = run_doc();
   doc["command"] = "topo";
-  EXPECT_EQ(rejection(doc.dump()), "results.json: command \"topo\" is not supported (run, bandwidth)");
+  EXPECT_EQ(rejection(doc.dump()), "results.json: command \"topo\" is not supported (run, bandwidth, suite)");
   doc = run_doc();
   doc["phases"]["solo"].erase("units_per_s_per_gpu");
   EXPECT_EQ(rejection(doc.dump()), "results.json: missing \"phases.solo.units_per_s_per_gpu\"");
@@ -263,14 +263,14 @@ TEST(CompareModel, GoldenCsv) {
       "label,file,kind,workload,unit,nranks,transport,precision,grad_dtype,overlap,status,phase,"
       "units_per_s_total,ratio_to_baseline,solo_step_ms_p50,solo_units_per_s_per_gpu,dp_step_ms_p50,"
       "dp_units_per_s_total,scaling_efficiency,exposed_comm_ms,overlap_pct,busbw_gbps,comm_busbw_gbps,"
-      "peak_busbw_gbps\n"
+      "peak_busbw_gbps,schema_version\n"
       "NVIDIA H200 x2 P2P/CUMEM,nvlink.json,run,bert_base,sequences,2,P2P/CUMEM,bf16,fp32,true,ok,dp,7600,1,33,4000,"
-      "34,7600,0.95,1,50,107.5,222.5,\n"
+      "34,7600,0.95,1,50,107.5,222.5,,1\n"
       "\"sockets, fp32\",sockets.json,run,bert_base,sequences,2,NET/Socket,bf16,fp32,true,ok,dp,1900,0.25,33,4000,"
-      "34,1900,0.25,100.5,50,107.5,222.5,\n"
-      "NVIDIA H200 x1,one_tb.json,run,transformer_big,tokens,1,,bf16,fp32,true,ok,solo,50000,,33,4000,,,,,,,,\n"
-      "NVIDIA H200 x2 P2P/CUMEM,bw.json,bandwidth,all_gather,,2,P2P/CUMEM,fp32,,,,,,,,,,,,,,,,340.5\n"
-      "NVIDIA H200 x2 P2P/CUMEM,bw.json,bandwidth,all_reduce,,2,P2P/CUMEM,fp32,,,,,,,,,,,,,,,,361.25\n";
+      "34,1900,0.25,100.5,50,107.5,222.5,,1\n"
+      "NVIDIA H200 x1,one_tb.json,run,transformer_big,tokens,1,,bf16,fp32,true,ok,solo,50000,,33,4000,,,,,,,,,1\n"
+      "NVIDIA H200 x2 P2P/CUMEM,bw.json,bandwidth,all_gather,,2,P2P/CUMEM,fp32,,,,,,,,,,,,,,,,340.5,1\n"
+      "NVIDIA H200 x2 P2P/CUMEM,bw.json,bandwidth,all_reduce,,2,P2P/CUMEM,fp32,,,,,,,,,,,,,,,,361.25,1\n";
   EXPECT_EQ(comparison_csv(build_comparison(files, "")), expected);
 }
 

@@ -105,8 +105,9 @@ TEST(HtmlCompare, OneSvgPerChartWithTitlesLegendsAndOneBarPerWorkloadAndLabel) {
   EXPECT_EQ(count(html, "<html"), count(html, "</html>"));
   EXPECT_EQ(count(html, "<table>"), count(html, "</table>"));
   const std::vector<std::string> charts = svgs(html);
-  // Normalized throughput, efficiency bars, and efficiency vs GPU count for each workload (x1 and x2 files).
-  ASSERT_EQ(charts.size(), 4u);
+  // Normalized throughput, efficiency bars, then for each workload (x1 and x2 files) throughput and efficiency vs
+  // GPU count.
+  ASSERT_EQ(charts.size(), 6u);
   EXPECT_EQ(count(html, "<svg"), count(html, "</svg>"));
   EXPECT_NE(charts[0].find("<title>Throughput relative to one &lt;&amp;&gt; gpu</title>"), std::string::npos);
   EXPECT_EQ(count(charts[0], "class=\"bar\""), 2u * 2u);  // workloads x labels
@@ -118,9 +119,9 @@ TEST(HtmlCompare, OneSvgPerChartWithTitlesLegendsAndOneBarPerWorkloadAndLabel) {
   EXPECT_NE(charts[0].find(">bert_base</text>"), std::string::npos);
   EXPECT_EQ(count(charts[1], "class=\"bar\""), 2u) << "only two-GPU files have E(N)";
   EXPECT_NE(charts[1].find(">95.0</text>"), std::string::npos);
-  EXPECT_NE(charts[2].find("<title>bert_base: scaling efficiency vs GPU count</title>"), std::string::npos);
-  EXPECT_EQ(count(charts[2], "class=\"point\""), 2u);  // E(1) = 100% and E(2) = 95%
-  EXPECT_NE(charts[2].find(">GPUs (N)</text>"), std::string::npos);
+  EXPECT_NE(charts[3].find("<title>bert_base: scaling efficiency vs GPU count</title>"), std::string::npos);
+  EXPECT_EQ(count(charts[3], "class=\"point\""), 2u);  // E(1) = 100% and E(2) = 95%
+  EXPECT_NE(charts[3].find(">GPUs (N)</text>"), std::string::npos);
   // The absolute table under the first chart, escaped the same way.
   EXPECT_NE(html.find("<th>one &lt;&amp;&gt; gpu</th>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num\">7600.0</td>"), std::string::npos);
@@ -140,6 +141,42 @@ TEST(HtmlCompare, BandwidthFilesGiveBusbwVsSizeOnALog2Axis) {
   for (const char* tick : {">1K</text>", ">1M</text>", ">1G</text>", ">busbw (GB/s)</text>"}) {
     EXPECT_NE(charts[0].find(tick), std::string::npos) << tick;
   }
+}
+
+// Throughput on all GPUs vs GPU count: the measured line (1 GPU: 4000, 2 GPUs: 7600) and its dashed ideal
+// (N x 4000) in the same colour.
+TEST(HtmlCompare, ThroughputVsGpuCountBesideTheIdealLine) {
+  const std::vector<std::string> charts = svgs(comparison_html(two_workloads_two_labels()));
+  ASSERT_EQ(charts.size(), 6u);
+  const std::string& chart = charts[2];
+  EXPECT_NE(chart.find("<title>bert_base: throughput vs GPU count</title>"), std::string::npos) << chart;
+  EXPECT_EQ(count(chart, "class=\"point\""), 2u) << "measured points only";
+  EXPECT_EQ(count(chart, "stroke-dasharray=\"6 4\""), 1u) << "one ideal line";
+  EXPECT_EQ(count(chart, "stroke-dasharray=\"4 2\""), 1u) << "its legend sample, dashed too";
+  EXPECT_NE(chart.find("ideal: N x one GPU"), std::string::npos);
+  EXPECT_NE(chart.find(">throughput on all GPUs (sequences/s)</text>"), std::string::npos);
+}
+
+// A label keeps its colour on the whole page: a bandwidth file labelled like a run column takes that column's
+// colour, and a one-rank bandwidth file (busbw 0 by definition) is not drawn.
+TEST(HtmlCompare, LabelsKeepTheirColourAndOneRankBandwidthIsNotDrawn) {
+  json one_rank = bandwidth_doc();
+  one_rank["context"]["nranks"] = 1;
+  std::vector<ResultFile> files{parse("one_bert.json", one_gpu_doc("bert_base", "sequences")),
+                                parse("nv_bert.json", run_doc("bert_base", "sequences")),
+                                parse("bw.json", bandwidth_doc()), parse("bw1.json", one_rank)};
+  assign_labels(files, {{"bw.json", "NVIDIA H200 x2 P2P/CUMEM"}, {"bw1.json", "one rank"}});
+  const std::string html = comparison_html(build_comparison(files, ""));
+  const std::string colour = std::string("stroke=\"") + chart_colour(1) + "\"";  // the second run column's
+  const std::vector<std::string> charts = svgs(html);
+  ASSERT_FALSE(charts.empty());
+  const std::string& bandwidth = charts.back();
+  ASSERT_NE(bandwidth.find("bus bandwidth vs message size"), std::string::npos) << bandwidth;
+  const size_t line = bandwidth.find("<polyline");
+  ASSERT_NE(line, std::string::npos) << bandwidth;
+  EXPECT_NE(bandwidth.substr(line, bandwidth.find("/>", line) - line).find(colour), std::string::npos) << bandwidth;
+  EXPECT_EQ(count(bandwidth, "<polyline"), 1u) << "the one-rank file is not drawn";
+  EXPECT_NE(html.find("one-rank files are not drawn"), std::string::npos);
 }
 
 TEST(HtmlCompare, BandwidthRecordsAreValidatedByPath) {
@@ -165,7 +202,10 @@ TEST(HtmlReport, StackedStepTimePerRankAndTheBucketTimeline) {
   ASSERT_EQ(charts.size(), 2u);
   EXPECT_EQ(count(charts[0], "class=\"bar\""), 2u * 2u);  // ranks x (compute, exposed)
   EXPECT_NE(charts[0].find(">compute (solo step)</text>"), std::string::npos);
-  EXPECT_NE(charts[0].find(">35.00</text>"), std::string::npos) << "rank 0's stack ends at its dp step";
+  // Every stack ends at the job's dp step (p50 34 ms): rank 0 (solo 33 ms, the median GPU) shows the headline's
+  // 1 ms exposed, not its own dp median's 2 ms.
+  EXPECT_NE(charts[0].find(">34.00</text>"), std::string::npos) << charts[0];
+  EXPECT_EQ(charts[0].find(">35.00</text>"), std::string::npos) << charts[0];
   EXPECT_EQ(count(charts[1], "class=\"bar\""), 3u);  // one all-reduce per bucket
   EXPECT_NE(charts[1].find(">backward done 33.50 ms</text>"), std::string::npos);
   EXPECT_EQ(html.find("http"), std::string::npos);

@@ -139,8 +139,8 @@ TEST(TrainingReportCsv, CarriesTransportAndEmulation) {
   report.transport = "P2P/CUMEM, SHM";
   report.emulate = "host";
   const std::string csv = training_report_csv(report);
-  EXPECT_NE(csv.find(",transport,emulate\n"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",\"P2P/CUMEM, SHM\",host\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",transport,emulate,schema_version\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",\"P2P/CUMEM, SHM\",host,1\n"), std::string::npos) << csv;
   EXPECT_EQ(training_report_json(report)["context"]["topology"]["emulate"], "host");
 }
 

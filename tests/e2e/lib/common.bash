@@ -5,7 +5,16 @@ SB=${1:?usage: $0 path/to/scalebench}
 MPIEXEC=${SB_MPIEXEC:-mpiexec}
 OVERSUBSCRIBE=${SB_OVERSUBSCRIBE:---oversubscribe}
 WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+E2E_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Every scalebench JSON a test wrote under $WORK is validated against docs/schema before it is removed; an
+# invalid one fails the test (tests/e2e/lib/validate_schemas.py).
+validate_and_clean_up() {
+  local status=$?
+  python3 "$E2E_LIB/validate_schemas.py" "$WORK" || status=1
+  rm -rf "$WORK"
+  exit "$status"
+}
+trap validate_and_clean_up EXIT
 failures=0
 passes=0
 
