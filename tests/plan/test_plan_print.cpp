@@ -38,7 +38,7 @@ TEST(PlanPrint, ThreeSignificantFigures) {
   EXPECT_EQ(significant_text(0), "0");
 }
 
-TEST(PlanPrint, TableThroughputKeepsThreeFiguresBelowTen) {
+TEST(PlanPrint, TableThroughputKeepsThreeFiguresBelowAHundred) {
   const PlanPrediction p = predicted("pix2pixhd", "H200");
   ASSERT_LT(p.dp_units_per_s_per_gpu, 100);  // a few pairs/s: integers showed "1"
   std::vector<PlanTableCell> cells{{"pix2pixhd", "H200 SXM", true, "", p}};
