@@ -120,6 +120,7 @@ std::string plan_tables_text(const std::vector<std::string>& workloads, const st
                    ? "Throughput per GPU, " + std::to_string(gpu_count) +
                          " GPUs data-parallel on the default path (predicted; units/s, E(N) in brackets)"
                    : "Throughput per GPU (predicted; units/s at the reference batch)";
+  if (pytorch) rate.title += "; scalebench's engine: PyTorch's time is not modelled";
   batch.header = rate.header = {"workload"};
   for (const std::string& gpu : gpus) {
     batch.header.push_back(gpu);

@@ -54,6 +54,22 @@ assert usable == 24 * 2**30 - memory["reserve_bytes"], memory
 got = {f["mode"]: f["max_batch"] for f in memory["pytorch_max_batch"]}
 assert got == {"eager": (usable - 2**31) // 10485760, "compiled": (usable - 2**31) // 5242880}, got
 PY
+# validate's comparisons, with a stand-in for scalebench (plan's and maxbatch's JSON) on this machine without a
+# GPU: the scalebench row compares, the PyTorch cap fails for want of a GPU and says so in its row.
+cat > "$WORK/fake_scalebench" <<'SH'
+#!/usr/bin/env bash
+case "$1" in
+  plan) echo '{"predictions": [{"memory": {"max_batch": [{"precision": "bf16", "max_batch": 100}],
+        "pytorch_max_batch": [{"mode": "eager", "max_batch": 50}], "reserve_bytes": 1342177280}}]}' ;;
+  maxbatch) echo '{"results": [{"verified": 97}]}' ;;
+esac
+SH
+chmod +x "$WORK/fake_scalebench"
+expect_exit 0 "validate" -- "$PY" "$SCRIPT" validate --scalebench "$WORK/fake_scalebench" \
+  --pytorch-memory "$WORK/pytorch_memory.json" --workloads bert_base --caps-gib 24 --out "$WORK/rows.jsonl"
+expect_output "^\| bert_base \| scalebench \| 24 \| 100 \| 97 \| \+3\.1% \|$" "predicted beside measured with the error"
+expect_output "^\| bert_base \| pytorch \| 24 \| 50 \| .*(needs a CUDA GPU|torch is not installed)" "a cap that cannot run says why"
+expect_output "^bert_base +eager +fixed +2\.00 GiB" "the fitted lines are printed"
 expect_exit 2 "the same line twice" -- "$PY" "$SCRIPT" document "$WORK/fits.jsonl" "$WORK/fits.jsonl"
 expect_output "bert_base eager is measured twice" "a workload and mode once"
 finish
