@@ -284,18 +284,21 @@ def run_validate(a):
                          for f in ("scalebench", "pytorch")]
                 continue
             plan = [a.scalebench, "plan", "-w", workload, "--gpu", a.gpu, "--memory", str(gib), "--json", "-"]
+            # One plan answers both: --framework pytorch prints scalebench's largest batch beside PyTorch's.
+            predicted, plan_error = json_of(plan + ["--framework", "pytorch", "--pytorch-memory", a.pytorch_memory], 120)
+            pytorch_error = "plan: " + plan_error if predicted is None else ""
+            if predicted is None:
+                predicted, plan_error = json_of(plan, 120)
             for framework in ("scalebench", "pytorch"):
                 row = dict(workload=workload, framework=framework, card_gib=gib, predicted=None, measured=None)
-                extra = ["--framework", "pytorch", "--pytorch-memory", a.pytorch_memory] if framework == "pytorch" else []
-                predicted, error = json_of(plan + extra, 120)
-                if predicted is None:
-                    row["error"] = "plan: " + error
+                started = time.time()
+                if predicted is None or (framework == "pytorch" and pytorch_error):
+                    row["error"] = pytorch_error if framework == "pytorch" and pytorch_error else "plan: " + plan_error
                     rows.append(row)
                     continue
                 memory = predicted["predictions"][0]["memory"]
                 if framework == "scalebench":
                     row["predicted"] = next(f["max_batch"] for f in memory["max_batch"] if f["precision"] == "bf16")
-                    started = time.time()
                     measured, error = json_of([a.scalebench, "maxbatch", "-w", workload, "--memory", str(gib),
                                                "--verify-steps", "1", "--json", "-"], 150)
                     if measured is not None:
@@ -303,7 +306,6 @@ def run_validate(a):
                 else:
                     row["predicted"] = next(f["max_batch"] for f in memory["pytorch_max_batch"] if f["mode"] == "eager")
                     limit = int(gib * 2**30) - int(memory["reserve_bytes"])
-                    started = time.time()
                     measured, error = json_of([sys.executable, os.path.join(HERE, "pytorch_memory.py"), "cap",
                                                "--workload", workload, "--limit-bytes", str(limit),
                                                "--start", str(max(1, row["predicted"]))], 150)
