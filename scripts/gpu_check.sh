@@ -64,7 +64,7 @@ if [ "$max_bytes" = planmem ]; then  # PyTorch needs no build: its memory lines 
   for workload in $workloads; do
     for mode in eager compiled; do
       flag=$([ "$mode" = compiled ] && echo --compile)
-      timeout 240 python3 scripts/pytorch_memory.py fit --workload "$workload" $flag \
+      timeout 210 python3 scripts/pytorch_memory.py fit --workload "$workload" $flag \
         > "$out/fit_${workload}_$mode.jsonl" 2>> "$out/planmem.txt" &
     done
   done
@@ -127,7 +127,7 @@ if [ "$max_bytes" = planmem ]; then
   echo "== predicted vs measured largest batch (scalebench maxbatch --memory G; PyTorch capped)" | tee -a "$out/planmem.txt"
   python3 scripts/pytorch_memory.py validate --scalebench build-gpu/scalebench --gpu H200 \
     --pytorch-memory "$out/pytorch_memory.json" --workloads "$(echo $workloads | tr ' ' ,)" --caps-gib 24,48 \
-    --out "$out/validation.jsonl" --budget-s 300 > "$out/validation.md" 2>> "$out/planmem.txt"
+    --out "$out/validation.jsonl" --budget-s 270 > "$out/validation.md" 2>> "$out/planmem.txt"
   grep -E "^(# |pytorch_memory|Traceback)" "$out/planmem.txt" | tail -40
   echo "== PyTorch memory lines: $out/pytorch_memory.json, in src/plan/data/'s format (drop it in as is)"
   cat "$out/validation.md"

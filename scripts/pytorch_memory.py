@@ -277,8 +277,9 @@ def run_validate(a):
     rows = []
     out = open(a.out, "a") if a.out else None
     began = time.time()
-    for workload in [w for w in a.workloads.split(",") if w]:
-        for gib in a.caps_gib:
+    # Card size first: if the budget runs out, every workload has its first card size.
+    for gib in a.caps_gib:
+        for workload in [w for w in a.workloads.split(",") if w]:
             if time.time() - began > a.budget_s:
                 rows += [dict(workload=workload, framework=f, card_gib=gib, error="skipped: --budget-s spent")
                          for f in ("scalebench", "pytorch")]
