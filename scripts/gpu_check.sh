@@ -32,6 +32,14 @@
 #                                              the call's start (builds only when scalebench runs); the table of
 #                                              scripts/anchors_table.py last, over this call's files and the folders
 #                                              in ANCHORS_FROM (earlier calls' anchors/, to assemble one table)
+#          scripts/gpu_check.sh planmem        plan's memory models on GPU 0 (~8 min on one H200, build included):
+#                                              PyTorch's memory line per workload, eager and compiled, at two
+#                                              batches (scripts/pytorch_memory.py fit, in parallel beside the
+#                                              build), written as
+#                                              $OUT/pytorch_memory.json (src/plan/data/'s format); then plan's
+#                                              largest batch against scalebench maxbatch --memory 24/48 and against
+#                                              PyTorch capped at 24/48 GiB less plan's reserve; table last.
+#                                              PLANMEM_WORKLOADS="a b" picks the workloads
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
 #          scripts/gpu_check.sh readme [which] README's two commands exactly as a new user runs them, timed:
 #                                              which = quickstart, tests or both (default); the quickstart's
@@ -152,6 +160,19 @@ if [ "$max_bytes" = ddp ]; then  # PyTorch only: nothing to build
   exit 0
 fi
 
+if [ "$max_bytes" = planmem ]; then  # PyTorch needs no build: its memory lines are measured while scalebench builds
+  workloads=${PLANMEM_WORKLOADS:-transformer_big bert_base conv_seq2seq deeplabv3}
+  export CUDA_VISIBLE_DEVICES=0 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONUNBUFFERED=1
+  echo "== PyTorch memory lines (eager and compiled, in parallel, beside the build): $workloads" | tee -a "$out/planmem.txt"
+  for workload in $workloads; do
+    for mode in eager compiled; do
+      flag=$([ "$mode" = compiled ] && echo --compile)
+      timeout 210 python3 scripts/pytorch_memory.py fit --workload "$workload" $flag \
+        > "$out/fit_${workload}_$mode.jsonl" 2>> "$out/planmem.txt" &
+    done
+  done
+fi
+
 echo "== configure and build"
 { nvidia-smi; nvidia-smi topo -m; cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DSB_REQUIRE_CUDA=ON -DSB_REQUIRE_NCCL=ON -DSB_REQUIRE_MPI=ON &&
@@ -199,6 +220,20 @@ if [ "$max_bytes" = dp ]; then
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz"
   echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = planmem ]; then
+  wait  # the PyTorch fits started before the build
+  python3 scripts/pytorch_memory.py document "$out"/fit_*.jsonl > "$out/pytorch_memory.json" 2>> "$out/planmem.txt"
+  (cd "$out" && tar czf fits.tgz fit_*.jsonl && rm -f fit_*.jsonl)
+  echo "== predicted vs measured largest batch (scalebench maxbatch --memory G; PyTorch capped)" | tee -a "$out/planmem.txt"
+  python3 scripts/pytorch_memory.py validate --scalebench build-gpu/scalebench --gpu H200 \
+    --pytorch-memory "$out/pytorch_memory.json" --workloads "$(echo $workloads | tr ' ' ,)" --caps-gib 24,48 \
+    --out "$out/validation.jsonl" --budget-s 270 > "$out/validation.md" 2>> "$out/planmem.txt"
+  grep -E "^(# |pytorch_memory|Traceback)" "$out/planmem.txt" | tail -40
+  echo "== PyTorch memory lines: $out/pytorch_memory.json, in src/plan/data/'s format (drop it in as is)"
+  cat "$out/validation.md"
   exit 0
 fi
 

@@ -16,10 +16,11 @@
 
 namespace sb {
 
-// What a GPU holds outside a replica's allocations (CUDA context, library handles, kernels loaded on first use,
-// NCCL's buffers): `scalebench maxbatch` measured 1.15 GiB on one H200 without NCCL (docs/PERFORMANCE.md,
-// 2026-11-30); 1.25 GiB leaves room for NCCL's buffers. The executor's GEMM workspace and kernel scratch are in
-// needed_bytes.
+// The one memory reserve of plan: what a GPU holds outside a framework's own allocations (CUDA context, library
+// handles, kernels loaded on first use, NCCL's buffers). `scalebench maxbatch` measured 1.08-1.15 GiB on one H200
+// without NCCL (docs/PERFORMANCE.md, 2026-11-30); 1.25 GiB leaves room for NCCL's buffers. Usable memory = the
+// card's memory minus this, for scalebench and PyTorch alike; plan prints it and docs/PLAN.md states it. The
+// executor's GEMM workspace and kernel scratch are in needed_bytes.
 constexpr uint64_t kPlanDeviceReserveBytes = 1280ull << 20;
 // AdamW's fused step reads parameter, gradient and two moments and writes parameter and moments: 7 fp32 words per
 // gradient word (the trainer's optimizer kernel, src/cuda/optimizer.cu).
@@ -36,6 +37,16 @@ struct PlanRequest {
   double bucket_mb = 25;
   std::string grad_dtype = "fp32";
   bool overlap = true;
+  double memory_gib = 0;                // > 0: the card's memory in GiB instead of the database's (--memory)
+  std::string framework = "scalebench";  // or "pytorch": largest batches from PyTorch's measured memory lines
+};
+
+// PyTorch's largest batch in one mode, from its measured memory line (src/plan/pytorch_memory.h).
+struct FrameworkFit {
+  std::string mode;       // "eager" or "compiled"
+  std::string precision;  // the autocast dtype the line was measured in
+  int64_t max_batch = 0;
+  std::string measured_on;  // GPU, torch version and date of the measurement
 };
 
 struct PrecisionFit {
@@ -53,6 +64,7 @@ struct PlanPrediction {
   double units_per_step = 0, train_flops_per_step = 0;
   uint64_t needed_bytes = 0, capacity_bytes = 0;  // plan + optimizer state; usable device memory
   std::vector<PrecisionFit> fits;                 // largest batch per precision the GPU supports
+  std::vector<FrameworkFit> pytorch_fits;         // --framework pytorch: per measured mode
   std::string intra_fabric, inter_fabric;         // "" when unused
   int nics_per_node = 0;
   CommPath path;
@@ -65,11 +77,16 @@ struct PlanPrediction {
 
 Precision resolve_plan_precision(const GpuSpec& gpu, const std::string& text);  // UsageError if unsupported
 
-PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& db, const Calibration& calibration);
+struct PytorchMemoryTable;
+
+// `pytorch`: the PyTorch memory lines for --framework pytorch (null: the built-in table).
+PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& db, const Calibration& calibration,
+                            const PytorchMemoryTable* pytorch = nullptr);
 
 // The largest batch of `workload` at `precision` whose plan + optimizer state fits `capacity_bytes` (cached
 // per workload, precision and capacity: --table asks for many).
 int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_t capacity_bytes);
-uint64_t usable_bytes(const GpuSpec& gpu);  // memory_gb GiB minus kPlanDeviceReserveBytes
+// memory_gib GiB (the database's memory_gb when 0) minus kPlanDeviceReserveBytes.
+uint64_t usable_bytes(const GpuSpec& gpu, double memory_gib = 0);
 
 }  // namespace sb

@@ -12,7 +12,7 @@ namespace sb {
 
 struct GpuSpec {
   std::string name, architecture;
-  std::vector<std::string> aliases;  // lower-case alternative names accepted by --gpu
+  std::vector<std::string> aliases;  // other names --gpu accepts (case, spaces and hyphens ignored)
   double memory_gb = 0;              // vendor capacity, read as GiB (GPU memory sizes are binary in practice)
   double memory_bandwidth_gbps = 0;  // GB/s
   std::optional<double> fp32_tflops, tf32_tflops, fp16_tflops, bf16_tflops;  // dense; tensor peaks FP32-accumulate
@@ -20,6 +20,14 @@ struct GpuSpec {
   int nvlink_max_gpus = 0;  // GPUs one NVLink domain joins (2 for bridges, 8 for NVSwitch boards)
   int pcie_gen = 0;
   std::optional<bool> pcie_p2p;      // none: no vendor statement found
+  // What decides sustained speed (gpus.json "about"): clocks in MHz, board power in W, memory data rate in Gbps per
+  // pin; none where no source was found. The roofline scales compute peaks by sustained / boost clock.
+  std::optional<double> boost_clock_mhz, base_clock_mhz, sustained_clock_mhz, board_power_w, memory_gbps_per_pin;
+  int tensor_core_generation = 0;             // 0: no tensor cores
+  std::vector<std::string> tensor_precisions;  // "fp16", "bf16", "tf32": what the tensor cores multiply
+  std::vector<std::string> clock_power_sources;
+  bool tensor_cores_for(const std::string& precision) const;
+  double clock_scale() const;  // sustained / boost clock; 1 without a sustained clock
   std::vector<std::string> derived;  // fields computed from vendor figures (see notes)
   std::string notes;
   std::vector<std::string> sources;
@@ -41,7 +49,9 @@ struct FabricSpec {
 struct HardwareDatabase {
   std::vector<GpuSpec> gpus;
   std::vector<FabricSpec> fabrics;
-  const GpuSpec& gpu(const std::string& name) const;        // by name or alias, any case; UsageError lists names
+  // By name or alias, ignoring case, spaces and hyphens; UsageError: ambiguous (lists the boards), did you mean, or
+  // the known names.
+  const GpuSpec& gpu(const std::string& name) const;
   const FabricSpec& fabric(const std::string& name) const;  // UsageError lists names
 };
 

@@ -76,6 +76,9 @@ struct TimelineResult {
   double comm_alone_ms = 0;  // Σ bucket all-reduces back to back (the comm phase)
   double nodes_done_ms = 0, last_reduce_end_ms = 0, step_ms = 0;  // the data-parallel step
   std::vector<double> bucket_start_ms, bucket_end_ms;
+  int sub_steps = 1;          // training passes per step, each with its own all-reduces and update
+  double parts_ms = 0;        // the sub-steps' parts before their passes (input switches, decode loops)
+  double generation_ms = 0;   // of which generation (decode loops, every repetition)
 };
 
 // Two streams in one event simulation: the compute stream runs the nodes then the updates; the communication
@@ -83,5 +86,12 @@ struct TimelineResult {
 // as fast and the all-reduce at in_training_rate of its rate alone. `first_backward_node` splits forward from
 // backward for the breakdown.
 TimelineResult simulate_step(const TimelineInput& input, int first_backward_node);
+
+// A step of sub-steps (unsupMT: two auto-encoder and two back-translation steps): sub-step k runs its parts
+// (`part_ms[k]`, of which `generation_ms[k]` decode loops, every repetition counted) on the compute stream, then
+// the training pass `pass` (simulate_step of the pass's nodes, its reduction and update). The step is the sum;
+// "backward done" and "last all-reduce done" are those of the last sub-step, counted from the step's start.
+TimelineResult sub_step_timeline(const TimelineResult& pass, const std::vector<double>& part_ms,
+                                 const std::vector<double>& generation_ms);
 
 }  // namespace sb

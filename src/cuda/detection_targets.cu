@@ -12,6 +12,7 @@
 #include "src/cuda/detection_targets.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/radix_key_bits.h"
+#include "src/cuda/radix_sort_bytes.h"
 #include "src/cuda/stream_scratch.h"
 
 namespace sb::cuda {
@@ -153,8 +154,7 @@ RpnBuffers carve_rpn(ScratchCarver& carver, const cpu::RpnTargetGeometry& g) {
   b.keys_in = carver.take<unsigned long long>(n), b.keys_out = carver.take<unsigned long long>(n);
   b.values_in = carver.take<int32_t>(n), b.values_out = carver.take<int32_t>(n);
   b.counts = carver.take<SampleCounts>(static_cast<size_t>(g.batch));
-  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in, b.values_out,
-                                                static_cast<int>(n), 0, sort_key_bits(g.batch)));
+  b.cub_bytes = radix_sort_pairs_bytes(n, sizeof(unsigned long long), sizeof(int32_t));  // no device query: plans size it
   b.cub = carver.take_bytes(b.cub_bytes);
   return b;
 }
@@ -309,9 +309,10 @@ void rpn_targets(const float* anchors, const float* gt_boxes, const int32_t* sam
   anchor_keys_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
       anchors, gt_boxes, sample_ids, step, g, b.match_iou, b.box_best, b.keys_in, b.values_in);
   SB_CUDA_CHECK(cudaGetLastError());
-  size_t bytes = b.cub_bytes;
-  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(b.cub, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out,
-                                                static_cast<int>(total), 0, sort_key_bits(g.batch), stream));
+  radix_sort_within(b.cub, b.cub_bytes, "rpn_targets", [&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(temp, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out,
+                                           static_cast<int>(total), 0, sort_key_bits(g.batch), stream);
+  });
   count_anchor_samples_kernel<<<static_cast<unsigned>((g.batch + 63) / 64), 64, 0, stream>>>(b.keys_out, g, b.counts);
   SB_CUDA_CHECK(cudaGetLastError());
   const int64_t sampled = g.batch * g.sampled_per_image;

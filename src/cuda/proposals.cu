@@ -12,6 +12,7 @@
 #include "src/cuda/grid.h"
 #include "src/cuda/proposals.h"
 #include "src/cuda/radix_key_bits.h"
+#include "src/cuda/radix_sort_bytes.h"
 #include "src/cuda/stream_scratch.h"
 
 namespace sb::cuda {
@@ -111,9 +112,7 @@ TopKBuffers carve_top_k(ScratchCarver& carver, const cpu::ProposalGeometry& g) {
   const auto n = static_cast<size_t>(g.batch * g.anchors), segments = static_cast<size_t>(g.batch * g.levels);
   b.keys_in = carver.take<unsigned long long>(n), b.keys_out = carver.take<unsigned long long>(n);
   b.values_in = carver.take<int32_t>(n), b.values_out = carver.take<int32_t>(n);
-  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in,
-                                                          b.values_out, static_cast<int>(n), 0,
-                                                          32 + bits_to_tell_apart(static_cast<int64_t>(segments))));
+  b.cub_bytes = radix_sort_pairs_bytes(n, sizeof(unsigned long long), sizeof(int32_t));  // no device query: plans size it
   b.cub = carver.take_bytes(b.cub_bytes);
   return b;
 }
@@ -125,10 +124,10 @@ void run_top_k(const float* objectness, const cpu::ProposalGeometry& g, const To
   sort_inputs_kernel<<<detail::grid_stride_blocks(n, kThreads), kThreads, 0, stream>>>(objectness, t, b.keys_in,
                                                                                          b.values_in, g.anchors, n);
   SB_CUDA_CHECK(cudaGetLastError());
-  size_t bytes = b.cub_bytes;
-  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(b.cub, bytes, b.keys_in, b.keys_out, b.values_in,
-                                                          b.values_out, static_cast<int>(n), 0,
-                                                          32 + bits_to_tell_apart(segments), stream));
+  radix_sort_within(b.cub, b.cub_bytes, "top_k_per_level", [&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out,
+                                                     static_cast<int>(n), 0, 32 + bits_to_tell_apart(segments), stream);
+  });
   const int64_t candidates = g.candidates();
   gather_top_kernel<<<detail::grid_stride_blocks(g.batch * candidates, kThreads), kThreads, 0, stream>>>(
       b.values_out, t, g.anchors, candidates, g.batch, indices);
@@ -272,9 +271,7 @@ ProposalBuffers carve_proposals(ScratchCarver& carver, const cpu::ProposalGeomet
   b.mask = carver.take<unsigned long long>(static_cast<size_t>(g.batch * nms_segments(g).words_per_image));
   b.keys_in = carver.take<unsigned long long>(total), b.keys_out = carver.take<unsigned long long>(total);
   b.values_in = carver.take<int32_t>(total), b.values_out = carver.take<int32_t>(total);
-  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(nullptr, b.cub_bytes, b.keys_in, b.keys_out, b.values_in,
-                                                          b.values_out, static_cast<int>(total), 0,
-                                                          33 + bits_to_tell_apart(g.batch)));
+  b.cub_bytes = radix_sort_pairs_bytes(total, sizeof(unsigned long long), sizeof(int32_t));
   b.cub = carver.take_bytes(b.cub_bytes);
   return b;
 }
@@ -357,10 +354,11 @@ void rpn_proposals(const float* objectness, const float* deltas, const float* an
   final_keys_kernel<<<detail::grid_stride_blocks(total, kThreads), kThreads, 0, stream>>>(
       b.keep, b.indices, objectness, g.anchors, candidates, total, b.keys_in, b.values_in, g.batch);
   SB_CUDA_CHECK(cudaGetLastError());
-  size_t bytes = b.cub_bytes;
-  SB_CUDA_CHECK(cub::DeviceRadixSort::SortPairsDescending(b.cub, bytes, b.keys_in, b.keys_out, b.values_in,
-                                                          b.values_out, static_cast<int>(total), 0,
-                                                          33 + bits_to_tell_apart(g.batch), stream));
+  radix_sort_within(b.cub, b.cub_bytes, "rpn_proposals", [&](void* temp, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairsDescending(temp, bytes, b.keys_in, b.keys_out, b.values_in, b.values_out,
+                                                     static_cast<int>(total), 0, 33 + bits_to_tell_apart(g.batch),
+                                                     stream);
+  });
   const int64_t emitted = g.batch * g.post_nms_top_n;
   emit_proposals_kernel<<<detail::grid_stride_blocks(emitted, kThreads), kThreads, 0, stream>>>(
       b.values_out, b.boxes, b.indices, candidates, g.post_nms_top_n, emitted, proposals, source);

@@ -12,8 +12,40 @@ namespace {
 
 using detail::JsonFields;
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+// A GPU name as people type it: case, spaces, hyphens and underscores do not matter ("RTX-4090" is "rtx 4090").
+std::string squeezed(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c != ' ' && c != '-' && c != '_') out += static_cast<char>(std::tolower(c));
+  }
+  return out;
+}
+
+// Edits (insert, delete, substitute) from a to b: a typo's distance from the name meant.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::vector<std::string> own_names(const GpuSpec& gpu) {
+  std::vector<std::string> names{squeezed(gpu.name)};
+  for (const std::string& alias : gpu.aliases) names.push_back(squeezed(alias));
+  return names;
+}
+
+std::string quoted_list(const std::vector<const GpuSpec*>& gpus) {
+  std::string text;
+  for (const GpuSpec* g : gpus) text += (text.empty() ? "'" : ", '") + g->name + "'";
   return text;
 }
 
@@ -24,11 +56,34 @@ std::vector<std::string> cited_sources(const JsonFields& row) {
   return sources;
 }
 
+// The tensor-core fields must agree with the peaks: a precision the tensor cores multiply has its tensor peak, a
+// tensor peak belongs to a listed precision, and generation 0 lists none.
+void check_tensor_cores(const JsonFields& row, const GpuSpec& gpu) {
+  const std::pair<const char*, std::optional<double>> peaks[] = {
+      {"fp16", gpu.fp16_tflops}, {"bf16", gpu.bf16_tflops}, {"tf32", gpu.tf32_tflops}};
+  for (const std::string& precision : gpu.tensor_precisions) {
+    if (precision != "fp16" && precision != "bf16" && precision != "tf32") {
+      row.fail("\"" + row.where("tensor_precisions") + "\" holds '" + precision + "' (fp16, bf16, tf32)");
+    }
+  }
+  for (const auto& [precision, peak] : peaks) {
+    const bool listed = gpu.tensor_cores_for(precision);
+    // tf32 on GeForce Ampere/Ada is a tensor peak equal to FP32; a listed precision must have one either way.
+    if (listed && !peak) row.fail(std::string(precision) + " is in tensor_precisions but " + precision + "_tflops is null");
+    if (!listed && peak && std::string(precision) != "tf32") {
+      row.fail(std::string(precision) + "_tflops is a tensor peak but " + precision + " is not in tensor_precisions");
+    }
+  }
+  if ((gpu.tensor_core_generation == 0) != gpu.tensor_precisions.empty()) {
+    row.fail("\"" + row.where("tensor_core_generation") + "\" is 0 exactly when tensor_precisions is empty");
+  }
+}
+
 GpuSpec read_gpu(const JsonFields& row) {
   GpuSpec gpu;
   gpu.name = row.string("name");
   gpu.architecture = row.string("architecture");
-  for (const std::string& alias : row.strings("aliases")) gpu.aliases.push_back(lower(alias));
+  gpu.aliases = row.strings("aliases");
   gpu.memory_gb = row.positive("memory_gb");
   gpu.memory_bandwidth_gbps = row.positive("memory_bandwidth_gbps");
   gpu.fp32_tflops = row.optional_positive("fp32_tflops");
@@ -45,6 +100,19 @@ GpuSpec read_gpu(const JsonFields& row) {
   gpu.pcie_gen = static_cast<int>(row.integer("pcie_gen"));
   if (gpu.pcie_gen < 3 || gpu.pcie_gen > 5) row.fail("\"" + row.where("pcie_gen") + "\" must be 3, 4 or 5");
   gpu.pcie_p2p = row.optional_boolean("pcie_p2p");
+  gpu.boost_clock_mhz = row.optional_positive("boost_clock_mhz");
+  gpu.base_clock_mhz = row.optional_positive("base_clock_mhz");
+  gpu.sustained_clock_mhz = row.optional_positive("sustained_clock_mhz");
+  gpu.board_power_w = row.optional_positive("board_power_w");
+  gpu.memory_gbps_per_pin = row.optional_positive("memory_gbps_per_pin");
+  gpu.tensor_core_generation = static_cast<int>(row.integer("tensor_core_generation"));
+  gpu.tensor_precisions = row.strings("tensor_precisions");
+  check_tensor_cores(row, gpu);
+  if (gpu.sustained_clock_mhz && !gpu.boost_clock_mhz) {
+    row.fail("\"" + row.where("sustained_clock_mhz") + "\" needs boost_clock_mhz (peaks are quoted at boost)");
+  }
+  gpu.clock_power_sources = row.strings("clock_power_sources");
+  if (gpu.clock_power_sources.empty()) row.fail("\"" + row.where("clock_power_sources") + "\" is empty");
   gpu.derived = row.strings("derived");
   gpu.notes = row.string("notes");
   gpu.sources = cited_sources(row);
@@ -119,8 +187,8 @@ HardwareDatabase parse_hardware_database(const std::string& gpus_json, const std
   std::set<std::string> names;
   for (const JsonFields& row : gpus_top.array_of_objects("gpus")) {
     GpuSpec gpu = read_gpu(row);
-    std::set<std::string> own(gpu.aliases.begin(), gpu.aliases.end());
-    own.insert(lower(gpu.name));
+    const std::vector<std::string> names_of_row = own_names(gpu);
+    const std::set<std::string> own(names_of_row.begin(), names_of_row.end());
     for (const std::string& name : own) {
       if (!names.insert(name).second) row.fail("GPU name or alias '" + name + "' is used by two GPUs");
     }
@@ -134,10 +202,36 @@ HardwareDatabase parse_hardware_database(const std::string& gpus_json, const std
   return db;
 }
 
+// A name or alias (squeezed) picks its board. Nothing is guessed: a name that is part of several boards' names
+// ("A100": 40 and 80 GB) is ambiguous and lists them; part of one board's name ("RTX 8000") or a typo of one
+// ("RTX 4900") is refused with a "did you mean".
+bool GpuSpec::tensor_cores_for(const std::string& precision) const {
+  return std::count(tensor_precisions.begin(), tensor_precisions.end(), precision) != 0;
+}
+
+double GpuSpec::clock_scale() const {
+  return sustained_clock_mhz && boost_clock_mhz ? *sustained_clock_mhz / *boost_clock_mhz : 1.0;
+}
+
 const GpuSpec& HardwareDatabase::gpu(const std::string& name) const {
-  const std::string wanted = lower(name);
+  const std::string wanted = squeezed(name);
+  std::vector<const GpuSpec*> containing, close;
   for (const GpuSpec& g : gpus) {
-    if (lower(g.name) == wanted || std::count(g.aliases.begin(), g.aliases.end(), wanted) != 0) return g;
+    const std::vector<std::string> names = own_names(g);
+    if (std::count(names.begin(), names.end(), wanted) != 0) return g;
+    if (wanted.empty()) continue;
+    if (std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.find(wanted) != n.npos; })) {
+      containing.push_back(&g);
+    } else if (edit_distance(wanted, names.front()) <= 2) {
+      close.push_back(&g);
+    }
+  }
+  if (containing.size() > 1) {
+    throw UsageError("GPU '" + name + "' is ambiguous: it names " + quoted_list(containing) + "; give one of them");
+  }
+  if (!containing.empty() || !close.empty()) {
+    throw UsageError("unknown GPU '" + name + "'; did you mean " + quoted_list(containing.empty() ? close : containing) +
+                     "?");
   }
   std::string known;
   for (const GpuSpec& g : gpus) known += (known.empty() ? "" : ", ") + g.name;

@@ -10,6 +10,7 @@
 #include "src/plan/plan_json.h"
 #include "src/plan/plan_options.h"
 #include "src/plan/plan_print.h"
+#include "src/plan/pytorch_memory.h"
 #include "src/plan/validate.h"
 
 namespace sb {
@@ -30,7 +31,8 @@ void write_predictions(const std::string& json_path, const std::string& out_path
   if (json_path != "-") write_output(out_path, text);
 }
 
-int run_table(const PlanCommandOptions& o, const Calibration& calibration, const std::string& json_path) {
+int run_table(const PlanCommandOptions& o, const Calibration& calibration, const PytorchMemoryTable& pytorch,
+              const std::string& json_path) {
   const HardwareDatabase& db = builtin_hardware_database();
   std::vector<std::string> workloads = o.workloads, gpus = o.gpus;
   if (workloads.empty()) {
@@ -49,20 +51,18 @@ int run_table(const PlanCommandOptions& o, const Calibration& calibration, const
       request.workload = workload;
       request.gpu = gpu;
       try {
-        cell.prediction = predict_plan(request, db, calibration);
+        cell.prediction = predict_plan(request, db, calibration, &pytorch);
         cell.ok = true;
       } catch (const UsageError& e) {
-        cell.error = "n/a";  // does not fit at batch 1, or no peak for the precision
+        cell.error = e.what();  // does not fit at the smallest batch, no peak for the precision...
       }
       cells.push_back(std::move(cell));
     }
   }
   std::string text = "# scalebench plan --table — every figure PREDICTED by the model, not measured\n# calibration: " +
                      calibration.provenance + "\n";
-  text += plan_tables_text(workloads, gpus, cells, o.request.gpus, o.markdown);
-  text +=
-      "# *: at the largest batch that fits (the reference batch does not); n/a: does not fit at batch 1, or the "
-      "database has no peak for the precision\n";
+  text += plan_tables_text(workloads, gpus, cells, o.request.gpus, o.markdown, o.request.framework == "pytorch");
+  text += "# *: at the largest batch that fits (the reference batch does not)\n";
   nlohmann::json predictions = nlohmann::json::array();
   for (const PlanTableCell& cell : cells) {
     if (cell.ok) predictions.push_back(prediction_json(cell.prediction));
@@ -168,6 +168,15 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   plan->add_option("--grad-dtype", o.request.grad_dtype, "All-reduce element type: fp32 or bf16")
       ->check(CLI::IsMember({"fp32", "bf16"}));
   plan->add_flag("--no-overlap", o.no_overlap, "All-reduce every bucket after the backward pass");
+  plan->add_option("--framework", o.request.framework,
+                   "Whose memory decides the largest batch: scalebench (its memory plan) or pytorch (PyTorch's "
+                   "memory measured per workload, eager and compiled)")
+      ->check(CLI::IsMember({"scalebench", "pytorch"}));
+  plan->add_option("--memory", o.request.memory_gib,
+                   "The card's memory in GiB instead of the database's (another memory size of the same chip)")
+      ->check(CLI::Range(1.0, 1e5));
+  plan->add_option("--pytorch-memory", o.pytorch_memory_path,
+                   "PyTorch memory lines (default: src/plan/data/pytorch_memory.json, built in)");
   plan->add_flag("--table", o.table,
                  "The two tables (largest batch, throughput per GPU) for --gpu LIST x --workload LIST "
                  "(default: every GPU and workload)");
@@ -195,15 +204,16 @@ int run_plan_command(const CommandLine& command_line, ProcessGroup& group) {
     throw UsageError("plan: result files are read by --validate or --calibrate only");
   }
   const Calibration calibration = load_calibration(o.calibration_path);
+  const PytorchMemoryTable pytorch = load_pytorch_memory(o.pytorch_memory_path);
   if (group.rank() != 0) return kExitOk;
-  if (o.table) return run_table(o, calibration, command_line.common.json_path);
+  if (o.table) return run_table(o, calibration, pytorch, command_line.common.json_path);
   if (o.validate) return run_validate(o, calibration);
   if (o.calibrate) return run_calibrate(o, calibration);
   if (o.workloads.size() != 1) throw UsageError("plan: give one --workload (or --table for several)");
   if (o.gpus.size() != 1) throw UsageError("plan: give one --gpu (or --table for several)");
   o.request.workload = o.workloads.front();
   o.request.gpu = o.gpus.front();
-  const PlanPrediction prediction = predict_plan(o.request, builtin_hardware_database(), calibration);
+  const PlanPrediction prediction = predict_plan(o.request, builtin_hardware_database(), calibration, &pytorch);
   write_predictions(command_line.common.json_path, o.out_path,
                     plan_document(nlohmann::json::array({prediction_json(prediction)}), calibration),
                     prediction_text(prediction, calibration));

@@ -1,6 +1,6 @@
-# scalebench plan's GPU database, fabric table and calibration (src/plan/data/*.json), compiled into the library as
+# scalebench plan's GPU database, fabric table, calibration and PyTorch memory lines (src/plan/data/*.json), compiled into the library as
 # string constants so that `scalebench plan` runs without the source tree. Editing a JSON file reconfigures.
-foreach(sb_plan_name gpus fabrics calibration)
+foreach(sb_plan_name gpus fabrics calibration pytorch_memory)
   set(sb_plan_file ${CMAKE_CURRENT_SOURCE_DIR}/src/plan/data/${sb_plan_name}.json)
   string(TOUPPER ${sb_plan_name} sb_plan_upper)
   file(READ ${sb_plan_file} SB_PLAN_${sb_plan_upper}_JSON)

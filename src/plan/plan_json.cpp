@@ -9,6 +9,11 @@ nlohmann::json prediction_json(const PlanPrediction& p) {
   for (const PrecisionFit& fit : p.fits) {
     fits.push_back({{"precision", precision_name(fit.precision)}, {"max_batch", fit.max_batch}});
   }
+  json pytorch = json::array();
+  for (const FrameworkFit& fit : p.pytorch_fits) {
+    pytorch.push_back({{"mode", fit.mode}, {"precision", fit.precision}, {"max_batch", fit.max_batch},
+                       {"measured_on", fit.measured_on}});
+  }
   const TimelineResult& t = p.timeline;
   return {{"workload", p.request.workload},
           {"gpu", p.gpu->name},
@@ -20,7 +25,13 @@ nlohmann::json prediction_json(const PlanPrediction& p) {
           {"unit", p.unit},
           {"units_per_step_per_gpu", p.units_per_step},
           {"train_flops_per_step_per_gpu", p.train_flops_per_step},
-          {"memory", {{"needed_bytes", p.needed_bytes}, {"usable_bytes", p.capacity_bytes}, {"max_batch", fits}}},
+          {"framework", p.request.framework},
+          {"memory",
+           {{"needed_bytes", p.needed_bytes},
+            {"usable_bytes", p.capacity_bytes},
+            {"reserve_bytes", kPlanDeviceReserveBytes},
+            {"max_batch", fits},
+            {"pytorch_max_batch", pytorch}}},
           {"path",
            {{"intra_fabric", p.intra_fabric.empty() ? json(nullptr) : json(p.intra_fabric)},
             {"inter_fabric", p.inter_fabric.empty() ? json(nullptr) : json(p.inter_fabric)},
@@ -41,7 +52,10 @@ nlohmann::json prediction_json(const PlanPrediction& p) {
             {"dp", t.step_ms},
             {"exposed_comm", t.step_ms - t.solo_ms},
             {"nodes_done", t.nodes_done_ms},
-            {"last_reduce_end", t.last_reduce_end_ms}}},
+            {"last_reduce_end", t.last_reduce_end_ms},
+            {"sub_steps", t.sub_steps},
+            {"parts", t.parts_ms},
+            {"generation", t.generation_ms}}},
           {"units_per_s_per_gpu_solo", p.solo_units_per_s},
           {"units_per_s_per_gpu", p.dp_units_per_s_per_gpu},
           {"units_per_s_total", p.dp_units_per_s_total},

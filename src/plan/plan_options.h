@@ -23,6 +23,7 @@ struct PlanCommandOptions {
   bool markdown = false;
   std::vector<std::string> files;  // --validate / --calibrate: scalebench run --json files
   std::string calibration_path;    // "": the built-in calibration
+  std::string pytorch_memory_path;  // "": the built-in PyTorch memory lines
   std::string out_path;            // --calibrate: where the new calibration goes ("" stdout)
 };
 

@@ -2,6 +2,8 @@
 // console and Markdown look like every other scalebench table.
 #include "src/plan/plan_print.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "scalebench/byte_text.h"
@@ -29,6 +31,17 @@ std::string path_text(const PlanPrediction& p) {
 
 }  // namespace
 
+std::string significant_text(double value, int digits) {
+  if (!(value > 0) || !std::isfinite(value)) return format("%.0f", value);
+  const int magnitude = static_cast<int>(std::floor(std::log10(value)));  // 1234 -> 3
+  const double unit = std::pow(10.0, magnitude - digits + 1);            // the last digit kept: 10 for 1234
+  const double rounded = std::round(value / unit) * unit;
+  const int decimals = std::max(0, digits - 1 - static_cast<int>(std::floor(std::log10(rounded))));
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, rounded);
+  return text;
+}
+
 std::string prediction_text(const PlanPrediction& p, const Calibration& calibration) {
   const TimelineResult& t = p.timeline;
   std::string out;
@@ -44,12 +57,21 @@ std::string prediction_text(const PlanPrediction& p, const Calibration& calibrat
   out += "# path: " + path_text(p) + "\n";
   Table memory;
   memory.title = "memory per GPU (predicted from the workload's memory plan; " + gib_text(p.capacity_bytes) +
-                 " usable = " + format("%.0f", p.gpu->memory_gb) + " GiB - 2 GiB reserve)";
+                 " usable = " + format("%g", p.request.memory_gib > 0 ? p.request.memory_gib : p.gpu->memory_gb) +
+                 " GiB - " + gib_text(kPlanDeviceReserveBytes) + " reserve)";
   memory.header = {"precision", "largest batch", "needs at batch " + std::to_string(p.batch)};
   memory.right_aligned = {false, true, true};
   for (const PrecisionFit& fit : p.fits) {
     memory.rows.push_back({precision_name(fit.precision), std::to_string(fit.max_batch),
                            fit.precision == p.precision ? gib_text(p.needed_bytes) : ""});
+  }
+  if (!p.pytorch_fits.empty()) {
+    memory.title += "; PyTorch from its memory measured at two or more batches";
+    memory.header.front() = "framework, precision";
+    for (std::vector<std::string>& row : memory.rows) row.front() = "scalebench, " + row.front();
+    for (const FrameworkFit& fit : p.pytorch_fits) {
+      memory.rows.push_back({"PyTorch " + fit.mode + ", " + fit.precision + " autocast", std::to_string(fit.max_batch), ""});
+    }
   }
   Table step;
   step.title = "step time, ms (predicted)";
@@ -69,22 +91,36 @@ std::string prediction_text(const PlanPrediction& p, const Calibration& calibrat
                  "buckets",
                  "MB on the wire per step"};
   rate.right_aligned.assign(rate.header.size(), true);
-  rate.rows.push_back({format("%.0f", p.solo_units_per_s), format("%.0f", p.dp_units_per_s_per_gpu),
-                       format("%.0f", p.dp_units_per_s_total), format("%.1f%%", 100 * p.scaling_efficiency),
+  rate.rows.push_back({significant_text(p.solo_units_per_s), significant_text(p.dp_units_per_s_per_gpu),
+                       significant_text(p.dp_units_per_s_total), format("%.1f%%", 100 * p.scaling_efficiency),
                        std::to_string(p.buckets), format("%.1f", p.wire_bytes / 1e6)});
   out += tables_console({memory, step, rate});
+  if (t.sub_steps > 1) {
+    out += "# step: " + std::to_string(t.sub_steps) +
+           " sub-steps, each its parts, a training pass, its own all-reduces and optimizer step; parts " +
+           format("%.2f", t.parts_ms) + " ms per step, of which generation (decode loops) " +
+           format("%.2f", t.generation_ms) + " ms; forward, backward, optimizer and all-reduces are summed over the "
+           "sub-steps\n";
+  }
+  for (const FrameworkFit& fit : p.pytorch_fits) {
+    out += "# PyTorch " + fit.mode + " memory measured on " + fit.measured_on +
+           "; step times and throughput are scalebench's engine\n";
+  }
   for (const std::string& note : p.notes) out += "# note: " + note + "\n";
   return out;
 }
 
 std::string plan_tables_text(const std::vector<std::string>& workloads, const std::vector<std::string>& gpus,
-                             const std::vector<PlanTableCell>& cells, int gpu_count, bool markdown) {
+                             const std::vector<PlanTableCell>& cells, int gpu_count, bool markdown, bool pytorch) {
   Table batch, rate;
-  batch.title = "Largest batch per GPU (predicted from the memory plan; precision in brackets)";
+  batch.title = pytorch ? "Largest batch per GPU in PyTorch (predicted from its memory measured at two or more "
+                          "batches; mode in brackets)"
+                        : "Largest batch per GPU (predicted from the memory plan; precision in brackets)";
   rate.title = gpu_count > 1
                    ? "Throughput per GPU, " + std::to_string(gpu_count) +
                          " GPUs data-parallel on the default path (predicted; units/s, E(N) in brackets)"
                    : "Throughput per GPU (predicted; units/s at the reference batch)";
+  if (pytorch) rate.title += "; scalebench's engine: PyTorch's time is not modelled";
   batch.header = rate.header = {"workload"};
   for (const std::string& gpu : gpus) {
     batch.header.push_back(gpu);
@@ -93,14 +129,20 @@ std::string plan_tables_text(const std::vector<std::string>& workloads, const st
   batch.right_aligned.assign(batch.header.size(), true);
   batch.right_aligned[0] = false;
   rate.right_aligned = batch.right_aligned;
+  std::vector<std::string> reasons;
+  auto not_available = [&](const std::string& reason) {
+    size_t k = std::find(reasons.begin(), reasons.end(), reason) - reasons.begin();
+    if (k == reasons.size()) reasons.push_back(reason);
+    return "n/a (" + std::to_string(k + 1) + ")";
+  };
   size_t i = 0;
   for (const std::string& workload : workloads) {
     std::vector<std::string> batch_row{workload}, rate_row{workload};
     for (size_t g = 0; g < gpus.size(); ++g, ++i) {
       const PlanTableCell& c = cells[i];
       if (!c.ok) {
-        batch_row.push_back(c.error);
-        rate_row.push_back(c.error);
+        batch_row.push_back(not_available(c.error));
+        rate_row.push_back(batch_row.back());
         continue;
       }
       const PlanPrediction& p = c.prediction;
@@ -108,15 +150,25 @@ std::string plan_tables_text(const std::vector<std::string>& workloads, const st
       for (const PrecisionFit& fit : p.fits) {
         if (fit.precision == p.precision) largest = fit.max_batch;
       }
-      batch_row.push_back(std::to_string(largest) + " (" + precision_name(p.precision) + ")");
-      std::string value = format("%.0f", p.dp_units_per_s_per_gpu) + (p.batch_reduced ? "*" : "");
+      if (pytorch) {
+        std::string text;
+        for (const FrameworkFit& fit : p.pytorch_fits) {
+          text += (text.empty() ? "" : ", ") + std::to_string(fit.max_batch) + " (" + fit.mode + ")";
+        }
+        batch_row.push_back(text);
+      } else {
+        batch_row.push_back(std::to_string(largest) + " (" + precision_name(p.precision) + ")");
+      }
+      std::string value = significant_text(p.dp_units_per_s_per_gpu) + (p.batch_reduced ? "*" : "");
       if (gpu_count > 1) value += format(" (%.0f%%)", 100 * p.scaling_efficiency);
       rate_row.push_back(value);
     }
     batch.rows.push_back(batch_row);
     rate.rows.push_back(rate_row);
   }
-  return markdown ? tables_markdown({batch, rate}) : tables_console({batch, rate});
+  std::string text = markdown ? tables_markdown({batch, rate}) : tables_console({batch, rate});
+  for (size_t k = 0; k < reasons.size(); ++k) text += "# n/a (" + std::to_string(k + 1) + "): " + reasons[k] + "\n";
+  return text;
 }
 
 }  // namespace sb

@@ -9,6 +9,7 @@
 #include "scalebench/error.h"
 #include "scalebench/plan.h"
 #include "src/plan/paths.h"
+#include "src/plan/pytorch_memory.h"
 #include "src/train/replica.h"
 
 namespace sb {
@@ -38,8 +39,8 @@ uint64_t planned_bytes(const std::string& workload, Precision precision, int64_t
 
 }  // namespace
 
-uint64_t usable_bytes(const GpuSpec& gpu) {
-  const double total = gpu.memory_gb * static_cast<double>(1ull << 30);
+uint64_t usable_bytes(const GpuSpec& gpu, double memory_gib) {
+  const double total = (memory_gib > 0 ? memory_gib : gpu.memory_gb) * static_cast<double>(1ull << 30);
   return total > kPlanDeviceReserveBytes ? static_cast<uint64_t>(total) - kPlanDeviceReserveBytes : 0;
 }
 
@@ -63,18 +64,19 @@ int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_
 }
 
 Precision resolve_plan_precision(const GpuSpec& gpu, const std::string& text) {
-  if (text == "auto") return gpu.bf16_tflops ? Precision::kBf16 : Precision::kFp16;
+  if (text == "auto") return gpu.tensor_cores_for("bf16") ? Precision::kBf16 : Precision::kFp16;
   const Precision precision = parse_precision(text);
-  if (precision == Precision::kBf16 && !gpu.bf16_tflops) {
+  if (precision == Precision::kBf16 && !gpu.tensor_cores_for("bf16")) {
     throw UsageError(gpu.name + " (" + gpu.architecture + ") has no bf16; use --precision fp16");
   }
-  if (precision == Precision::kTf32 && !gpu.tf32_tflops) {
+  if (precision == Precision::kTf32 && !gpu.tensor_cores_for("tf32")) {
     throw UsageError(gpu.name + " (" + gpu.architecture + ") has no TF32 tensor cores; use --precision fp32");
   }
   return precision;
 }
 
-PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& db, const Calibration& calibration) {
+PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& db, const Calibration& calibration,
+                            const PytorchMemoryTable* pytorch) {
   PlanPrediction out;
   out.request = request;
   out.gpu = &db.gpu(request.gpu);
@@ -85,11 +87,21 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   }
   const Workload& workload = find_workload(request.workload);
   out.unit = workload.info().unit;
-  out.capacity_bytes = usable_bytes(gpu);
+  out.capacity_bytes = usable_bytes(gpu, request.memory_gib);
+  if (request.framework == "pytorch") {
+    const std::vector<const PytorchMemoryFit*> lines = (pytorch ? *pytorch : builtin_pytorch_memory()).of(request.workload);
+    if (lines.empty()) throw UsageError(no_pytorch_measurement(request.workload));
+    for (const PytorchMemoryFit* line : lines) {
+      out.pytorch_fits.push_back({line->mode, line->precision, pytorch_max_batch(*line, out.capacity_bytes),
+                                  line->gpu + ", torch " + line->torch + ", " + line->date});
+    }
+  } else if (request.framework != "scalebench") {
+    throw UsageError("--framework must be scalebench or pytorch, not '" + request.framework + "'");
+  }
 
   // Memory: the largest batch per precision this GPU runs (bf16 and fp16 plan alike; tf32 as fp32).
   std::vector<Precision> precisions{Precision::kFp32};
-  if (gpu.bf16_tflops) precisions.push_back(Precision::kBf16);
+  if (gpu.tensor_cores_for("bf16")) precisions.push_back(Precision::kBf16);
   precisions.push_back(Precision::kFp16);
   for (Precision p : precisions) out.fits.push_back({p, plan_max_batch(request.workload, p, out.capacity_bytes)});
   const int64_t largest = plan_max_batch(request.workload, out.precision, out.capacity_bytes);
@@ -113,22 +125,20 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   const ReplicaOptions options = replica_options(request.workload, out.precision, out.batch, request.bucket_mb);
   const std::unique_ptr<Replica> replica = plan_replica(options);
   const Graph& graph = replica->graph;
-  if (!graph.sub_steps().empty()) {
-    // The timeline below simulates one training pass, one reduction and one update; a step of sub-steps with a
-    // decode loop between them is not modelled yet, and a prediction of a fraction of the step would mislead.
-    throw UsageError("plan does not model workloads whose step is made of sub-steps (" + request.workload +
-                     ": " + std::to_string(graph.sub_step_count()) + " sub-steps with generation); measure it with run");
-  }
   const MemoryPlan& plan = replica->plan;
   out.needed_bytes = needed_bytes(*replica, options, DeviceKind::kCuda);
   out.units_per_step = replica->built.units_per_step;
-  out.train_flops_per_step = matmul_flops(graph, true);
+  out.train_flops_per_step = step_matmul_flops(graph);
 
-  // The solo step: every node's roofline, then the optimizer.
-  TimelineInput input;
+  // The solo step: every node's roofline, then the optimizer. With sub-steps the training pass is the nodes from
+  // training_begin() on; the parts before it (input switches, decode loops) run per sub-step, outside the pass.
+  std::vector<double> node_ms;
   for (const NodeWork& work : node_work(graph, gpu, out.precision)) {
-    input.node_ms.push_back(roofline_ms(work, gpu, calibration.compute));
+    node_ms.push_back(roofline_ms(work, gpu, calibration.compute));
   }
+  TimelineInput input;
+  input.node_ms = node_ms;
+  std::fill(input.node_ms.begin(), input.node_ms.begin() + static_cast<std::ptrdiff_t>(graph.training_begin()), 0.0);
   int first_backward = static_cast<int>(graph.nodes().size());
   for (size_t i = 0; i < graph.nodes().size(); ++i) {
     if (graph.nodes()[i].backward) {
@@ -168,6 +178,21 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   input.in_training_rate = out.path.in_training_rate;
   input.dilation = out.path.dilation;
   out.timeline = simulate_step(input, first_backward);
+  if (!graph.sub_steps().empty()) {
+    std::vector<double> part_ms, generation_ms;
+    for (const SubStep& sub_step : graph.sub_steps()) {
+      double parts = 0, generation = 0;
+      for (const StepPart& part : sub_step.parts) {
+        double once = 0;
+        for (size_t i = part.begin; i < part.end; ++i) once += node_ms[i];
+        parts += once * static_cast<double>(part.repeat);
+        if (part.generation) generation += once * static_cast<double>(part.repeat);
+      }
+      part_ms.push_back(parts);
+      generation_ms.push_back(generation);
+    }
+    out.timeline = sub_step_timeline(out.timeline, part_ms, generation_ms);
+  }
 
   out.solo_units_per_s = out.units_per_step / (out.timeline.solo_ms * 1e-3);
   out.dp_units_per_s_per_gpu = out.units_per_step / (out.timeline.step_ms * 1e-3);

@@ -25,13 +25,29 @@ DType operand_type(const Graph& graph, const Node& node) {
 }  // namespace
 
 double product_peak_tflops(const GpuSpec& gpu, DType operand, Precision precision) {
-  if (operand == DType::kBFloat16) return required(gpu.bf16_tflops, gpu, "bf16 tensor");
-  if (operand == DType::kFloat16) {
-    // Without tensor cores (Pascal) cuBLAS multiplies fp16 operands with FP32 math at the FP32 rate.
-    return gpu.fp16_tflops ? *gpu.fp16_tflops : required(gpu.fp32_tflops, gpu, "fp32");
+  // The tensor cores where they multiply the operand's precision; else the CUDA cores' FP32 rate (cuBLAS computes
+  // fp16 operands in FP32 where no tensor core takes them, as on Pascal). Peaks are quoted at the boost clock: the
+  // board's sustained clock, where sourced, scales them.
+  const char* tensor = operand == DType::kBFloat16  ? "bf16"
+                       : operand == DType::kFloat16 ? "fp16"
+                       : precision == Precision::kTf32 ? "tf32"
+                                                       : "";
+  double peak = 0;
+  if (operand == DType::kBFloat16 && !gpu.tensor_cores_for("bf16")) {
+    throw UsageError(gpu.name + " (" + gpu.architecture + ") has no bf16 tensor cores");
   }
-  if (precision == Precision::kTf32) return required(gpu.tf32_tflops, gpu, "tf32 tensor");
-  return required(gpu.fp32_tflops, gpu, "fp32");
+  if (precision == Precision::kTf32 && operand == DType::kFloat32 && !gpu.tensor_cores_for("tf32")) {
+    throw UsageError(gpu.name + " (" + gpu.architecture + ") has no TF32 tensor cores");
+  }
+  if (*tensor != '\0' && gpu.tensor_cores_for(tensor)) {
+    peak = required(std::string(tensor) == "bf16"   ? gpu.bf16_tflops
+                    : std::string(tensor) == "fp16" ? gpu.fp16_tflops
+                                                    : gpu.tf32_tflops,
+                    gpu, tensor);
+  } else {
+    peak = required(gpu.fp32_tflops, gpu, "fp32");
+  }
+  return peak * gpu.clock_scale();
 }
 
 std::vector<NodeWork> node_work(const Graph& graph, const GpuSpec& gpu, Precision precision) {

@@ -87,4 +87,26 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
   return out;
 }
 
+TimelineResult sub_step_timeline(const TimelineResult& pass, const std::vector<double>& part_ms,
+                                 const std::vector<double>& generation_ms) {
+  if (part_ms.empty() || part_ms.size() != generation_ms.size()) {
+    throw UsageError("timeline: sub-step part times differ in length or are missing");
+  }
+  const auto k = static_cast<double>(part_ms.size());
+  TimelineResult out;
+  out.sub_steps = static_cast<int>(part_ms.size());
+  out.parts_ms = std::accumulate(part_ms.begin(), part_ms.end(), 0.0);
+  out.generation_ms = std::accumulate(generation_ms.begin(), generation_ms.end(), 0.0);
+  out.forward_ms = k * pass.forward_ms;
+  out.backward_ms = k * pass.backward_ms;
+  out.optimizer_ms = k * pass.optimizer_ms;
+  out.comm_alone_ms = k * pass.comm_alone_ms;
+  out.solo_ms = out.parts_ms + k * pass.solo_ms;
+  out.step_ms = out.parts_ms + k * pass.step_ms;
+  const double last_pass_start = out.step_ms - pass.step_ms;
+  out.nodes_done_ms = last_pass_start + pass.nodes_done_ms;
+  out.last_reduce_end_ms = last_pass_start + pass.last_reduce_end_ms;
+  return out;
+}
+
 }  // namespace sb

@@ -13,11 +13,11 @@ expect_output "PREDICTED" "every prediction says so"
 expect_output "pcie4-host" "the 4090 has no P2P: host-staged path"
 expect_output "scaling efficiency E\(4\)" "efficiency at 4 GPUs"
 
-expect_exit 0 "plan 64 x H100 over InfiniBand" -- "$SB" plan -w bert_base --gpu H100 --gpus 64 --nodes 8 --fabric ib-ndr
+expect_exit 0 "plan 64 x H100 over InfiniBand" -- "$SB" plan -w bert_base --gpu "H100 SXM" --gpus 64 --nodes 8 --fabric ib-ndr
 expect_output "ib-ndr x8 adapters per node between 8 nodes" "the network path"
 expect_output "calibration borrowed for ib-ndr" "borrowed calibration is said"
 
-"$SB" plan --table -w bert_base,transformer_big --gpu "RTX 2080 Ti,RTX 4090,H100,H200" --gpus 2 \
+"$SB" plan --table -w bert_base,transformer_big --gpu "RTX 2080 Ti,RTX 4090,H100 SXM,H200" --gpus 2 \
   --calibration "$CALIBRATION" > "$WORK/table.txt" 2>&1
 if [ "${SB_UPDATE_GOLDEN:-0}" = 1 ]; then
   cp "$WORK/table.txt" "$GOLDEN"
@@ -31,6 +31,13 @@ else
   failures=$((failures + 1))
 fi
 
+# No GPU here (CI): every workload, Mask R-CNN's host-sized proposal sorts and unsupMT's sub-steps included, plans
+# on several GPUs, and every cell has a figure.
+expect_exit 0 "plan --table, every workload, no GPU" -- "$SB" plan --table --gpu "RTX 4090,A100 SXM 80GB,H200"
+expect_output "^  maskrcnn " "Mask R-CNN is planned without a GPU"
+expect_output "^  unsupmt " "unsupMT is planned"
+expect_lines 0 "n/a" "every cell has a prediction"
+
 expect_exit 0 "validate against the calibration's measurements" -- "$SB" plan --validate
 expect_lines 12 "^  (transformer_big|bert_base) " "one row per recorded run"
 
@@ -41,7 +48,7 @@ new, shipped = (json.load(open(p)) for p in sys.argv[1:3])
 assert new == shipped, "refit differs from the shipped calibration"
 PY
 
-"$SB" plan -w bert_base --gpu H100 --gpus 8 --json - 2> /dev/null > "$WORK/plan.json"
+"$SB" plan -w bert_base --gpu "H100 SXM" --gpus 8 --json - 2> /dev/null > "$WORK/plan.json"
 python3 - "$WORK/plan.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: plan --json"; failures=$((failures + 1)); }
 import json, sys
 doc = json.load(open(sys.argv[1]))
@@ -55,9 +62,16 @@ PY
 expect_exit 2 "unknown GPU" -- "$SB" plan -w bert_base --gpu "Voodoo 2"
 expect_output "unknown GPU 'Voodoo 2' \(known: GTX 1080 Ti" "names the known GPUs"
 expect_lines 1 "." "one line"
+expect_exit 2 "part of one board's name" -- "$SB" plan -w bert_base --gpu "RTX 8000"
+expect_output "unknown GPU 'RTX 8000'; did you mean 'Quadro RTX 8000'\?" "offers the board meant"
+expect_exit 2 "a name of two boards" -- "$SB" plan -w bert_base --gpu A100
+expect_output "GPU 'A100' is ambiguous: it names 'A100 SXM 40GB', 'A100 SXM 80GB'" "lists the candidates"
+expect_exit 2 "PyTorch memory not measured" -- "$SB" plan -w bert_base --gpu H200 --framework pytorch \
+  --pytorch-memory "$HERE/golden/plan_pytorch_memory_empty.json"
+expect_output "no PyTorch memory measurement is stored for bert_base" "says so instead of guessing"
 expect_exit 2 "bf16 on Turing" -- "$SB" plan -w bert_base --gpu "RTX 2080 Ti" --precision bf16
 expect_output "has no bf16; use --precision fp16" "says what to use"
-expect_exit 2 "GPUs not a multiple of nodes" -- "$SB" plan -w bert_base --gpu H100 --gpus 6 --nodes 4
-expect_exit 2 "files without --validate" -- "$SB" plan -w bert_base --gpu H100 results.json
+expect_exit 2 "GPUs not a multiple of nodes" -- "$SB" plan -w bert_base --gpu "H100 SXM" --gpus 6 --nodes 4
+expect_exit 2 "files without --validate" -- "$SB" plan -w bert_base --gpu "H100 SXM" results.json
 expect_exit 2 "not a run file" -- "$SB" plan --validate "$HERE/golden/plan_calibration.json"
 finish

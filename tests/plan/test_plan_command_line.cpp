@@ -26,9 +26,9 @@ TEST(PlanCommandLine, APrediction) {
 }
 
 TEST(PlanCommandLine, TablesTakeListsAndValidateTakesFiles) {
-  const CommandLine table = parse({"plan", "--table", "--gpu", "H100,RTX 3090", "-w", "bert_base,mt_dnn"});
+  const CommandLine table = parse({"plan", "--table", "--gpu", "H100 SXM,RTX 3090", "-w", "bert_base,mt_dnn"});
   EXPECT_TRUE(table.plan.table);
-  EXPECT_EQ(table.plan.gpus, (std::vector<std::string>{"H100", "RTX 3090"}));
+  EXPECT_EQ(table.plan.gpus, (std::vector<std::string>{"H100 SXM", "RTX 3090"}));
   EXPECT_EQ(table.plan.workloads, (std::vector<std::string>{"bert_base", "mt_dnn"}));
   const CommandLine validate = parse({"plan", "--validate", "a.json", "b.json", "--fabric", "pcie5-host"});
   EXPECT_TRUE(validate.plan.validate);
@@ -37,9 +37,9 @@ TEST(PlanCommandLine, TablesTakeListsAndValidateTakesFiles) {
 }
 
 TEST(PlanCommandLine, OutOfRangeValuesAreUsageErrors) {
-  EXPECT_THROW(parse({"plan", "-w", "bert_base", "--gpu", "H100", "--gpus", "2048"}), UsageError);
-  EXPECT_THROW(parse({"plan", "-w", "bert_base", "--gpu", "H100", "--precision", "fp8"}), UsageError);
-  EXPECT_THROW(parse({"plan", "-w", "bert_base", "--gpu", "H100", "--nodes", "0"}), UsageError);
+  EXPECT_THROW(parse({"plan", "-w", "bert_base", "--gpu", "H100 SXM", "--gpus", "2048"}), UsageError);
+  EXPECT_THROW(parse({"plan", "-w", "bert_base", "--gpu", "H100 SXM", "--precision", "fp8"}), UsageError);
+  EXPECT_THROW(parse({"plan", "-w", "bert_base", "--gpu", "H100 SXM", "--nodes", "0"}), UsageError);
 }
 
 }  // namespace

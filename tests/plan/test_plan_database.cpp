@@ -1,6 +1,8 @@
 // Schema checks of plan's compiled-in GPU database, fabric table and calibration (src/plan/data/*.json).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "scalebench/error.h"
 #include "scalebench/plan_calibration.h"
 #include "scalebench/plan_database.h"
@@ -11,7 +13,7 @@ namespace {
 TEST(PlanDatabase, EveryGpuTheIssueNamesIsThereWithSourcesAndPeaks) {
   const HardwareDatabase& db = builtin_hardware_database();
   for (const char* name : {"RTX 2060", "RTX 2070", "RTX 2080", "RTX 2080 Ti", "GTX 1080 Ti", "Titan RTX",
-                           "Quadro RTX 6000", "Quadro RTX 8000", "V100", "A100 SXM 40GB", "A100 SXM 80GB", "RTX 3090",
+                           "Quadro RTX 6000", "Quadro RTX 8000", "V100 SXM2 32GB", "A100 SXM 40GB", "A100 SXM 80GB", "RTX 3090",
                            "RTX 4090", "RTX 5090", "L40S", "H100 SXM", "H100 PCIe", "H200", "B200"}) {
     const GpuSpec& gpu = db.gpu(name);
     EXPECT_FALSE(gpu.sources.empty()) << name;
@@ -24,6 +26,43 @@ TEST(PlanDatabase, EveryGpuTheIssueNamesIsThereWithSourcesAndPeaks) {
   }
   EXPECT_EQ(db.gpu("h200").name, "H200 SXM");
   EXPECT_EQ(db.gpu("NVIDIA H200").name, "H200 SXM");  // the device name scalebench run records
+}
+
+TEST(PlanDatabase, EveryGpuStatesWhatDecidesSustainedSpeedWithASource) {
+  for (const GpuSpec& gpu : builtin_hardware_database().gpus) {
+    EXPECT_FALSE(gpu.clock_power_sources.empty()) << gpu.name;
+    EXPECT_TRUE(gpu.board_power_w.has_value()) << gpu.name;
+    EXPECT_EQ(gpu.tensor_core_generation == 0, gpu.tensor_precisions.empty()) << gpu.name;
+    if (gpu.sustained_clock_mhz) EXPECT_LE(*gpu.sustained_clock_mhz, *gpu.boost_clock_mhz * 1.2) << gpu.name;
+  }
+  const HardwareDatabase& db = builtin_hardware_database();
+  EXPECT_EQ(db.gpu("GTX 1080 Ti").tensor_core_generation, 0);  // Pascal: no tensor cores
+  EXPECT_TRUE(db.gpu("RTX 2080").tensor_cores_for("fp16"));
+  EXPECT_FALSE(db.gpu("RTX 2080").tensor_cores_for("bf16"));
+  EXPECT_TRUE(db.gpu("A100 SXM 80GB").tensor_cores_for("tf32"));
+}
+
+std::string gpu_error(const std::string& name) {
+  try {
+    builtin_hardware_database().gpu(name);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "accepted as " + builtin_hardware_database().gpu(name).name;
+}
+
+TEST(PlanDatabase, GpuNamesIgnoreSpacingAndNeverGuessBetweenBoards) {
+  const HardwareDatabase& db = builtin_hardware_database();
+  EXPECT_EQ(db.gpu("rtx-4090").name, "RTX 4090");
+  EXPECT_EQ(db.gpu("quadro rtx8000").name, "Quadro RTX 8000");
+  // Part of one board's name, or a typo of one: refused with the board meant.
+  EXPECT_EQ(gpu_error("RTX 8000"), "unknown GPU 'RTX 8000'; did you mean 'Quadro RTX 8000'?");
+  EXPECT_EQ(gpu_error("RTX 4900"), "unknown GPU 'RTX 4900'; did you mean 'RTX 4090'?");
+  // A family name of several boards: ambiguous, every candidate listed (A100 was the 40-GB board silently).
+  EXPECT_EQ(gpu_error("A100"), "GPU 'A100' is ambiguous: it names 'A100 SXM 40GB', 'A100 SXM 80GB'; give one of them");
+  EXPECT_NE(gpu_error("H100").find("'H100 SXM', 'H100 PCIe'"), std::string::npos);
+  EXPECT_NE(gpu_error("V100").find("ambiguous"), std::string::npos);
+  EXPECT_NE(gpu_error("Voodoo 2").find("unknown GPU 'Voodoo 2' (known: GTX 1080 Ti"), std::string::npos);
 }
 
 TEST(PlanDatabase, TheFabricTableCoversTheIssuesPaths) {
@@ -52,8 +91,10 @@ TEST(PlanDatabase, SchemaErrorsNameTheFileAndTheField) {
   const std::string fabrics = builtin_fabrics_json();
   const std::string no_source = R"({"schema_version": 1, "gpus": [{"name": "X", "aliases": [], "architecture": "A",
       "memory_gb": 8, "memory_bandwidth_gbps": 100, "fp32_tflops": 1, "tf32_tflops": null, "fp16_tflops": null,
-      "bf16_tflops": null, "nvlink": null, "pcie_gen": 4, "pcie_p2p": null, "derived": [], "notes": "",
-      "sources": []}]})";
+      "bf16_tflops": null, "nvlink": null, "pcie_gen": 4, "pcie_p2p": null, "boost_clock_mhz": 1500,
+      "base_clock_mhz": null, "sustained_clock_mhz": null, "board_power_w": 100, "memory_gbps_per_pin": null,
+      "tensor_core_generation": 0, "tensor_precisions": [], "clock_power_sources": ["a datasheet"],
+      "derived": [], "notes": "", "sources": []}]})";
   try {
     parse_hardware_database(no_source, fabrics, "g.json", "f.json");
     FAIL() << "a row without sources was accepted";
@@ -67,6 +108,11 @@ TEST(PlanDatabase, SchemaErrorsNameTheFileAndTheField) {
   bad_fabric.replace(bad_fabric.find("\"nvlink\": null"), 14, R"("nvlink": {"fabric": "warp", "max_gpus": 2})");
   EXPECT_THROW(parse_hardware_database(bad_fabric, fabrics), UsageError);
   EXPECT_THROW(builtin_hardware_database().gpu("Voodoo 2"), UsageError);
+  // The tensor-core fields must agree with the peaks.
+  std::string listed_without_peak = no_source;
+  listed_without_peak.replace(listed_without_peak.find("\"tensor_core_generation\": 0, \"tensor_precisions\": []"), 52,
+                              "\"tensor_core_generation\": 3, \"tensor_precisions\": [\"bf16\"]");
+  EXPECT_THROW(parse_hardware_database(listed_without_peak, fabrics), UsageError);
   EXPECT_THROW(parse_calibration("{}", "c.json"), UsageError);
 }
 

@@ -15,6 +15,8 @@ GpuSpec test_gpu() {
   gpu.tf32_tflops = 20;
   gpu.fp16_tflops = 40;
   gpu.bf16_tflops = 40;
+  gpu.tensor_core_generation = 3;
+  gpu.tensor_precisions = {"fp16", "bf16", "tf32"};
   return gpu;
 }
 
@@ -26,8 +28,28 @@ TEST(PlanRoofline, ProductPeaksFollowOperandTypeAndPrecision) {
   EXPECT_EQ(product_peak_tflops(gpu, DType::kFloat32, Precision::kBf16), 10);  // an fp32 head in a bf16 graph
   gpu.fp16_tflops.reset();                                                     // Pascal: fp16 operands at the FP32 rate
   gpu.bf16_tflops.reset();
+  gpu.tensor_precisions.clear();
   EXPECT_EQ(product_peak_tflops(gpu, DType::kFloat16, Precision::kFp16), 10);
   EXPECT_THROW(product_peak_tflops(gpu, DType::kBFloat16, Precision::kBf16), UsageError);
+}
+
+// The tensor cores' precisions decide the peak, not a figure's presence: a tensor peak the cores do not take
+// for that precision (a GPU row with TF32 listed but fp16 not) is not used, the CUDA cores' FP32 rate is.
+TEST(PlanRoofline, WithoutTensorCoresForAPrecisionItsProductsRunOnCudaCores) {
+  GpuSpec gpu = test_gpu();
+  gpu.tensor_precisions = {"tf32"};
+  EXPECT_EQ(product_peak_tflops(gpu, DType::kFloat16, Precision::kFp16), 10);
+  EXPECT_EQ(product_peak_tflops(gpu, DType::kFloat32, Precision::kTf32), 20);
+}
+
+// Datasheet peaks are quoted at the boost clock; a board's sourced sustained clock scales them.
+TEST(PlanRoofline, ASustainedClockScalesEveryComputePeak) {
+  GpuSpec gpu = test_gpu();
+  gpu.boost_clock_mhz = 2000;
+  EXPECT_EQ(product_peak_tflops(gpu, DType::kBFloat16, Precision::kBf16), 40);  // no sustained clock: as quoted
+  gpu.sustained_clock_mhz = 1500;
+  EXPECT_DOUBLE_EQ(product_peak_tflops(gpu, DType::kBFloat16, Precision::kBf16), 30);
+  EXPECT_DOUBLE_EQ(product_peak_tflops(gpu, DType::kFloat32, Precision::kFp32), 7.5);
 }
 
 TEST(PlanRoofline, TheSlowerOfComputeAndMemoryPlusOverhead) {

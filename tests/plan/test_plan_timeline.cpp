@@ -1,6 +1,7 @@
 // The step timeline of scalebench plan: every case small enough to check by hand (include/scalebench/plan_model.h).
 #include <gtest/gtest.h>
 
+#include "scalebench/error.h"
 #include "scalebench/plan_model.h"
 
 namespace sb {
@@ -15,6 +16,23 @@ TimelineInput one_bucket(double comm) {
   in.bucket_update_ms = {0.5};
   in.whole_update_ms = 0.5;
   return in;
+}
+
+// Two sub-steps of one pass each (3 ms solo, 4 ms data-parallel), parts of 1 and 2.5 ms (2 of them generation).
+TEST(PlanTimeline, SubStepsAddTheirPartsAndOnePassEach) {
+  TimelineResult pass;
+  pass.forward_ms = 1, pass.backward_ms = 1.5, pass.optimizer_ms = 0.5, pass.solo_ms = 3, pass.step_ms = 4;
+  pass.comm_alone_ms = 2, pass.nodes_done_ms = 2.5, pass.last_reduce_end_ms = 3.5;
+  const TimelineResult r = sub_step_timeline(pass, {1, 2.5}, {0, 2});
+  EXPECT_EQ(r.sub_steps, 2);
+  EXPECT_DOUBLE_EQ(r.parts_ms, 3.5);
+  EXPECT_DOUBLE_EQ(r.generation_ms, 2);
+  EXPECT_DOUBLE_EQ(r.solo_ms, 3.5 + 2 * 3);
+  EXPECT_DOUBLE_EQ(r.step_ms, 3.5 + 2 * 4);
+  EXPECT_DOUBLE_EQ(r.forward_ms, 2);
+  EXPECT_DOUBLE_EQ(r.comm_alone_ms, 4);
+  EXPECT_DOUBLE_EQ(r.nodes_done_ms, 11.5 - 4 + 2.5);  // the last sub-step's pass starts 4 ms before the end
+  EXPECT_THROW(sub_step_timeline(pass, {}, {}), UsageError);
 }
 
 TEST(PlanTimeline, WithoutBucketsTheStepIsTheSoloStep) {
