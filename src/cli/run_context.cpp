@@ -3,11 +3,8 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "collectives/nccl_transport_log.h"
@@ -76,19 +73,6 @@ std::string utc_timestamp() {
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return text;
-}
-
-std::optional<std::string> unwritable_output(const std::vector<std::string>& paths, bool force) {
-  for (const std::string& path : paths) {
-    if (path.empty() || path == "-") continue;
-    const bool existed = std::ifstream(path).good();
-    if (existed && !force) return "output file '" + path + "' exists; pass --force to overwrite it";
-    std::ofstream probe(path, std::ios::app);
-    if (!probe) return "cannot write '" + path + "': " + std::strerror(errno);
-    probe.close();
-    if (!existed) std::remove(path.c_str());
-  }
-  return std::nullopt;
 }
 
 }  // namespace sb
