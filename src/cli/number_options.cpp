@@ -25,7 +25,7 @@ bool is_decimal_integer(const std::string& text) {
 
 std::string number_text(double value) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.6g", value);
+  std::snprintf(text, sizeof text, "%.15g", value);
   return text;
 }
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue 27, findings 9-11 and 13 (result readers): a generated corpus of malformed and partial result files
+# (make_corpus.py, from a real run and a real sweep made here) read by `report`, `compare` and
+# `plan --validate`. No reader may crash (exit >= 128) or hang; a refusal is exit 2 naming the file and
+# the field; partial results are read (exit 0, a notice saying partial), nothing measured is exit 3.
+source "$(dirname "$0")/lib.bash"
+if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
+
+"$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" "${tiny[@]}" --json "$WORK/run.json" > /dev/null 2>&1 ||
+  { echo "FAIL: the reference run"; exit 1; }
+"$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" bandwidth --device cpu --op all -b 1K -e 4K -n 2 -w 1 --json "$WORK/bw.json" \
+  > /dev/null 2>&1 || { echo "FAIL: the reference sweep"; exit 1; }
+python3 "$(dirname "$0")/make_corpus.py" "$WORK/run.json" "$WORK/bw.json" "$WORK/corpus" > /dev/null
+
+# read_case READER NAME KIND EXPECT: one reader on one corpus file.
+read_case() {
+  local reader=$1 name=$2 kind=$3 expect=$4 file="$WORK/corpus/$2.json" args
+  case $reader in
+    report) args=(report "$file") ;;
+    compare) args=(compare "$file" "$WORK/run.json") ;;
+    plan) args=(plan --validate "$file") ;;
+  esac
+  timeout -k 2 20 "$SB" "${args[@]}" > "$WORK/out" 2>&1
+  local got=$? outcome=clean why=""
+  if [ $got -eq 124 ] || [ $got -eq 137 ]; then outcome=hang
+  elif [ $got -ge 128 ]; then outcome=crash
+  else
+    case $expect in
+      refuse*) [ $got -eq 2 ] && grep -q "$file: .*${expect#refuse }" "$WORK/out" || { outcome=wrong; why="want exit 2 naming ${expect#refuse }"; } ;;
+      read) if [ "$reader" = plan ]; then [ $got -le 2 ] || outcome=wrong; else
+              [ $got -eq 0 ] || { outcome=wrong; why="want exit 0"; }; fi ;;
+      nothing) [ $got -eq 3 ] && grep -q "nothing measured" "$WORK/out" || [ "$reader" = plan -a $got -eq 2 ] ||
+                 { outcome=wrong; why="want exit 3, nothing measured"; } ;;
+      any) { [ $got -eq 0 ] || { [ $got -eq 2 ] && grep -q "$file" "$WORK/out"; }; } || outcome=wrong ;;
+    esac
+  fi
+  tally "$reader:$name" $outcome
+  if [ $outcome = clean ]; then passes=$((passes + 1)); else
+    echo "FAIL: $reader $name: $outcome (exit $got) $why"; sed 's/^/    | /' "$WORK/out" | head -3; failures=$((failures + 1))
+  fi
+}
+
+while IFS=$'\t' read -r name kind expect; do
+  [ "$kind" = run ] && read_case report "$name" "$kind" "$expect"
+  read_case compare "$name" "$kind" "$expect"
+  [ "$kind" = run ] && [ "$expect" != read ] && read_case plan "$name" "$kind" "$expect"
+done < "$WORK/corpus/expect.tsv"
+
+# Finding 11: partial results read back and shown as partial.
+timed "11 partial report" 20 0 -- "$SB" report "$WORK/corpus/run-partial-solo-only.json"
+timed "11 partial sweep" 20 0 -- "$SB" compare "$WORK/corpus/bw-partial-null-peak.json"
+# Finding 13: the oversize file is refused in well under a second, unread.
+start=$(date +%s%N)
+"$SB" report "$WORK/corpus/run-oversize.json" > /dev/null 2>&1
+[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000 ] && passes=$((passes + 1)) ||
+  { echo "FAIL: 13: the oversize file took $(( ($(date +%s%N) - start) / 1000000 )) ms"; failures=$((failures + 1)); }
+finish
