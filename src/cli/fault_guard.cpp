@@ -69,9 +69,25 @@ void FaultGuard::update(Render render) {
   render_ = std::move(render);
 }
 
+namespace {
+
+// The error a checkpoint carries; a file that still says it was left by a rank 0 that wrote nothing after it.
+constexpr const char* kCheckpointError = "partial result: written after the ";
+
+// Whether `path` holds more than a checkpoint: rank 0's final result or its own fault snapshot (rank 0 exited
+// after writing it; rank 1's copy must not replace it).
+bool holds_rank0_final(const std::string& path) {
+  std::ifstream stream(path);
+  if (!stream) return false;
+  const nlohmann::json doc = nlohmann::json::parse(stream, nullptr, false);
+  if (!doc.is_object() || !doc.contains("error") || !doc["error"].is_string()) return doc.is_object();
+  return doc["error"].get<std::string>().rfind(kCheckpointError, 0) != 0;
+}
+
+}  // namespace
+
 void FaultGuard::checkpoint(const std::string& finished) {
-  write_snapshot("partial result: written after the " + finished +
-                     "; the run ended before it could write more (a killed process or node)",
+  write_snapshot(std::string(kCheckpointError) + finished + "; the run ended before it could write more (a killed process or node)",
                  false);
 }
 
@@ -84,6 +100,8 @@ void FaultGuard::write_backup(const std::string& error) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (backup_written_ || backup_.path.empty() || backup_.path == "-" || backup_.text.empty()) return;
   backup_written_ = true;
+  // Rank 0 gone after writing its own result (it timed out and exited, say): that result is the fuller one.
+  if (holds_rank0_final(backup_.path)) return;
   try {
     nlohmann::json doc = nlohmann::json::parse(backup_.text);
     doc["status"] = "failed";

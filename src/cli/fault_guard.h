@@ -9,7 +9,8 @@
 //     the step can see, e.g. a device that never finishes).
 // Rank 0 also writes the snapshot to disk after every finished phase (checkpoint), so a SIGKILL of rank 0
 // loses at most the phase in flight; rank 1 keeps a copy of rank 0's JSON (hold_backup) and writes it when
-// rank 0 is found dead (same host: its process is gone) or silent (the roll call after a timeout).
+// rank 0 is found dead (same host: its process is gone) or silent (the roll call after a timeout) and the file
+// holds no more than rank 0's last checkpoint (a rank 0 that exited after writing its own result wins).
 #pragma once
 
 #include <atomic>

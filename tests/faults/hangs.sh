@@ -20,6 +20,29 @@ expect_output "start-up did not finish within 3 s \(--timeout\): still waiting f
 [ "$took" -le 20 ] && passes=$((passes + 1)) || { echo "FAIL: 2: took $took s"; failures=$((failures + 1)); }
 no_leftovers "2 start-up stall" "$WORK/stall.json"
 
+# 2b. A real SIGSTOP of rank 1 inside the comm phase's all-reduces: rank 0 times out after --timeout, names rank 1
+# in its line and its JSON (solo kept), and the job ends within --timeout + roll call + a few seconds. mpirun
+# leaves the stopped rank stopped; continued, it ends by itself and leaves rank 0's result alone.
+json="$WORK/stop.json"
+"$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" "${tiny[@]}" --steps 400 --timeout 3 --json "$json" > "$WORK/out" 2>&1 &
+launcher=$!
+for _ in $(seq 300); do [ -s "$json" ] && break; sleep 0.1; done
+sleep 0.3
+victim=""
+for pid in $(pgrep -f "$json"); do
+  tr '\0' '\n' < "/proc/$pid/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && victim=$pid
+done
+start=$SECONDS
+[ -n "$victim" ] && kill -STOP "$victim"
+timeout 30 tail --pid=$launcher -f /dev/null
+took=$((SECONDS - start))
+[ -n "$victim" ] && kill -CONT "$victim"
+if [ "$took" -le 12 ]; then passes=$((passes + 1)); tally "2b SIGSTOP" clean; else
+  echo "FAIL: 2b: the job took $took s after the SIGSTOP"; failures=$((failures + 1)); tally "2b SIGSTOP" hang; fi
+expect_output "\[rank 0@.*suspect: rank 1 " "2b: rank 0 names the stopped rank"
+no_leftovers "2b SIGSTOP" "$json"
+json_check "2b SIGSTOP" "$json" "assert 'solo' in doc['phases']; assert 'suspect: rank 1 ' in doc['error'], doc['error']"
+
 # 3. A FIFO as --json: refused before any work (opening it would block until a reader comes).
 mkfifo "$WORK/fifo.json"
 timed "3 fifo" 20 2 -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" "${tiny[@]}" --json "$WORK/fifo.json" --timeout 30
