@@ -210,7 +210,7 @@ TEST(ResultReaders, RefuseNonsenseNamingFileAndField) {
       {[](json& d) { d["nranks"] = 18446744073709551615ULL; }, "r.json: \"nranks\" is 18446744073709551615, out"},
       {[](json& d) { d["config"]["batch_per_rank"] = 0; }, "r.json: \"config.batch_per_rank\" is 0"},
       {[](json& d) { d["phases"]["solo"]["step_ms_p50"] = 0; }, "r.json: \"phases.solo.step_ms_p50\" is 0"},
-      {[](json& d) { d["phases"]["solo"]["units_per_s_total"] = -5; }, "\"phases.solo.units_per_s_total\" is -5"},
+      {[](json& d) { d["phases"]["solo"]["units_per_s_total"] = -5; }, "r.json: \"phases.solo.units_per_s_total\" is -5"},
       {[](json& d) { d["phases"]["solo"]["ranks"] = json::array(); }, "r.json: \"phases.solo.ranks\" is empty"},
       {[](json& d) { d["phases"]["solo"]["ranks"][1]["step_ms"][1] = -1; },
        "r.json: \"phases.solo.ranks[1].step_ms[1]\" is -1"},
