@@ -255,6 +255,14 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     result.help_requested = true;
     result.help_text = "scalebench " + scalebench_version() + "\n";
     return result;
+  } catch (const CLI::ArgumentMismatch& error) {
+    // CLI11 says "--steps: At Most 1 required but received 2" for an option given twice.
+    const std::string text = first_line(error.what());
+    const size_t colon = text.find(": At Most 1 required");
+    if (colon != std::string::npos) {
+      throw UsageError(text.substr(0, colon) + " is given more than once; give each option once (run 'scalebench --help')");
+    }
+    throw UsageError(text + " (run 'scalebench --help')");
   } catch (const CLI::ParseError& error) {
     throw UsageError(first_line(error.what()) + " (run 'scalebench --help')");
   }

@@ -24,7 +24,7 @@ no_leftovers "2 start-up stall" "$WORK/stall.json"
 # in its line and its JSON (solo kept), and the job ends within --timeout + roll call + a few seconds. mpirun
 # leaves the stopped rank stopped; continued, it ends by itself and leaves rank 0's result alone.
 json="$WORK/stop.json"
-"$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" "${tiny[@]}" --steps 400 --timeout 3 --json "$json" > "$WORK/out" 2>&1 &
+"$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" "${tiny[@]/#4/400}" --timeout 3 --json "$json" > "$WORK/out" 2>&1 &
 launcher=$!
 for _ in $(seq 300); do [ -s "$json" ] && break; sleep 0.1; done
 sleep 0.3

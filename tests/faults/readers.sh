@@ -55,9 +55,10 @@ done < "$WORK/results"
 # Finding 11: partial results read back and shown as partial.
 timed "11 partial report" 20 0 -- "$SB" report "$WORK/corpus/run-partial-solo-only.json"
 timed "11 partial sweep" 20 0 -- "$SB" compare "$WORK/corpus/bw-partial-null-peak.json"
-# Finding 13: the oversize file is refused in well under a second, unread.
+# Finding 13: the oversize file is refused unread (reading 100 MB took 44 s; MPI's start-up alone can take
+# seconds on a loaded machine).
 start=$(date +%s%N)
 "$SB" report "$WORK/corpus/run-oversize.json" > /dev/null 2>&1
-[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000 ] && passes=$((passes + 1)) ||
+[ $(( ($(date +%s%N) - start) / 1000000 )) -lt 10000 ] && passes=$((passes + 1)) ||
   { echo "FAIL: 13: the oversize file took $(( ($(date +%s%N) - start) / 1000000 )) ms"; failures=$((failures + 1)); }
 finish

@@ -69,6 +69,12 @@ TEST(NumericFlags, NonFiniteAndOutOfRangeValuesNameFlagValueAndRange) {
   }
 }
 
+// Finding 12: an option given twice said "At Most 1 required but received 2".
+TEST(NumericFlags, AnOptionGivenTwiceIsNamed) {
+  expect_contains(usage_error({"-w", "bert_base", "--steps", "4", "--steps", "400"}),
+                  "--steps is given more than once; give each option once");
+}
+
 TEST(NumericFlags, InRangeValuesStillParse) {
   std::vector<const char*> args{"scalebench", "-w",   "bert_base", "--timeout", "0.5", "--seed", "18446744073709551615",
                                 "--lr",       "1e-3", "--batch",   "7",         "--bucket-mb", "0.05"};
