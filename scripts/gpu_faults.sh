@@ -2,8 +2,9 @@
 # Fault tests on the GPU machine (issues 7 and 27), one command; logs and JSON in $OUT (default
 # ./gpu-check-out), a pass/fail table printed last.
 #   scripts/gpu_faults.sh          build (gpu_check.sh build: build-gpu/, CUDA + NCCL + MPI required), then:
-#     A. SIGKILL of rank 0 in the dp phase: every process ends within --timeout + 15 s, and the JSON keeps the
-#        finished solo and comm phases (rank 0 wrote them as they finished; rank 1 names rank 0 as dead);
+#     A. SIGKILL of rank 0 one second into the dp phase: every process ends within --timeout + 15 s, and the
+#        JSON keeps the finished solo and comm phases (rank 0 wrote them as they finished; rank 1, on the same
+#        host, rewrites them naming rank 0 as dead);
 #     B. SIGSTOP of rank 1 in the middle of the comm phase's all-reduces: rank 0 times out after --timeout,
 #        names rank 1, keeps the solo phase; every process ends within --timeout + 15 s.
 #   On one GPU both ranks share it (--allow-gpu-sharing) and the all-reduces go through MPI: NCCL refuses two
@@ -28,7 +29,7 @@ else
 fi
 mpi=(mpirun -np 2 --bind-to none -x NCCL_NVLS_ENABLE)
 # bert_base: 110 M parameters, so the comm phase's all-reduces last long enough to stop a rank inside them.
-job=(--workload bert_base --batch 16 --warmup 2 --steps 10 --timeout "$timeout_s" "${shape[@]}")
+job=(--workload bert_base --batch 16 --warmup 2 --timeout "$timeout_s" "${shape[@]}")
 table="$out/faults_table.txt"
 printf '%-34s %-6s %s\n' case result detail > "$table"
 
@@ -54,19 +55,39 @@ wait_gone() {
   echo $((SECONDS - t0))
 }
 
-# A. SIGKILL of rank 0 in dp step 5 (the test-only fault: the kill lands at a known point).
+# rank_pid MARKER RANK: the pid of the scalebench process of RANK in the job whose command line holds MARKER.
+rank_pid() {
+  for pid in $(pgrep -f "$1"); do
+    [ "$(cat /proc/$pid/comm 2> /dev/null)" = scalebench ] &&
+      tr '\0' '\n' < /proc/$pid/environ 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && echo "$pid"
+  done
+}
+
+# has_phase FILE PHASE: FILE is a result that holds PHASE (rank 0 rewrites it after every finished phase).
+has_phase() { python3 -c "import json,sys; sys.exit(0 if sys.argv[2] in json.load(open(sys.argv[1]))['phases'] else 1)" "$1" "$2" 2> /dev/null; }
+
+# A. SIGKILL of rank 0 one second into the dp phase (once the comm phase is on disk).
 json="$out/fault_kill0.json"
 rm -f "$json"
-start=$SECONDS
-SCALEBENCH_FAULT="kill:rank=0:phase=dp:step=5" timeout 300 "${mpi[@]}" -x SCALEBENCH_FAULT "$sb" "${job[@]}" \
-  --json "$json" > "$out/fault_kill0.txt" 2>&1
+"${mpi[@]}" "$sb" "${job[@]}" --steps 40 --json "$json" > "$out/fault_kill0.txt" 2>&1 &
+launcher=$!
+for _ in $(seq 1200); do has_phase "$json" comm && break; sleep 0.2; done
+sleep 1
+victim=$(rank_pid "$json" 0)
+killed_at=$SECONDS
+[ -n "$victim" ] && kill -KILL "$victim"
+( sleep $((timeout_s + 60)); kill -9 $launcher 2> /dev/null ) &
+backstop=$!
+wait $launcher
 rc=$?
-took=$((SECONDS - start))
-left=$(wait_gone "$json" 5)
+kill $backstop 2> /dev/null
+left=$(wait_gone "$json" 15)
+ended=$((SECONDS - killed_at))
 state=$(phases "$json")
+limit=$((timeout_s + 15))
 ok=0
-[[ "$state" == "failed comm,solo |"* ]] && [ "$left" -le 5 ] && grep -q "rank 0 had already ended" <<< "$state" && ok=1
-row "A SIGKILL rank 0 in dp ($where)" $ok "mpirun exit $rc after $took s; JSON: $state"
+[ -n "$victim" ] && [ "$ended" -le "$limit" ] && [[ "$state" == "failed comm,solo |"* ]] && ok=1
+row "A SIGKILL rank 0 in dp" $ok "$where; pid ${victim:-none}; every process ended $ended s after the kill (limit $limit); mpirun exit $rc; JSON: $state"
 
 # B. SIGSTOP of rank 1 once the solo phase is written (the comm phase's all-reduces are next).
 json="$out/fault_stop1.json"
@@ -75,10 +96,7 @@ rm -f "$json"
 launcher=$!
 for _ in $(seq 600); do [ -s "$json" ] && break; sleep 0.1; done
 sleep 0.5
-victim=""
-for pid in $(pgrep -f "$json"); do
-  tr '\0' '\n' < /proc/$pid/environ 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && [ "$(cat /proc/$pid/comm)" = scalebench ] && victim=$pid
-done
+victim=$(rank_pid "$json" 1)
 stopped_at=$SECONDS
 [ -n "$victim" ] && kill -STOP "$victim"
 limit=$((timeout_s + 15))
