@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fault tests on the GPU machine (issues 7 and 27), one command; logs and JSON in $OUT (default
 # ./gpu-check-out), a pass/fail table printed last.
-#   scripts/gpu_faults.sh          build (gpu_check.sh build: build-gpu/, CUDA + NCCL + MPI required), then:
+#   scripts/gpu_faults.sh          build scalebench in build-gpu/ (gpu_check.sh's configuration: CUDA, NCCL and
+#                                  MPI required), then:
 #     A. SIGKILL of rank 0 one second into the dp phase: every process ends within --timeout + 15 s, and the
 #        JSON keeps the finished solo and comm phases (rank 0 wrote them as they finished; rank 1, on the same
 #        host, rewrites them naming rank 0 as dead);
@@ -16,7 +17,11 @@ out=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service: never on
-bash scripts/gpu_check.sh build || exit 1
+# The executable only (gpu_check.sh's configuration and build folder, without the test programs): minutes less.
+echo "== configure and build scalebench in build-gpu"
+{ cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DSB_REQUIRE_CUDA=ON \
+    -DSB_REQUIRE_NCCL=ON -DSB_REQUIRE_MPI=ON && cmake --build build-gpu -j "$(nproc)" --target scalebench; } \
+  > "$out/faults_build.log" 2>&1 || { tail -40 "$out/faults_build.log"; exit 1; }
 sb=$PWD/build-gpu/scalebench
 ngpu=$(nvidia-smi -L | wc -l)
 timeout_s=20
