@@ -52,7 +52,13 @@ while read -r outcome reader_name detail; do
     echo "FAIL: $reader_name: $outcome: $detail"; failures=$((failures + 1)); fi
 done < "$WORK/results"
 
-# Finding 11: partial results read back and shown as partial.
+# Finding 11: partial results read back and shown as partial: a real run stopped during solo (its timed steps so
+# far kept), and the corpus's sweep that did not reach a collective.
+SCALEBENCH_FAULT="term:rank=all:phase=solo:step=3" "$MPIEXEC" -n 2 $OVERSUBSCRIBE -x SCALEBENCH_FAULT "$SB" "${tiny[@]}" \
+  --json "$WORK/stopped.json" > /dev/null 2>&1
+timed "11 stopped in solo" 20 0 -- "$SB" report "$WORK/stopped.json"
+expect_output "partial result \(status failed\): stopped by SIGTERM after solo phase, step 3" "11: shown as partial"
+timed "11 stopped in solo, compare" 20 0 -- "$SB" compare "$WORK/stopped.json" "$WORK/run.json"
 timed "11 partial report" 20 0 -- "$SB" report "$WORK/corpus/run-partial-solo-only.json"
 timed "11 partial sweep" 20 0 -- "$SB" compare "$WORK/corpus/bw-partial-null-peak.json"
 # Finding 13: the oversize file is refused unread (reading 100 MB took 44 s; MPI's start-up alone can take
