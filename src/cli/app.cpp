@@ -6,6 +6,7 @@
 #include "scalebench/error.h"
 #include "src/cli/commands.h"
 #include "src/cli/session.h"
+#include "src/cli/startup_watchdog.h"
 
 namespace sb {
 namespace {
@@ -30,8 +31,10 @@ int run_scalebench(ProcessGroup& group, int argc, char** argv) {
     parse_error = e.what();
   }
   try {
+    startup_stage("the first agreement between ranks (every rank's command line checked)");
     agree_or_throw(group, parse_error);
     agree_on_configuration(group, command_line.canonical);
+    end_startup_watchdog();
     group.set_timeout(command_line.common.timeout_seconds);
     if (command_line.help_requested) {
       if (group.rank() == 0) std::fputs(command_line.help_text.c_str(), stdout);

@@ -15,6 +15,7 @@
 #include "scalebench/versions.h"
 #include "src/cli/commands.h"
 #include "src/cli/fault_guard.h"
+#include "src/cli/number_options.h"
 #include "src/cli/run_context.h"
 #include "src/cli/session.h"
 
@@ -24,6 +25,8 @@ namespace {
 // Defaults chosen so a bare run finishes in seconds: the CPU device moves bytes far slower than a GPU.
 constexpr uint64_t kDefaultMaxBytesCuda = 1ull << 30;
 constexpr uint64_t kDefaultMaxBytesCpu = 16ull << 20;
+// nccl-tests' -f 2 over 1 B..16 GiB is 35 sizes; a thousand still finishes, 97,000 do not.
+constexpr size_t kMaxSweepSizes = 1000;
 
 BandwidthReport describe_run(const CommandLine& cl, ProcessGroup& group, Session& session,
                              const BandwidthOptions& options) {
@@ -59,6 +62,27 @@ FaultGuard::Render snapshot(const CommonOptions& common, const BandwidthReport& 
   };
 }
 
+// Refused before any buffer is allocated: a sweep that would run for hours in silence (-f 1.0001 over
+// 1K..16M is 97,000 sizes), and one that measures nothing (-b 3 -e 3 rounds every size down to 0 elements).
+void check_sweep_size(const BandwidthOptions& options, int nranks) {
+  size_t total = 0;
+  for (CollectiveOp op : options.ops) {
+    const size_t count = sweep_sizes(options, op, nranks).size();
+    if (count > kMaxSweepSizes) {
+      throw UsageError("-b " + std::to_string(options.min_bytes) + " -e " + std::to_string(options.max_bytes) +
+                       " -f " + number_text(options.factor) + " is a sweep of " + std::to_string(count) + " sizes of " +
+                       collective_name(op) + "; at most " + std::to_string(kMaxSweepSizes) +
+                       " (raise -f or narrow -b/-e)");
+    }
+    total += count;
+  }
+  if (total == 0) {
+    throw RuntimeFailure("nothing measured: every size from " + std::to_string(options.min_bytes) + " to " +
+                         std::to_string(options.max_bytes) + " B rounds down to no whole " +
+                         dtype_name(options.dtype) + " element per rank (raise -b/-e)");
+  }
+}
+
 }  // namespace
 
 int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
@@ -71,6 +95,7 @@ int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
     options.max_bytes = session.device->kind() == DeviceKind::kCuda ? kDefaultMaxBytesCuda : kDefaultMaxBytesCpu;
     options.min_bytes = std::min(options.min_bytes, options.max_bytes);
   }
+  check_sweep_size(options, group.size());
   BandwidthReport report = describe_run(cl, group, session, options);
 
   // One tiny collective connects the ranks, so the header can name the transport NCCL chose.
@@ -89,6 +114,7 @@ int run_bandwidth_command(const CommandLine& cl, ProcessGroup& group) {
   auto print_table = [&](CollectiveOp op) {
     if (leader) {
       guard.update(snapshot(cl.common, report));
+      guard.checkpoint(std::string(collective_name(op)) + " sweep");
       print_bandwidth_table(console, report, op);
       std::fflush(console);
     }

@@ -7,6 +7,7 @@
 #include "scalebench/versions.h"
 #include "src/cli/byte_size.h"
 #include "src/cli/command_line_help.h"
+#include "src/cli/number_options.h"
 
 namespace sb {
 namespace {
@@ -32,7 +33,7 @@ void add_common_options(CLI::App& app, CommonOptions& common, std::string& backe
   app.add_option("--timeout", common.timeout_seconds,
                  "Seconds a collective may wait for its peers before every rank stops with exit 3, naming the "
                  "phase, step and suspect rank (default 300)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0.1, kMaxTimeoutSeconds));
   app.add_option("--emulate", common.emulate,
                  "On one machine, force NCCL onto a weaker path: none, host (P2P off: through host memory) or "
                  "socket (P2P, SHM and IB off: TCP sockets); labelled in every output")
@@ -52,14 +53,14 @@ void add_bandwidth_command(CLI::App& app, RawBandwidthFlags& raw, BandwidthOptio
   bandwidth->add_option("-b,--min-bytes", raw.min_bytes, "Smallest buffer (1K, 8M, ...)");
   bandwidth->add_option("-e,--max-bytes", raw.max_bytes,
                         "Largest buffer (default 1G on GPUs, 16M on the CPU device)");
-  bandwidth->add_option("-f,--factor", options.factor, "Multiplier between sizes")->check(CLI::Range(1.0001, 1e6));
+  bandwidth->add_option("-f,--factor", options.factor, "Multiplier between sizes")->check(finite_number(1.0001, 1e6));
   bandwidth->add_option("-d,--dtype", raw.dtype, "Element type: fp32, bf16, fp16, fp64, int32");
   bandwidth->add_option("-o,--redop", raw.redop, "Reduction: sum or avg");
-  bandwidth->add_option("-r,--root", options.root, "Root rank of broadcast")->check(CLI::NonNegativeNumber);
+  bandwidth->add_option("-r,--root", options.root, "Root rank of broadcast")->check(whole_number(0, kMaxRank));
   bandwidth->add_option("-w,--warmup", options.warmup_iters, "Untimed iterations per size")
-      ->check(CLI::NonNegativeNumber);
+      ->check(whole_number(0, kMaxIterations));
   bandwidth->add_option("-n,--iters", options.iters, "Timed iterations per size (every one kept)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kMaxIterations));
   bandwidth->add_flag("--in-place", raw.in_place, "Run in-place only (default: both placements)");
   bandwidth->add_flag("--out-of-place", raw.out_of_place, "Run out-of-place only (default: both placements)");
   bandwidth->add_flag("-G,--graph", options.graph, "Capture the timed iterations in a CUDA graph and replay it");
@@ -216,22 +217,23 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--batch", result.run.batch,
                   "Per-rank batch in the workload's batch unit: sentence pairs (transformer_big, conv_seq2seq), "
                   "sequences, images (scalebench list; default: the workload's reference batch)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kMaxBatch));
   run->add_option("--scale", result.run.scale, "full, or tiny (same graph, small dimensions, for the CPU)")
       ->check(CLI::IsMember({"full", "tiny"}));
-  run->add_option("--warmup", result.run.warmup_steps, "Untimed steps")->check(CLI::NonNegativeNumber);
-  run->add_option("--steps", result.run.steps, "Timed steps (every one kept)")->check(CLI::PositiveNumber);
-  run->add_option("--seed", result.run.seed, "Base seed of data, weights and dropout (rank is added)");
+  run->add_option("--warmup", result.run.warmup_steps, "Untimed steps")->check(whole_number(0, kMaxIterations));
+  run->add_option("--steps", result.run.steps, "Timed steps (every one kept)")->check(whole_number(1, kMaxIterations));
+  run->add_option("--seed", result.run.seed, "Base seed of data, weights and dropout (rank is added)")
+      ->check(unsigned_number(UINT64_MAX));
   run->add_option("--lr", result.run.learning_rate,
                   "Learning rate (default: 1e-4, or the reference's with --optimizer reference)")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, kMaxLearningRate, true));
   run->add_option("--optimizer", result.run.optimizer,
                   "adamw (default), adam, adamax, sgd_momentum, nag, or reference: the workload's reference optimizer "
                   "with its settings and clipping (WORKLOADS.md)")
       ->check(CLI::IsMember({"adamw", "adam", "adamax", "sgd_momentum", "nag", "reference"}));
   run->add_option("--clip-norm", result.run.clip_norm,
                   "Clip gradients to this global L2 norm (0: no clipping; default: none, or the reference's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(0, 1e9));
   run->add_option("--precision", result.run.precision,
                   "auto (bf16 on GPUs, fp32 on the CPU), bf16 (mixed precision; GPU only), fp16 (mixed precision "
                   "with dynamic loss scaling; GPU only), tf32 (fp32 data, GEMMs on TF32 tensor cores; GPU only) "
@@ -242,9 +244,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
       ->check(CLI::IsMember({"solo", "comm", "dp"}));
   run->add_option("--min-time", result.run.min_time_seconds,
                   "Run each phase at least this many seconds (more timed steps than --steps if needed)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number(0, kMaxTimeoutSeconds));
   run->add_option("--bucket-mb", result.run.bucket_mb, "Gradient bucket size in MiB (default 25, as PyTorch DDP)")
-      ->check(CLI::Range(0.001, 1e6));
+      ->check(finite_number(0.001, 1e6));
   run->add_flag("--no-overlap", result.run.no_overlap,
                 "All-reduce every bucket after the backward pass instead of as soon as it is ready");
   run->add_option("--grad-dtype", result.run.grad_dtype,
@@ -259,7 +261,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_flag("--check", result.run.check,
                 "Verify the data-parallel invariant: N ranks x batch b train like 1 rank x batch N*b (exit 4 if not)");
   run->add_option("--check-steps", result.run.check_steps, "Steps --check trains before comparing (default 3)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kMaxIterations));
   run->add_flag("--recompute", result.run.recompute,
                 "Recompute GELU outputs in the backward pass instead of keeping them (less activation memory, "
                 "one more elementwise pass per layer)");
@@ -283,6 +285,14 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     result.help_requested = true;
     result.help_text = version_line() + "\n";
     return result;
+  } catch (const CLI::ArgumentMismatch& error) {
+    // CLI11 says "--steps: At Most 1 required but received 2" for an option given twice.
+    const std::string text = first_line(error.what());
+    const size_t colon = text.find(": At Most 1 required");
+    if (colon != std::string::npos) {
+      throw UsageError(text.substr(0, colon) + " is given more than once; give each option once (run 'scalebench --help')");
+    }
+    throw UsageError(text + " (run 'scalebench --help')");
   } catch (const CLI::ParseError& error) {
     // An argument nobody took explains more than what it caused ("--workload is required" for `bandwith`).
     const std::vector<std::string> extras = app.remaining(true);

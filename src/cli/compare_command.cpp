@@ -16,7 +16,15 @@
 namespace sb {
 namespace {
 
-std::vector<ResultFile> load_all(const std::string& command, const std::vector<std::string>& paths) {
+bool measured_nothing(const ResultFile& file) {
+  if (file.kind == ResultKind::kBandwidth) return file.bandwidth.points.empty();
+  return !file.run.solo.ran && !file.run.comm.ran && !file.run.dp.ran;
+}
+
+// Partial results (a run that failed part-way) are read and shown, with a line saying so on rank 0's stderr;
+// a file in which nothing was measured is exit 3 with a line.
+std::vector<ResultFile> load_all(const std::string& command, const std::vector<std::string>& paths,
+                                 ProcessGroup& group) {
   std::vector<ResultFile> files;
   try {
     for (const std::string& path : paths) {
@@ -24,6 +32,16 @@ std::vector<ResultFile> load_all(const std::string& command, const std::vector<s
     }
   } catch (const UsageError& e) {
     throw UsageError(command + ": " + e.what());
+  }
+  for (const ResultFile& file : files) {
+    const std::string error = file.kind == ResultKind::kRun ? file.run.error : "";
+    if (measured_nothing(file)) {
+      throw RuntimeFailure(command + ": " + file.path + ": nothing measured" + (error.empty() ? "" : " (" + error + ")"));
+    }
+    if (file.kind == ResultKind::kRun && file.run.status != "ok" && group.rank() == 0) {
+      std::fprintf(stderr, "scalebench: notice: %s: partial result (status %s)%s\n", file.path.c_str(),
+                   file.run.status.c_str(), error.empty() ? "" : (": " + error).c_str());
+    }
   }
   return files;
 }
@@ -63,7 +81,7 @@ void refuse_unwritable(const CommandLine& command_line, ProcessGroup& group) {
 int run_compare_command(const CommandLine& command_line, ProcessGroup& group) {
   const CompareOptions& options = command_line.compare;
   refuse_unwritable(command_line, group);
-  std::vector<ResultFile> files = load_all("compare", options.files);
+  std::vector<ResultFile> files = load_all("compare", options.files, group);
   assign_labels(files, parse_labels(options.labels));
   const ComparisonModel model = build_comparison(std::move(files), options.baseline);
   std::string text;
@@ -84,7 +102,7 @@ int run_report_command(const CommandLine& command_line, ProcessGroup& group) {
   refuse_unwritable(command_line, group);
   // A suite workload file holds the reference-batch run and, when it ran, the max-batch run: both are reported,
   // the second's tables titled so; --html shows the first.
-  const std::vector<ResultFile> files = load_all("report", options.files);
+  const std::vector<ResultFile> files = load_all("report", options.files, group);
   std::vector<Table> tables;
   for (const ResultFile& file : files) {
     if (file.kind != ResultKind::kRun) {

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "src/cli/command_line.h"
+#include "src/cli/number_options.h"
 
 namespace sb {
 namespace {
@@ -20,13 +21,13 @@ void add_plan_flags(CLI::App* command, MemoryOptions& options) {
   command->add_option("--memory", options.memory_gib,
                       "Answer for a card with this many GiB instead of this device (a prediction, labelled so); "
                       "required on the cpu device")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number(0, kMaxMemoryGib, true));
   command->add_flag("--no-verify", options.no_verify, "Predict only; do not train at the predicted batch and one up");
   command->add_option("--verify-steps", options.verify_steps, "Training steps per verification attempt (default 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, kMaxIterations));
   command->add_option("--bucket-mb", options.bucket_mb, "Gradient bucket size in MiB (default 25)")
-      ->check(CLI::Range(0.001, 1e6));
-  command->add_option("--seed", options.seed, "Seed of the synthetic data and weights");
+      ->check(finite_number(0.001, 1e6));
+  command->add_option("--seed", options.seed, "Seed of the synthetic data and weights")->check(unsigned_number(UINT64_MAX));
 }
 
 }  // namespace
@@ -44,8 +45,8 @@ void add_memory_commands(CLI::App& app, MemoryOptions& options) {
                "batch; the guide's two tables");
   suite->add_option("--workloads", options.workloads, "Workloads, comma-separated (default: all)")->delimiter(',');
   suite->add_option("--out", options.out_dir, "Folder for one JSON per workload and suite.json (default results/suite)");
-  suite->add_option("--warmup", options.warmup_steps, "Untimed steps per phase")->check(CLI::NonNegativeNumber);
-  suite->add_option("--steps", options.steps, "Timed steps per phase")->check(CLI::PositiveNumber);
+  suite->add_option("--warmup", options.warmup_steps, "Untimed steps per phase")->check(whole_number(0, kMaxIterations));
+  suite->add_option("--steps", options.steps, "Timed steps per phase")->check(whole_number(1, kMaxIterations));
   suite->add_flag("--reference-only", options.reference_only,
                   "Train at the reference batch only (no maxbatch search, no max-batch run): the quick table");
   add_plan_flags(suite, options);

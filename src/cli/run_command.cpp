@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "scalebench/error.h"
+#include "scalebench/fault.h"
 #include "scalebench/launch.h"
 #include "scalebench/optimizer.h"
 #include "scalebench/precision.h"
@@ -21,6 +22,12 @@
 
 namespace sb {
 namespace {
+
+std::string join_phases(const std::vector<std::string>& phases) {
+  std::string text;
+  for (const std::string& phase : phases) text += (text.empty() ? "" : ",") + phase;
+  return text;
+}
 
 bool has_phase(const RunOptions& run, const char* phase) {
   return std::find(run.phases.begin(), run.phases.end(), phase) != run.phases.end();
@@ -91,6 +98,9 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   describe_training_context(cl, group, session, report);
   const bool leader = group.rank() == 0;
   FaultGuard guard(leader, cl.common.timeout_seconds);
+  guard.watch_peers(gather_peers(group), group.host());
+  // Rank 1 keeps rank 0's JSON as of each finished phase, to write it if rank 0 dies (a file path only).
+  const bool backup = group.rank() == 1 && !cl.common.json_path.empty() && cl.common.json_path != "-";
   // Machine-readable output on stdout moves the human-readable lines to stderr.
   std::FILE* console = (cl.common.json_path == "-" || cl.common.csv_path == "-") ? stderr : stdout;
   if (leader) {
@@ -100,8 +110,15 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   }
   auto on_phase_done = [&](const std::string& phase) {
     if (phase == "comm" || phase == "dp") report.transport = gather_transport(group, *session.communicator);
+    if (group.size() > 1 && !cl.common.json_path.empty() && cl.common.json_path != "-") {
+      TrainingReport partial = report;
+      partial.status = "failed";
+      const std::string json = share_from_rank0(group, leader ? training_report_json(partial).dump(2) : "");
+      if (backup) guard.hold_backup({cl.common.json_path, json});
+    }
     if (!leader) return;
     guard.update(snapshot(cl, report));
+    guard.checkpoint(phase + " phase");
     print_training_phase(console, report, phase);
     std::fflush(console);
   };
@@ -113,6 +130,18 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   } catch (const RuntimeFailure& failure) {
     report.status = "failed";
     report.error = failure.what();
+    exit_code = kExitRuntime;
+    // The roll call that named the silent ranks was held before the fault was thrown; this reads its answer.
+    if (backup && communication_abandoned()) {
+      const std::vector<int> silent = group.roll_call(0);
+      if (std::find(silent.begin(), silent.end(), 0) != silent.end()) guard.write_backup(report.error);
+    }
+  }
+  if (exit_code == kExitOk && !report.solo.ran && !report.comm.ran && !report.dp.ran && !report.check.ran) {
+    // --phases dp on one rank, for instance: a run that measured nothing is not a success.
+    report.status = "failed";
+    report.error = "nothing measured: none of the phases " + join_phases(cl.run.phases) + " ran" +
+                   (group.size() == 1 ? " (comm and dp need two or more ranks)" : "");
     exit_code = kExitRuntime;
   }
   if (exit_code == kExitOk && ((report.check.ran && !report.check.passed) ||

@@ -3,11 +3,8 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "collectives/nccl_transport_log.h"
@@ -85,19 +82,6 @@ void warn_full_scale_on_cpu(const Device& device, WorkloadScale scale, const std
                "--scale tiny (same graph, small dimensions) for a quick run\n",
                what.c_str());
   std::fflush(stderr);
-}
-
-std::optional<std::string> unwritable_output(const std::vector<std::string>& paths, bool force) {
-  for (const std::string& path : paths) {
-    if (path.empty() || path == "-") continue;
-    const bool existed = std::ifstream(path).good();
-    if (existed && !force) return "output file '" + path + "' exists; pass --force to overwrite it";
-    std::ofstream probe(path, std::ios::app);
-    if (!probe) return "cannot write '" + path + "': " + std::strerror(errno);
-    probe.close();
-    if (!existed) std::remove(path.c_str());
-  }
-  return std::nullopt;
 }
 
 }  // namespace sb

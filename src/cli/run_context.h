@@ -31,9 +31,12 @@ std::string utc_timestamp();  // "2026-11-30T04:05:06Z"
 // out ("add --scale tiny"). `what` names the command ("run --workload bert_base").
 void warn_full_scale_on_cpu(const Device& device, WorkloadScale scale, const std::string& what);
 
-// A measurement can take minutes: whether an output path (--json, --csv, --trace; "" and "-" skipped) cannot
-// be written, or already exists without --force (a rerun must not silently replace a result), found out
-// before it starts.
+// A measurement can take minutes: whether the output paths (--json, --csv, --trace; "" skipped) cannot be
+// written, found out before it starts (src/cli/output_check.cpp): a path that is not a regular file (symlink,
+// device, FIFO, directory), one that exists without --force (a rerun must not silently replace a result), two
+// outputs on one file or both on stdout, a folder that refuses a new file. Paths that do not exist yet are
+// claimed, so that a file created there during the run is not overwritten either; stale temporaries of
+// earlier, killed runs beside them are removed.
 std::optional<std::string> unwritable_output(const std::vector<std::string>& paths, bool force);
 
 }  // namespace sb

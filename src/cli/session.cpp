@@ -1,8 +1,10 @@
 // Agreement, launcher cross-checks, device and communicator set-up (src/cli/session.h).
 #include "src/cli/session.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <functional>
+#include <utility>
+#include <vector>
 
 #include "collectives/backends.h"
 #include "scalebench/emulation.h"
@@ -23,17 +25,67 @@ void agree_or_throw(ProcessGroup& group, const std::optional<std::string>& my_er
   }
 }
 
+namespace {
+
+// The canonical form's key as the flag a user typed ("min_time" -> "--min-time"); keys that are not a flag's
+// name are mapped here.
+std::string flag_of(const std::string& key) {
+  static const std::vector<std::pair<std::string, std::string>> renamed = {
+      {"command", "the subcommand"}, {"sharing", "--allow-gpu-sharing"}, {"bucket", "--bucket-mb"},
+      {"min", "--min-bytes"},        {"max", "--max-bytes"},             {"oop", "--out-of-place"},
+      {"ip", "--in-place"},          {"ops", "--op"},                    {"aggregate", "--aggregate-timing"},
+      {"register", "--register"},    {"clip", "--clip-norm"},            {"out", "--out"}};
+  for (const auto& [from, to] : renamed) {
+    if (key == from) return to;
+  }
+  std::string flag = "--" + key;
+  for (char& c : flag) c = c == '_' ? '-' : c;
+  return flag;
+}
+
+// "key=value" pairs of a canonical form, in order.
+std::vector<std::pair<std::string, std::string>> settings(const std::string& canonical) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  size_t start = 0;
+  while (start <= canonical.size()) {
+    size_t end = canonical.find(';', start);
+    if (end == std::string::npos) end = canonical.size();
+    const std::string item = canonical.substr(start, end - start);
+    const size_t equals = item.find('=');
+    if (equals != std::string::npos) pairs.emplace_back(item.substr(0, equals), item.substr(equals + 1));
+    start = end + 1;
+  }
+  return pairs;
+}
+
+// The first setting that differs, as "--steps is 5 on rank 1 but 4 on rank 0".
+std::string first_difference(const std::string& mine, const std::string& rank0, int rank) {
+  const auto a = settings(mine), b = settings(rank0);
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    const std::string key = i < a.size() ? a[i].first : b[i].first;
+    const std::string here = i < a.size() ? a[i].second : "(absent)";
+    const std::string there = i < b.size() && b[i].first == key ? b[i].second : "(absent)";
+    if (here != there) {
+      return flag_of(key) + " is '" + here + "' on rank " + std::to_string(rank) + " but '" + there + "' on rank 0";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 void agree_on_configuration(ProcessGroup& group, const std::string& canonical) {
-  const uint64_t mine = std::hash<std::string>{}(canonical);
-  std::vector<uint64_t> all(static_cast<size_t>(group.size()));
-  group.allgather(&mine, all.data(), sizeof mine);
-  std::string differing;
+  // The whole forms travel (a few hundred bytes), so the refusal can name the flag that differs.
+  const std::vector<std::string> all = group.allgather_strings(canonical);
+  std::string differing, detail;
   for (int r = 0; r < group.size(); ++r) {
-    if (all[static_cast<size_t>(r)] != all[0]) differing += (differing.empty() ? "" : ",") + std::to_string(r);
+    if (all[static_cast<size_t>(r)] == all[0]) continue;
+    differing += (differing.empty() ? "" : ",") + std::to_string(r);
+    if (detail.empty()) detail = first_difference(all[static_cast<size_t>(r)], all[0], r);
   }
   if (!differing.empty()) {
     throw AgreedUsageError("configuration differs between ranks: rank(s) " + differing +
-                           " got other arguments than rank 0; every rank must run the same command");
+                           " got other arguments than rank 0 (" + detail + "); every rank must run the same command");
   }
 }
 

@@ -63,7 +63,7 @@ FaultSpec parse_fault_spec(const std::string& text) {
       has_step = true;
     } else if (key == "seconds") {
       spec.seconds = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || spec.seconds < 0) bad(text, "bad seconds");
+      if (value.empty() || *end != '\0' || !(spec.seconds >= 0 && spec.seconds <= 86400)) bad(text, "bad seconds");
     } else {
       bad(text, "unknown key '" + key + "'");
     }

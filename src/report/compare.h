@@ -27,6 +27,7 @@ struct PhaseFigures {
 // The fields of a `scalebench run --json` file (schema 2) that compare and report read.
 struct RunSummary {
   std::string workload, unit, scale, precision, grad_dtype, status;
+  std::string error;  // why a failed run stopped (its result is partial); "" when it finished
   bool overlap = true;
   int64_t batch_per_rank = 0;
   PhaseFigures solo, comm, dp;

@@ -1,6 +1,11 @@
 // Reads a result file back (docs/RESULTS.md) for `compare` and `report`: checks schema_version and command,
 // then every field that is used, so a foreign or truncated file stops with its name and the missing field
 // instead of a table of blanks. Derived numbers that the writer leaves null (no dp phase) stay optional.
+// Numbers are checked for range too (a count is at least 1, a time above 0), so a hand-edited or corrupted
+// file stops with the file and field named instead of a table of nonsense; a partial result (status
+// "failed": phases missing, collectives not reached written as null) is read as such.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -18,6 +23,13 @@ namespace sb {
 namespace {
 
 using nlohmann::json;
+
+// Limits of what a result file can hold: larger values are corruption, not a cluster.
+constexpr int64_t kMaxRanks = 1 << 20;
+constexpr int64_t kMaxBatch = int64_t{1} << 40;
+// A 1,024-rank run with every step and bucket kept is a few MB; past this, parsing takes seconds per 10 MB
+// and memory ~12x the file.
+constexpr off_t kMaxResultFileBytes = off_t{32} << 20;
 
 // Looks fields up by a dotted path ("context.devices[0].name") and names the path in every error.
 class Fields {
@@ -68,7 +80,30 @@ class Fields {
   int64_t integer(const std::string& dotted) const {
     const json& node = require(dotted);
     if (!node.is_number_integer()) fail("\"" + dotted + "\" is not an integer");
+    // A number beyond int64 parses as unsigned; get<int64_t> would wrap it.
+    if (node.is_number_unsigned() && node.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+      fail("\"" + dotted + "\" is " + node.dump() + ", out of range");
+    }
     return node.get<int64_t>();
+  }
+  // A whole number from 1 to `max`: ranks, batch.
+  int64_t count(const std::string& dotted, int64_t max) const {
+    const int64_t value = integer(dotted);
+    if (value < 1 || value > max) {
+      fail("\"" + dotted + "\" is " + std::to_string(value) + "; expected 1 to " + std::to_string(max));
+    }
+    return value;
+  }
+  // A number above 0: a step time, a throughput, a size.
+  double positive(const std::string& dotted) const {
+    const double value = number(dotted);
+    if (!(value > 0)) fail("\"" + dotted + "\" is " + require(dotted).dump() + "; expected a number above 0");
+    return value;
+  }
+  double non_negative(const std::string& dotted) const {
+    const double value = number(dotted);
+    if (!(value >= 0)) fail("\"" + dotted + "\" is " + require(dotted).dump() + "; expected 0 or more");
+    return value;
   }
   bool boolean(const std::string& dotted) const {
     const json& node = require(dotted);
@@ -91,9 +126,9 @@ PhaseFigures read_training_phase(const Fields& fields, const std::string& name) 
   PhaseFigures phase;
   const std::string prefix = "phases." + name + ".";
   phase.ran = true;
-  phase.step_ms_p50 = fields.number(prefix + "step_ms_p50");
-  phase.units_per_s_per_gpu = fields.number(prefix + "units_per_s_per_gpu");
-  phase.units_per_s_total = fields.number(prefix + "units_per_s_total");
+  phase.step_ms_p50 = fields.positive(prefix + "step_ms_p50");
+  phase.units_per_s_per_gpu = fields.positive(prefix + "units_per_s_per_gpu");
+  phase.units_per_s_total = fields.positive(prefix + "units_per_s_total");
   phase.step_ms_p95 = fields.optional_number(prefix + "step_ms_p95");
   phase.step_ms_max = fields.optional_number(prefix + "step_ms_max");
   phase.tflops_per_gpu = fields.optional_number(prefix + "tflops_per_gpu");
@@ -117,10 +152,14 @@ std::vector<double> rank_medians(const Fields& fields, const std::string& name) 
   const json* ranks = fields.find("phases." + name + ".ranks");
   if (ranks == nullptr) return medians;
   if (!ranks->is_array()) fields.fail("\"phases." + name + ".ranks\" is not an array");
+  if (ranks->empty()) fields.fail("\"phases." + name + ".ranks\" is empty (a phase has one entry per rank)");
   for (size_t r = 0; r < ranks->size(); ++r) {
     const std::string path = "phases." + name + ".ranks[" + std::to_string(r) + "].step_ms";
     std::vector<double> steps = number_array(fields, path);
     if (steps.empty()) fields.fail("missing \"" + path + "\"");
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (!(steps[i] > 0)) fields.positive(path + "[" + std::to_string(i) + "]");  // names the element
+    }
     std::sort(steps.begin(), steps.end());
     const size_t n = steps.size();
     medians.push_back(n % 2 == 1 ? steps[n / 2] : 0.5 * (steps[n / 2 - 1] + steps[n / 2]));
@@ -130,7 +169,7 @@ std::vector<double> rank_medians(const Fields& fields, const std::string& name) 
 
 void read_run(const Fields& fields, ResultFile& file) {
   file.device_name = fields.string("context.devices[0].name");
-  file.nranks = static_cast<int>(fields.integer("nranks"));
+  file.nranks = static_cast<int>(fields.count("nranks", kMaxRanks));
   file.transport = fields.string_or_null("context.topology.transport");
   // Files written before --emulate existed have no key: they were not emulated.
   file.emulate = fields.has("context.topology.emulate") ? fields.string("context.topology.emulate") : "none";
@@ -142,14 +181,18 @@ void read_run(const Fields& fields, ResultFile& file) {
   run.precision = fields.string("config.precision");
   run.grad_dtype = fields.string("config.grad_dtype");
   run.overlap = fields.boolean("config.overlap");
-  run.batch_per_rank = fields.integer("config.batch_per_rank");
+  run.error = fields.has("error") ? fields.string_or_null("error") : "";
+  run.batch_per_rank = fields.count("config.batch_per_rank", kMaxBatch);
   fields.require("phases");
-  if (!fields.has("phases.solo") && !fields.has("phases.dp")) fields.fail("missing \"phases.solo\"");
+  // A run stopped before its first phase finished has none: partial, still readable (status failed).
+  if (!fields.has("phases.solo") && !fields.has("phases.dp") && run.status == "ok") {
+    fields.fail("missing \"phases.solo\"");
+  }
   if (fields.has("phases.solo")) run.solo = read_training_phase(fields, "solo");
   if (fields.has("phases.dp")) run.dp = read_training_phase(fields, "dp");
   if (fields.has("phases.comm")) {
     run.comm.ran = true;
-    run.comm.step_ms_p50 = fields.number("phases.comm.step_ms_p50");
+    run.comm.step_ms_p50 = fields.positive("phases.comm.step_ms_p50");
   }
   run.scaling_efficiency = fields.optional_number("scaling_efficiency");
   run.exposed_comm_ms = fields.optional_number("exposed_comm_ms");
@@ -179,7 +222,7 @@ void read_run(const Fields& fields, ResultFile& file) {
 
 void read_bandwidth(const Fields& fields, ResultFile& file) {
   file.device_name = fields.string("context.devices[0].name");
-  file.nranks = static_cast<int>(fields.integer("context.nranks"));
+  file.nranks = static_cast<int>(fields.count("context.nranks", kMaxRanks));
   file.transport = fields.string_or_null("context.transport");
   file.emulate = fields.has("context.emulate") ? fields.string("context.emulate") : "none";
   file.bandwidth.backend = fields.string("context.backend");
@@ -187,7 +230,10 @@ void read_bandwidth(const Fields& fields, ResultFile& file) {
   const json& peaks = fields.require("summary.peak_busbw_gbps");
   if (!peaks.is_object()) fields.fail("\"summary.peak_busbw_gbps\" is not an object");
   for (const auto& item : peaks.items()) {
-    file.bandwidth.peak_busbw_gbps.emplace_back(item.key(), fields.number("summary.peak_busbw_gbps." + item.key()));
+    // null: a collective the sweep did not reach (a partial result).
+    if (item.value().is_null()) continue;
+    file.bandwidth.peak_busbw_gbps.emplace_back(item.key(),
+                                                fields.non_negative("summary.peak_busbw_gbps." + item.key()));
   }
   const json& results = fields.require("results");
   if (!results.is_array()) fields.fail("\"results\" is not an array");
@@ -196,8 +242,8 @@ void read_bandwidth(const Fields& fields, ResultFile& file) {
     BandwidthPoint point;
     point.op = fields.string(prefix + "op");
     point.placement = fields.string(prefix + "placement");
-    point.size_bytes = fields.number(prefix + "size_bytes");
-    point.busbw_gbps = fields.number(prefix + "busbw_gbps");
+    point.size_bytes = fields.positive(prefix + "size_bytes");
+    point.busbw_gbps = fields.non_negative(prefix + "busbw_gbps");
     file.bandwidth.points.push_back(point);
   }
 }
@@ -230,14 +276,31 @@ ResultFile parse_document(const std::string& path, const json& doc) {
 }
 
 json parse_json(const std::string& path, const std::string& text) {
+  // The last key read, to name the field when a value cannot be held (1e400 is valid JSON, not a double).
+  std::string last_key;
+  const json::parser_callback_t note_key = [&last_key](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::key && parsed.is_string()) last_key = parsed.get<std::string>();
+    return true;
+  };
   try {
-    return json::parse(text);
+    return json::parse(text, note_key);
   } catch (const json::parse_error& error) {
     throw UsageError(path + ": not JSON (syntax error at byte " + std::to_string(error.byte) + ")");
+  } catch (const json::exception& error) {
+    throw UsageError(path + ": the value of \"" + last_key + "\" is out of range (" + error.what() + ")");
   }
 }
 
+// Only a regular file of at most kMaxResultFileBytes is read: a FIFO would block, a huge array takes minutes.
 std::string read_text(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) == 0) {
+    if (!S_ISREG(info.st_mode)) throw UsageError(path + ": not a regular file");
+    if (info.st_size > kMaxResultFileBytes) {
+      throw UsageError(path + ": " + std::to_string(info.st_size) + " bytes; a result file is at most " +
+                       std::to_string(kMaxResultFileBytes >> 20) + " MiB");
+    }
+  }
   std::ifstream stream(path, std::ios::binary);
   if (!stream) throw UsageError(path + ": cannot read (" + std::strerror(errno) + ")");
   std::stringstream buffer;

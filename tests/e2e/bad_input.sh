@@ -20,7 +20,7 @@ bad "unknown workload" "unknown workload 'resnet9' \(available: .*transformer_bi
 bad "unknown op" "unknown collective 'all_scatter' \(accepted: all_reduce" -- bandwidth --device cpu --op all_scatter
 bad "unknown precision" "--precision: fp8 not in \{.*bf16.*\}" -- -w bert_base "${tiny[@]}" --precision fp8
 bad "unknown backend" "--backend: gloo not in \{.*nccl.*\}" -- bandwidth --device cpu --backend gloo
-bad "batch 0" "--batch: Value 0 not in range" -- -w bert_base --device cpu --scale tiny --batch 0
+bad "batch 0" "--batch: 0 is out of range: a whole number from 1 to 1000000000" -- -w bert_base --device cpu --scale tiny --batch 0
 bad "negative batch" "--batch" -- -w bert_base --device cpu --scale tiny --batch -2
 bad "a backend not built in (or, built in, not for this device)" "nccl backend (needs scalebench built with NCCL|needs the cuda device)" -- \
   bandwidth --device cpu --backend nccl

@@ -5,7 +5,7 @@ if ! mpi_available; then echo "MPI not built: skipped"; echo "0 passed, 0 failed
 
 expect_exit 2 "different --iters on two ranks" -- "$MPIEXEC" $OVERSUBSCRIBE \
   -n 1 "$SB" bandwidth --device cpu --iters 3 : -n 1 "$SB" bandwidth --device cpu --iters 4
-expect_lines 2 "configuration differs between ranks: rank\(s\) 1 got other arguments" \
+expect_lines 2 "configuration differs between ranks: rank\(s\) 1 got other arguments than rank 0 \(--iters is .4. on rank 1 but .3. on rank 0\)" \
   "both ranks report the mismatch"
 
 expect_exit 2 "one of four ranks with another dtype" -- "$MPIEXEC" $OVERSUBSCRIBE \
