@@ -8,6 +8,7 @@
 
 #include "scalebench/error.h"
 #include "src/cli/command_line.h"
+#include "src/core/edit_distance.h"
 
 namespace sb {
 namespace {
@@ -36,21 +37,6 @@ void name_options(CLI::App& app) {
     if (found != placeholders().end()) option->type_name(found->second);
   }
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) name_options(*sub);
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // Every option name `app` takes: "--json", "-n", ...

@@ -6,6 +6,7 @@
 #include "scalebench/error.h"
 #include "scalebench/plan_database.h"
 #include "src/plan/json_fields.h"
+#include "src/core/edit_distance.h"
 
 namespace sb {
 namespace {
@@ -19,22 +20,6 @@ std::string squeezed(const std::string& text) {
     if (c != ' ' && c != '-' && c != '_') out += static_cast<char>(std::tolower(c));
   }
   return out;
-}
-
-// Edits (insert, delete, substitute) from a to b: a typo's distance from the name meant.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
 }
 
 std::vector<std::string> own_names(const GpuSpec& gpu) {
