@@ -11,6 +11,7 @@ if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
 "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" bandwidth --device cpu --op all -b 1K -e 4K -n 2 -w 1 --json "$WORK/bw.json" \
   > /dev/null 2>&1 || { echo "FAIL: the reference sweep"; exit 1; }
 python3 "$(dirname "$0")/make_corpus.py" "$WORK/run.json" "$WORK/bw.json" "$WORK/corpus" > /dev/null
+touch "$WORK/corpus/MALFORMED_ON_PURPOSE"  # broken on purpose: not for the schema check of what scalebench wrote
 
 # read_case READER NAME KIND EXPECT: one reader on one corpus file; appends "OUTCOME READER:NAME DETAIL" to
 # $WORK/results (cases run four at a time: most of a reader's second is MPI's start-up, not work).
