@@ -112,7 +112,8 @@ void record_phase(ProcessGroup& group, PhaseRecord& record, const std::string& n
     throw RuntimeFailure(stopped.what());
   }
   after(true);
-  set_progress(name + " phase done");
+  // Read after "during" by a signal's message: "stopped by SIGTERM during the set-up after the comm phase".
+  set_progress("the set-up after the " + name + " phase");
   on_phase_done(name);
 }
 
