@@ -61,6 +61,7 @@ struct PlanPrediction {
   int64_t batch = 0;
   bool batch_reduced = false;  // the reference batch did not fit; the largest that fits was used
   std::string unit;
+  std::string batch_unit;  // what --batch and the largest batch count ("sentence pairs", "sequences", "images")
   double units_per_step = 0, train_flops_per_step = 0;
   uint64_t needed_bytes = 0, capacity_bytes = 0;  // plan + optimizer state; usable device memory
   std::vector<PrecisionFit> fits;                 // largest batch per precision the GPU supports

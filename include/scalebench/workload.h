@@ -26,6 +26,8 @@ struct WorkloadInfo {
   int64_t full_parameters;  // shared/WORKLOADS.md's count, asserted by a test
   std::string reference;    // the implementation it follows
   std::string batch_unit;   // what one batch element is when it is not one unit ("sentence pairs"); empty: the unit
+  // What a batch counts: batch_unit, or the unit itself ("sentence pairs", "sequences", "images").
+  const std::string& batch_unit_name() const { return batch_unit.empty() ? unit : batch_unit; }
   // The smallest per-rank batch the graph trains at: 2 where a training-mode BatchNorm sees one value per
   // sample and channel (deeplabv3's image pooling; PyTorch refuses batch 1 there too). Max-batch searches
   // start here and plan_replica refuses less.

@@ -161,7 +161,8 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
       ->check(CLI::PositiveNumber);
   plan->add_option("--precision", o.request.precision, "auto (bf16, or fp16 without bf16), bf16, fp16, tf32, fp32")
       ->check(CLI::IsMember({"auto", "bf16", "fp16", "tf32", "fp32"}));
-  plan->add_option("--batch", o.request.batch, "Per-GPU batch (default: the reference batch, or the largest that fits)")
+  plan->add_option("--batch", o.request.batch, "Per-GPU batch in the workload's batch unit: sentence pairs (transformer_big, conv_seq2seq), sequences, "
+                   "images (scalebench list; default: the reference batch, or the largest that fits)")
       ->check(CLI::NonNegativeNumber);
   plan->add_option("--bucket-mb", o.request.bucket_mb, "Gradient bucket size in MiB (default 25)")
       ->check(CLI::Range(0.001, 1e6));

@@ -23,6 +23,7 @@ nlohmann::json prediction_json(const PlanPrediction& p) {
           {"batch_per_gpu", p.batch},
           {"batch_reduced", p.batch_reduced},
           {"unit", p.unit},
+          {"batch_unit", p.batch_unit},
           {"units_per_step_per_gpu", p.units_per_step},
           {"train_flops_per_step_per_gpu", p.train_flops_per_step},
           {"framework", p.request.framework},

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "scalebench/byte_text.h"
+#include "scalebench/workload.h"
 #include "src/report/compare.h"
 
 namespace sb {
@@ -52,14 +53,14 @@ std::string prediction_text(const PlanPrediction& p, const Calibration& calibrat
   out += "# workload " + p.request.workload + " (" + p.unit + "), " + p.gpu->name + " x" +
          std::to_string(p.request.gpus) +
          (p.request.nodes > 1 ? " on " + std::to_string(p.request.nodes) + " nodes" : "") + ", " +
-         precision_name(p.precision) + ", batch " + std::to_string(p.batch) + " per GPU" +
+         precision_name(p.precision) + ", batch " + std::to_string(p.batch) + " " + p.batch_unit + " per GPU" +
          (p.batch_reduced ? " (the reference batch does not fit)" : "") + "\n";
   out += "# path: " + path_text(p) + "\n";
   Table memory;
   memory.title = "memory per GPU (predicted from the workload's memory plan; " + gib_text(p.capacity_bytes) +
                  " usable = " + format("%g", p.request.memory_gib > 0 ? p.request.memory_gib : p.gpu->memory_gb) +
                  " GiB - " + gib_text(kPlanDeviceReserveBytes) + " reserve)";
-  memory.header = {"precision", "largest batch", "needs at batch " + std::to_string(p.batch)};
+  memory.header = {"precision", "largest batch (" + p.batch_unit + ")", "needs at batch " + std::to_string(p.batch)};
   memory.right_aligned = {false, true, true};
   for (const PrecisionFit& fit : p.fits) {
     memory.rows.push_back({precision_name(fit.precision), std::to_string(fit.max_batch),
@@ -113,21 +114,24 @@ std::string prediction_text(const PlanPrediction& p, const Calibration& calibrat
 std::string plan_tables_text(const std::vector<std::string>& workloads, const std::vector<std::string>& gpus,
                              const std::vector<PlanTableCell>& cells, int gpu_count, bool markdown, bool pytorch) {
   Table batch, rate;
-  batch.title = pytorch ? "Largest batch per GPU in PyTorch (predicted from its memory measured at two or more "
-                          "batches; mode in brackets)"
-                        : "Largest batch per GPU (predicted from the memory plan; precision in brackets)";
+  batch.title = pytorch ? "Largest batch per GPU in PyTorch, in the workload's batch unit (predicted from its memory "
+                          "measured at two or more batches; mode in brackets)"
+                        : "Largest batch per GPU, in the workload's batch unit (predicted from the memory plan; "
+                          "precision in brackets)";
   rate.title = gpu_count > 1
                    ? "Throughput per GPU, " + std::to_string(gpu_count) +
                          " GPUs data-parallel on the default path (predicted; units/s, E(N) in brackets)"
                    : "Throughput per GPU (predicted; units/s at the reference batch)";
   if (pytorch) rate.title += "; scalebench's engine: PyTorch's time is not modelled";
   batch.header = rate.header = {"workload"};
+  batch.header.push_back("batch unit");
+  rate.header.push_back("unit");
   for (const std::string& gpu : gpus) {
     batch.header.push_back(gpu);
     rate.header.push_back(gpu);
   }
   batch.right_aligned.assign(batch.header.size(), true);
-  batch.right_aligned[0] = false;
+  batch.right_aligned[0] = batch.right_aligned[1] = false;
   rate.right_aligned = batch.right_aligned;
   std::vector<std::string> reasons;
   auto not_available = [&](const std::string& reason) {
@@ -137,7 +141,8 @@ std::string plan_tables_text(const std::vector<std::string>& workloads, const st
   };
   size_t i = 0;
   for (const std::string& workload : workloads) {
-    std::vector<std::string> batch_row{workload}, rate_row{workload};
+    const WorkloadInfo& info = find_workload(workload).info();
+    std::vector<std::string> batch_row{workload, info.batch_unit_name()}, rate_row{workload, info.unit + "/s"};
     for (size_t g = 0; g < gpus.size(); ++g, ++i) {
       const PlanTableCell& c = cells[i];
       if (!c.ok) {

@@ -87,6 +87,7 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   }
   const Workload& workload = find_workload(request.workload);
   out.unit = workload.info().unit;
+  out.batch_unit = workload.info().batch_unit_name();
   out.capacity_bytes = usable_bytes(gpu, request.memory_gib);
   if (request.framework == "pytorch") {
     const std::vector<const PytorchMemoryFit*> lines = (pytorch ? *pytorch : builtin_pytorch_memory()).of(request.workload);

@@ -101,7 +101,7 @@ void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const
   for (const SuiteRow& row : rows) {
     const ThroughputCells reference = throughput_cells(row.reference_ran, row.reference);
     const WorkloadInfo& info = find_workload(row.workload).info();
-    const std::string batch_unit = " " + (info.batch_unit.empty() ? info.unit : info.batch_unit);
+    const std::string batch_unit = " " + info.batch_unit_name();
     std::fprintf(out, "| %s | %s | %s | %s | %s | %s | %s |", row.workload.c_str(), info.unit.c_str(),
                  (grouped(static_cast<double>(info.default_batch)) + batch_unit).c_str(), reference.alone.c_str(),
                  reference.together.c_str(), reference.efficiency.c_str(),

@@ -119,7 +119,7 @@ void print_training_header(std::FILE* out, const TrainingReport& report) {
   }
   // The batch in its own unit (sentence pairs for translation), which need not be the throughput's (tokens).
   const WorkloadInfo& info = find_workload(o.workload).info();
-  const std::string batch_unit = info.batch_unit.empty() ? info.unit : info.batch_unit;
+  const std::string batch_unit = info.batch_unit_name();
   std::fprintf(out, "# batch %lld %s per rank; %d warm-up + %d timed steps per phase%s; seed %llu\n",
                static_cast<long long>(report.batch), batch_unit.c_str(), o.warmup_steps, o.steps,
                o.min_time_seconds > 0 ? (" (or at least " + std::to_string(o.min_time_seconds) + " s)").c_str() : "",

@@ -121,7 +121,7 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
   MaxBatchResult result;
   result.workload = workload.info().name;
   result.unit = workload.info().unit;
-  result.batch_unit = workload.info().batch_unit.empty() ? workload.info().unit : workload.info().batch_unit;
+  result.batch_unit = workload.info().batch_unit_name();
   result.precision = precision_name(options.precision);
   result.nranks = group.size();
   result.reference_batch = workload.info().default_batch;

@@ -12,6 +12,8 @@ expect_exit 0 "plan 4 x RTX 4090" -- "$SB" plan --workload transformer_big --gpu
 expect_output "PREDICTED" "every prediction says so"
 expect_output "pcie4-host" "the 4090 has no P2P: host-staged path"
 expect_output "scaling efficiency E\(4\)" "efficiency at 4 GPUs"
+expect_output "batch 500 sentence pairs per GPU" "the batch in its unit (issue 28: batch units everywhere)"
+expect_output "largest batch \(sentence pairs\)" "the largest batch in its unit"
 
 expect_exit 0 "plan 64 x H100 over InfiniBand" -- "$SB" plan -w bert_base --gpu "H100 SXM" --gpus 64 --nodes 8 --fabric ib-ndr
 expect_output "ib-ndr x8 adapters per node between 8 nodes" "the network path"
