@@ -32,7 +32,8 @@ cluster_install() {
   fi
   if [ -z "$why" ]; then
     echo "installing slurm-wlm and munge (missing: ${missing[*]})"
-    { apt-get -o DPkg::Lock::Timeout=120 update &&
+    # Bounded waits: where no mirror answers (an offline GPU node), the skip comes in a minute, not many.
+    { apt-get -o DPkg::Lock::Timeout=120 -o Acquire::http::Timeout=30 -o Acquire::Retries=1 update &&
       DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y --no-install-recommends \
         slurm-wlm munge; } > "$CLUSTER_DIR/apt.log" 2>&1 && return 0
     why="apt-get failed: $(tail -n 1 "$CLUSTER_DIR/apt.log")"
