@@ -47,6 +47,13 @@ TEST(PlanDatabase, EveryGpuStatesWhatDecidesSustainedSpeedWithASource) {
   EXPECT_TRUE(db.gpu("RTX 2080").tensor_cores_for("fp16"));
   EXPECT_FALSE(db.gpu("RTX 2080").tensor_cores_for("bf16"));
   EXPECT_TRUE(db.gpu("A100 SXM 80GB").tensor_cores_for("tf32"));
+  // Quadro RTX 6000/8000: the GPU's own 260 W, not the datasheet's 295 W that includes the VirtualLink port; below
+  // the Titan RTX's 280 W on the same TU102 at the same 1770 MHz boost.
+  for (const char* quadro : {"Quadro RTX 6000", "Quadro RTX 8000"}) {
+    EXPECT_EQ(db.gpu(quadro).board_power_w, 260.0) << quadro;
+    EXPECT_LT(*db.gpu(quadro).board_power_w, *db.gpu("Titan RTX").board_power_w) << quadro;
+    EXPECT_EQ(db.gpu(quadro).boost_clock_mhz, db.gpu("Titan RTX").boost_clock_mhz) << quadro;
+  }
 }
 
 std::string gpu_error(const std::string& name) {
