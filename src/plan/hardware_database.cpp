@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <string>
 
 #include "scalebench/error.h"
 #include "scalebench/plan_database.h"
@@ -64,6 +65,28 @@ void check_tensor_cores(const JsonFields& row, const GpuSpec& gpu) {
   }
 }
 
+// A sustained clock scales every compute peak, so it must be a measurement and a plausible one: a
+// clock_power_sources entry says where it was measured (it names "sustained"), and the value lies between half the
+// base clock (half the boost clock where no base clock is published) and 1.5 x the boost clock. GPU Boost runs
+// above the boost clock when there is headroom, never above 1.5 x it; a card that holds less than half its base
+// clock is broken or idle, not a sustained load.
+void check_sustained_clock(const JsonFields& row, const GpuSpec& gpu) {
+  const double sustained = *gpu.sustained_clock_mhz;
+  const double low = 0.5 * (gpu.base_clock_mhz ? *gpu.base_clock_mhz : *gpu.boost_clock_mhz);
+  const double high = 1.5 * *gpu.boost_clock_mhz;
+  if (sustained < low || sustained > high) {
+    row.fail("\"" + row.where("sustained_clock_mhz") + "\" is " + std::to_string(static_cast<int>(sustained)) +
+             " MHz, outside " + std::to_string(static_cast<int>(low)) + "-" + std::to_string(static_cast<int>(high)) +
+             " MHz (0.5 x base to 1.5 x boost clock)");
+  }
+  const bool cited = std::any_of(gpu.clock_power_sources.begin(), gpu.clock_power_sources.end(),
+                                 [](const std::string& s) { return s.find("sustained") != std::string::npos; });
+  if (!cited) {
+    row.fail("\"" + row.where("sustained_clock_mhz") + "\" has no source: no clock_power_sources entry names the "
+             "sustained-clock measurement (the word 'sustained')");
+  }
+}
+
 GpuSpec read_gpu(const JsonFields& row) {
   GpuSpec gpu;
   gpu.name = row.string("name");
@@ -98,6 +121,7 @@ GpuSpec read_gpu(const JsonFields& row) {
   }
   gpu.clock_power_sources = row.strings("clock_power_sources");
   if (gpu.clock_power_sources.empty()) row.fail("\"" + row.where("clock_power_sources") + "\" is empty");
+  if (gpu.sustained_clock_mhz) check_sustained_clock(row, gpu);
   gpu.derived = row.strings("derived");
   gpu.notes = row.string("notes");
   gpu.sources = cited_sources(row);

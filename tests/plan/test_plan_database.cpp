@@ -33,13 +33,27 @@ TEST(PlanDatabase, EveryGpuStatesWhatDecidesSustainedSpeedWithASource) {
     EXPECT_FALSE(gpu.clock_power_sources.empty()) << gpu.name;
     EXPECT_TRUE(gpu.board_power_w.has_value()) << gpu.name;
     EXPECT_EQ(gpu.tensor_core_generation == 0, gpu.tensor_precisions.empty()) << gpu.name;
-    if (gpu.sustained_clock_mhz) EXPECT_LE(*gpu.sustained_clock_mhz, *gpu.boost_clock_mhz * 1.2) << gpu.name;
+    if (!gpu.sustained_clock_mhz) continue;
+    // The loader's bounds (hardware_database.cpp, check_sustained_clock), and the measurement named in a source.
+    const double low = 0.5 * (gpu.base_clock_mhz ? *gpu.base_clock_mhz : *gpu.boost_clock_mhz);
+    EXPECT_GE(*gpu.sustained_clock_mhz, low) << gpu.name;
+    EXPECT_LE(*gpu.sustained_clock_mhz, 1.5 * *gpu.boost_clock_mhz) << gpu.name;
+    bool cited = false;
+    for (const std::string& source : gpu.clock_power_sources) cited = cited || source.find("sustained") != source.npos;
+    EXPECT_TRUE(cited) << gpu.name << ": a sustained clock without its measurement";
   }
   const HardwareDatabase& db = builtin_hardware_database();
   EXPECT_EQ(db.gpu("GTX 1080 Ti").tensor_core_generation, 0);  // Pascal: no tensor cores
   EXPECT_TRUE(db.gpu("RTX 2080").tensor_cores_for("fp16"));
   EXPECT_FALSE(db.gpu("RTX 2080").tensor_cores_for("bf16"));
   EXPECT_TRUE(db.gpu("A100 SXM 80GB").tensor_cores_for("tf32"));
+  // Quadro RTX 6000/8000: the GPU's own 260 W, not the datasheet's 295 W that includes the VirtualLink port; below
+  // the Titan RTX's 280 W on the same TU102 at the same 1770 MHz boost.
+  for (const char* quadro : {"Quadro RTX 6000", "Quadro RTX 8000"}) {
+    EXPECT_EQ(db.gpu(quadro).board_power_w, 260.0) << quadro;
+    EXPECT_LT(*db.gpu(quadro).board_power_w, *db.gpu("Titan RTX").board_power_w) << quadro;
+    EXPECT_EQ(db.gpu(quadro).boost_clock_mhz, db.gpu("Titan RTX").boost_clock_mhz) << quadro;
+  }
 }
 
 std::string gpu_error(const std::string& name) {
@@ -114,6 +128,43 @@ TEST(PlanDatabase, SchemaErrorsNameTheFileAndTheField) {
                               "\"tensor_core_generation\": 3, \"tensor_precisions\": [\"bf16\"]");
   EXPECT_THROW(parse_hardware_database(listed_without_peak, fabrics), UsageError);
   EXPECT_THROW(parse_calibration("{}", "c.json"), UsageError);
+}
+
+// A sustained clock scales every compute peak (GpuSpec::clock_scale), so the loader takes one only with its
+// measurement named in clock_power_sources and only between 0.5 x base and 1.5 x boost clock.
+TEST(PlanDatabase, ASustainedClockNeedsItsMeasurementAndASaneValue) {
+  const std::string fabrics = builtin_fabrics_json();
+  const std::string row = R"({"schema_version": 1, "gpus": [{"name": "X", "aliases": [], "architecture": "A",
+      "memory_gb": 8, "memory_bandwidth_gbps": 100, "fp32_tflops": 1, "tf32_tflops": null, "fp16_tflops": null,
+      "bf16_tflops": null, "nvlink": null, "pcie_gen": 4, "pcie_p2p": null, "boost_clock_mhz": 1500,
+      "base_clock_mhz": 1200, "sustained_clock_mhz": SUSTAINED, "board_power_w": 100, "memory_gbps_per_pin": null,
+      "tensor_core_generation": 0, "tensor_precisions": [], "clock_power_sources": [SOURCES],
+      "derived": [], "notes": "", "sources": ["a datasheet"]}]})";
+  const auto with = [&](const std::string& sustained, const std::string& sources) {
+    std::string text = row;
+    text.replace(text.find("SUSTAINED"), 9, sustained);
+    text.replace(text.find("SOURCES"), 7, sources);
+    return text;
+  };
+  const std::string measured = R"("datasheet: boost 1500, base 1200 MHz", "review Y: sustained 1650 MHz over 30 min")";
+  const HardwareDatabase db = parse_hardware_database(with("1650", measured), fabrics, "g.json", "f.json");
+  EXPECT_DOUBLE_EQ(db.gpus.at(0).clock_scale(), 1650.0 / 1500.0);
+  EXPECT_DOUBLE_EQ(parse_hardware_database(with("null", measured), fabrics).gpus.at(0).clock_scale(), 1.0);
+  for (const char* insane : {"5000", "2251", "599", "12"}) {
+    try {
+      parse_hardware_database(with(insane, measured), fabrics, "g.json", "f.json");
+      ADD_FAILURE() << "sustained clock " << insane << " MHz of a 1200/1500 MHz board was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("\"gpus[0].sustained_clock_mhz\" is"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("600-2250 MHz"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    parse_hardware_database(with("1650", R"("datasheet: boost 1500, base 1200 MHz")"), fabrics, "g.json", "f.json");
+    ADD_FAILURE() << "a sustained clock without its measurement was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no source"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
