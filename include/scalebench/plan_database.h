@@ -27,7 +27,12 @@ struct GpuSpec {
   std::vector<std::string> tensor_precisions;  // "fp16", "bf16", "tf32": what the tensor cores multiply
   std::vector<std::string> clock_power_sources;
   bool tensor_cores_for(const std::string& precision) const;
-  double clock_scale() const;  // sustained / boost clock; 1 without a sustained clock
+  // Boards whose datasheet rows are identical (same architecture, boost clock, peaks and memory bandwidth: one chip
+  // in different boards) but whose board power differs sustain different clocks under a power-limited load. Without
+  // a sourced sustained clock, each such board's clock is taken as (power / the group's highest power)^(1/3) of the
+  // boost clock (dynamic power ~ f·V² with V ~ f); 1 for a board without a twin (set by parse_hardware_database).
+  double power_twin_scale = 1.0;
+  double clock_scale() const;  // sustained / boost clock where sourced; else power_twin_scale
   std::vector<std::string> derived;  // fields computed from vendor figures (see notes)
   std::string notes;
   std::vector<std::string> sources;

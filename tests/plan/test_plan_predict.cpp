@@ -54,6 +54,27 @@ TEST(PlanPredict, OneGpuHasNoCommunicationAndFullEfficiency) {
   EXPECT_NEAR(p.solo_units_per_s, 128 / (p.timeline.solo_ms * 1e-3), 1e-9);
 }
 
+// Issue 30, defect 5: Titan RTX and Quadro RTX 6000/8000 share one datasheet row (TU102, 1770 MHz boost, same peaks
+// and memory) and tied exactly; the Titan's 280 W against the Quadros' 260 W sustains a higher clock, as Lambda's
+// fp32 training throughput shows (docs/PLAN.md). Boards without a twin keep their boost clock.
+TEST(PlanPredict, PowerTwinsSharingADatasheetRowAreOrderedByBoardPower) {
+  const GpuSpec& titan = db().gpu("Titan RTX");
+  const GpuSpec& quadro6000 = db().gpu("Quadro RTX 6000");
+  EXPECT_DOUBLE_EQ(titan.clock_scale(), 1.0);
+  EXPECT_NEAR(quadro6000.clock_scale(), std::cbrt(260.0 / 280.0), 1e-12);
+  EXPECT_DOUBLE_EQ(db().gpu("Quadro RTX 8000").clock_scale(), quadro6000.clock_scale());
+  EXPECT_DOUBLE_EQ(db().gpu("H200 SXM").clock_scale(), 1.0);  // the calibration's GPU is untouched
+  for (const char* workload : {"transformer_big", "bert_base", "yolov3"}) {
+    PlanRequest r = request(workload, "Titan RTX");
+    r.precision = "fp32";
+    const double on_titan = predict_plan(r, db(), calibration()).solo_units_per_s;
+    r.gpu = "Quadro RTX 6000";
+    const double on_quadro = predict_plan(r, db(), calibration()).solo_units_per_s;
+    EXPECT_GT(on_titan, on_quadro * 1.005) << workload;
+    EXPECT_LT(on_titan, on_quadro * 1.03) << workload;
+  }
+}
+
 TEST(PlanPredict, PathsFollowTheGpu) {
   const PlanPrediction nvlink = predict_plan(request("bert_base", "H100 SXM", 8), db(), calibration());
   EXPECT_EQ(nvlink.intra_fabric, "nvlink4-nvswitch");
