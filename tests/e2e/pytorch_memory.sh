@@ -65,7 +65,8 @@ case "$1" in
 esac
 SH
 chmod +x "$WORK/fake_scalebench"
-expect_exit 0 "validate" -- "$PY" "$SCRIPT" validate --scalebench "$WORK/fake_scalebench" \
+# No GPU for the cap, also on a GPU machine (there the cap would train the test's made-up line for real).
+expect_exit 0 "validate" -- env CUDA_VISIBLE_DEVICES= "$PY" "$SCRIPT" validate --scalebench "$WORK/fake_scalebench" \
   --pytorch-memory "$WORK/pytorch_memory.json" --workloads bert_base --caps-gib 24 --out "$WORK/rows.jsonl"
 expect_output "^\| bert_base \| scalebench \| 24 \| 100 \| 97 \| \+3\.1% \|$" "predicted beside measured with the error"
 expect_output "^\| bert_base \| pytorch \| 24 \| 50 \| .*(needs a CUDA GPU|torch is not installed)" "a cap that cannot run says why"
