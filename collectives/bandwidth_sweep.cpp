@@ -16,7 +16,9 @@ namespace {
 uint64_t largest_size(const BandwidthOptions& options, int nranks) {
   uint64_t largest = 0;
   for (CollectiveOp op : options.ops) {
-    for (uint64_t size : sweep_sizes(options, op, nranks)) largest = std::max(largest, size);
+    for (DType dtype : options.dtypes) {
+      for (uint64_t size : sweep_sizes(options, op, dtype, nranks)) largest = std::max(largest, size);
+    }
   }
   return largest;
 }
@@ -77,6 +79,7 @@ class SizeRunner {
       : options_(options), group_(group), device_(device), communicator_(communicator), stream_(stream) {}
 
   PlacementResult run(const Placement& placement, CollectiveOp op, uint64_t size_bytes) {
+    dtype_ = placement.dtype;
     PlacementResult result;
     result.measured = true;
     fill_inputs(placement, /*poison_output=*/false);
@@ -102,11 +105,11 @@ class SizeRunner {
 
   void fill_inputs(const Placement& p, bool poison_output) {
     if (poison_output && p.poison_before_input) {
-      device_.fill_pattern(p.output, p.output_count, options_.dtype, poison_spec(), stream_);
+      device_.fill_pattern(p.output, p.output_count, dtype_, poison_spec(), stream_);
     }
-    device_.fill_pattern(p.input, p.input_count, options_.dtype, p.input_spec, stream_);
+    device_.fill_pattern(p.input, p.input_count, dtype_, p.input_spec, stream_);
     if (poison_output && p.poison_after_input) {
-      device_.fill_pattern(p.output, p.output_count, options_.dtype, poison_spec(), stream_);
+      device_.fill_pattern(p.output, p.output_count, dtype_, poison_spec(), stream_);
     }
   }
 
@@ -171,7 +174,7 @@ class SizeRunner {
     issue(p);
     communicator_.wait(stream_, std::string("checking ") + collective_name(op));
     int64_t wrong = static_cast<int64_t>(
-        device_.count_mismatches(p.output, p.output_count, options_.dtype, p.expected_spec, stream_));
+        device_.count_mismatches(p.output, p.output_count, dtype_, p.expected_spec, stream_));
     group_.allreduce_sum(&wrong, 1);
     return wrong;
   }
@@ -181,6 +184,7 @@ class SizeRunner {
   Device& device_;
   Communicator& communicator_;
   StreamHandle stream_;
+  DType dtype_ = DType::kFloat32;  // of the placement being run
 };
 
 }  // namespace
@@ -202,28 +206,37 @@ void run_bandwidth_sweep(const BandwidthOptions& options, ProcessGroup& group, D
   void* second = buffers.second->data();
   StreamHandle stream = device.create_stream();
   SizeRunner runner(options, group, device, communicator, stream);
-  const int amplitude = pattern_amplitude(nranks, dtype_exact_integer_limit(options.dtype));
+  // Collective, then element type, then reduce op, then size: nccl-tests' order within one collective.
   for (CollectiveOp op : options.ops) {
-    for (uint64_t size : sweep_sizes(options, op, nranks)) {
-      SizeResult result;
-      result.op = op;
-      result.size_bytes = size;
-      result.count = size / dtype_size(options.dtype);
-      set_progress(std::string(collective_name(op)) + " of " + std::to_string(size) + " bytes");
-      PlacementRequest request{op,     options.dtype, options.reduce, group.rank(), nranks, options.root,
-                               result.count, amplitude};
-      if (options.run_out_of_place) {
-        result.out_of_place = runner.run(place_collective(request, false, first, second), op, size);
-      }
-      if (options.run_in_place) {
-        result.in_place = runner.run(place_collective(request, true, first, second), op, size);
-      }
-      report.results.push_back(result);
-      if (callbacks.on_size_done) callbacks.on_size_done(result);
-      // A stop signal on any rank ends the sweep here on every rank, the sizes measured so far kept.
-      if (const int64_t signal = group.max_across_ranks(stop_signal()); signal != 0) {
-        throw RuntimeFailure("stopped by " + signal_name(static_cast<int>(signal)) + " after " + collective_name(op) +
-                             " of " + std::to_string(size) + " bytes (the sizes measured so far kept)");
+    for (DType dtype : options.dtypes) {
+      const int amplitude = pattern_amplitude(nranks, dtype_exact_integer_limit(dtype));
+      for (ReduceOp reduce : sweep_reduce_ops(options, op)) {
+        for (uint64_t size : sweep_sizes(options, op, dtype, nranks)) {
+          SizeResult result;
+          result.op = op;
+          result.dtype = dtype;
+          result.reduce = reduce;
+          result.size_bytes = size;
+          result.count = size / dtype_size(dtype);
+          std::string what = std::string(collective_name(op)) + " " + dtype_name(dtype);
+          if (pattern_reduces(op)) what += std::string(" ") + reduce_op_name(reduce);
+          what += " of " + std::to_string(size) + " bytes";
+          set_progress(what);
+          PlacementRequest request{op, dtype, reduce, group.rank(), nranks, options.root, result.count, amplitude};
+          if (options.run_out_of_place) {
+            result.out_of_place = runner.run(place_collective(request, false, first, second), op, size);
+          }
+          if (options.run_in_place) {
+            result.in_place = runner.run(place_collective(request, true, first, second), op, size);
+          }
+          report.results.push_back(result);
+          if (callbacks.on_size_done) callbacks.on_size_done(result);
+          // A stop signal on any rank ends the sweep here on every rank, the sizes measured so far kept.
+          if (const int64_t signal = group.max_across_ranks(stop_signal()); signal != 0) {
+            throw RuntimeFailure("stopped by " + signal_name(static_cast<int>(signal)) + " after " + what +
+                                 " (the sizes measured so far kept)");
+          }
+        }
       }
     }
     if (callbacks.on_op_done) callbacks.on_op_done(op);

@@ -3,6 +3,7 @@
 // sweep visits, and the two summaries of a BandwidthReport.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -32,10 +33,15 @@ struct ReduceOpInfo {
   const char* name;
 };
 
+// nccl-tests' names, in the order its `-o all` runs them.
 constexpr ReduceOpInfo kReduceOps[] = {
-    {ReduceOp::kSum, "sum"},
-    {ReduceOp::kAvg, "avg"},
+    {ReduceOp::kSum, "sum"}, {ReduceOp::kProd, "prod"}, {ReduceOp::kMax, "max"},
+    {ReduceOp::kMin, "min"}, {ReduceOp::kAvg, "avg"},
 };
+
+// The element types a collective moves (uint8 is the engine's mask type, never a collective's).
+constexpr DType kCollectiveDTypes[] = {DType::kFloat32, DType::kBFloat16, DType::kFloat16, DType::kFloat64,
+                                       DType::kInt32};
 
 // Bytes that every size of `op` must be a multiple of: whole elements, and for the collectives that
 // split the buffer into one block per rank, whole elements in every block.
@@ -97,6 +103,16 @@ ReduceOp parse_reduce_op(const std::string& text) {
   throw UsageError("unknown reduce op '" + text + "' (accepted: " + accepted + ")");
 }
 
+std::vector<ReduceOp> all_reduce_ops() {
+  std::vector<ReduceOp> ops;
+  for (const ReduceOpInfo& entry : kReduceOps) ops.push_back(entry.op);
+  return ops;
+}
+
+std::vector<DType> collective_dtypes() {
+  return std::vector<DType>(std::begin(kCollectiveDTypes), std::end(kCollectiveDTypes));
+}
+
 double bus_bandwidth_factor(CollectiveOp op, int nranks) {
   if (nranks < 1) throw std::invalid_argument("bus_bandwidth_factor: nranks must be >= 1");
   const double n = nranks;
@@ -113,7 +129,7 @@ double bus_bandwidth_factor(CollectiveOp op, int nranks) {
   SB_FATAL("unknown collective");
 }
 
-std::vector<uint64_t> sweep_sizes(const BandwidthOptions& options, CollectiveOp op, int nranks) {
+std::vector<uint64_t> sweep_sizes(const BandwidthOptions& options, CollectiveOp op, DType dtype, int nranks) {
   if (options.max_bytes == 0) {
     throw std::invalid_argument("sweep_sizes: max_bytes is 0; resolve the device default first");
   }
@@ -127,7 +143,7 @@ std::vector<uint64_t> sweep_sizes(const BandwidthOptions& options, CollectiveOp 
                      std::to_string(options.max_bytes) + " B");
   }
 
-  const uint64_t granularity = size_granularity(op, options.dtype, nranks);
+  const uint64_t granularity = size_granularity(op, dtype, nranks);
   std::vector<uint64_t> sizes;
   uint64_t size = options.min_bytes;
   while (true) {
@@ -142,6 +158,12 @@ std::vector<uint64_t> sweep_sizes(const BandwidthOptions& options, CollectiveOp 
     if (size > options.max_bytes) break;
   }
   return sizes;
+}
+
+std::vector<ReduceOp> sweep_reduce_ops(const BandwidthOptions& options, CollectiveOp op) {
+  if (options.reduces.empty()) throw std::invalid_argument("sweep_reduce_ops: no reduce op");
+  if (pattern_reduces(op)) return options.reduces;
+  return {options.reduces.front()};
 }
 
 int64_t BandwidthReport::total_wrong() const {

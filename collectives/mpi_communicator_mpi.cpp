@@ -1,7 +1,8 @@
 // The mpi backend: collectives through MPI on a duplicate of MPI_COMM_WORLD, so that benchmark traffic
 // never matches the process group's control-plane messages. MPI reads host memory here: buffers of a
 // host-accessible device are used as they are, others are staged through host copies. bf16 and fp16 have
-// no MPI type, so they travel as 2-byte elements reduced by user-defined operations. Every collective is
+// no MPI type, so they travel as 2-byte elements reduced by user-defined operations (sum, prod, max, min;
+// avg is a sum divided afterwards, as for every type). Every collective is
 // MPI's non-blocking form polled against --timeout (src/bootstrap/mpi_wait.h): a rank that never joins
 // ends the job with a message naming it instead of a hang.
 #include <mpi.h>
@@ -22,16 +23,50 @@
 namespace sb {
 namespace {
 
-// MPI_User_function for 16-bit floats: each pair is widened to float, added and rounded back to nearest
-// even, which is exact for the small-integer verification data and one rounding per step otherwise.
-template <uint16_t (*kNarrow)(float), float (*kWiden)(uint16_t)>
-void sum_16bit(void* in, void* inout, int* length, MPI_Datatype*) {
+struct Add {
+  static float apply(float a, float b) { return a + b; }
+};
+struct Multiply {
+  static float apply(float a, float b) { return a * b; }
+};
+struct Larger {
+  static float apply(float a, float b) { return a > b ? a : b; }
+};
+struct Smaller {
+  static float apply(float a, float b) { return a < b ? a : b; }
+};
+
+// MPI_User_function for 16-bit floats: each pair is widened to float, combined and rounded back to nearest
+// even, which is exact for the verification data and one rounding per step otherwise.
+template <uint16_t (*kNarrow)(float), float (*kWiden)(uint16_t), typename Combine>
+void reduce_16bit(void* in, void* inout, int* length, MPI_Datatype*) {
   const auto* a = static_cast<const uint16_t*>(in);
   auto* b = static_cast<uint16_t*>(inout);
-  for (int i = 0; i < *length; ++i) b[i] = kNarrow(kWiden(a[i]) + kWiden(b[i]));
+  for (int i = 0; i < *length; ++i) b[i] = kNarrow(Combine::apply(kWiden(a[i]), kWiden(b[i])));
 }
 
-// Averages are sums divided on each rank afterwards: one rounding at the type's precision.
+template <uint16_t (*kNarrow)(float), float (*kWiden)(uint16_t)>
+void create_16bit_ops(MPI_Op (&ops)[4]) {
+  SB_MPI_CHECK(MPI_Op_create(&reduce_16bit<kNarrow, kWiden, Add>, 1, &ops[0]));
+  SB_MPI_CHECK(MPI_Op_create(&reduce_16bit<kNarrow, kWiden, Multiply>, 1, &ops[1]));
+  SB_MPI_CHECK(MPI_Op_create(&reduce_16bit<kNarrow, kWiden, Larger>, 1, &ops[2]));
+  SB_MPI_CHECK(MPI_Op_create(&reduce_16bit<kNarrow, kWiden, Smaller>, 1, &ops[3]));
+}
+
+// Index into a row of four 16-bit operations (sum, prod, max, min); avg reduces with sum.
+int op_index(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kAvg: return 0;
+    case ReduceOp::kProd: return 1;
+    case ReduceOp::kMax: return 2;
+    case ReduceOp::kMin: return 3;
+  }
+  SB_FATAL("op_index: unknown reduce op");
+}
+
+// Averages are sums divided on each rank afterwards: one rounding at the type's precision; integers are
+// truncated toward zero, as NCCL's integer average divides.
 void divide_in_place(void* data, size_t count, DType type, int divisor) {
   switch (type) {
     case DType::kFloat32: {
@@ -56,8 +91,12 @@ void divide_in_place(void* data, size_t count, DType type, int divisor) {
         values[i] = float_to_fp16_bits(fp16_bits_to_float(values[i]) / divisor);
       return;
     }
-    case DType::kInt32:
-    case DType::kUInt8: break;  // refused before the collective ran
+    case DType::kInt32: {
+      auto* values = static_cast<int32_t*>(data);
+      for (size_t i = 0; i < count; ++i) values[i] /= divisor;
+      return;
+    }
+    case DType::kUInt8: break;  // not a collective type
   }
   SB_FATAL("divide_in_place: no average for this dtype");
 }
@@ -74,8 +113,8 @@ class MpiCommunicator final : public Communicator {
              "the mpi backend spans MPI_COMM_WORLD, but the process group does not");
     SB_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &half_type_));
     SB_MPI_CHECK(MPI_Type_commit(&half_type_));
-    SB_MPI_CHECK(MPI_Op_create(&sum_16bit<float_to_bf16_bits, bf16_bits_to_float>, 1, &bf16_sum_));
-    SB_MPI_CHECK(MPI_Op_create(&sum_16bit<float_to_fp16_bits, fp16_bits_to_float>, 1, &fp16_sum_));
+    create_16bit_ops<float_to_bf16_bits, bf16_bits_to_float>(bf16_ops_);
+    create_16bit_ops<float_to_fp16_bits, fp16_bits_to_float>(fp16_ops_);
   }
 
   ~MpiCommunicator() override {
@@ -83,8 +122,8 @@ class MpiCommunicator final : public Communicator {
     MPI_Finalized(&finalized);
     if (finalized) return;  // MPI_Finalize already released everything; freeing now would be an error
     if (communication_abandoned()) return;  // collectives with a dead peer may still be pending
-    SB_MPI_CHECK(MPI_Op_free(&fp16_sum_));
-    SB_MPI_CHECK(MPI_Op_free(&bf16_sum_));
+    for (MPI_Op& op : fp16_ops_) SB_MPI_CHECK(MPI_Op_free(&op));
+    for (MPI_Op& op : bf16_ops_) SB_MPI_CHECK(MPI_Op_free(&op));
     SB_MPI_CHECK(MPI_Type_free(&half_type_));
     SB_MPI_CHECK(MPI_Comm_free(&comm_));
   }
@@ -104,7 +143,6 @@ class MpiCommunicator final : public Communicator {
   void all_reduce(const void* send, void* recv, size_t count, DType type, ReduceOp op,
                   StreamHandle stream) override {
     check_count("all_reduce", count);
-    check_reduction(type, op);
     if (count == 0) return;
     const size_t bytes = count * dtype_size(type);
     device_.synchronize(stream);
@@ -112,7 +150,7 @@ class MpiCommunicator final : public Communicator {
     const void* host_send = in_place ? MPI_IN_PLACE : host_input(send, bytes, send_staging_, stream);
     void* host_recv = in_place ? host_input_output(recv, bytes, stream) : host_output(recv, bytes);
     MPI_Request request;
-    SB_MPI_CHECK(MPI_Iallreduce(host_send, host_recv, static_cast<int>(count), mpi_type(type), mpi_sum(type), comm_,
+    SB_MPI_CHECK(MPI_Iallreduce(host_send, host_recv, static_cast<int>(count), mpi_type(type), mpi_op(type, op), comm_,
                                 &request));
     complete(&request, "all_reduce", count, type);
     if (op == ReduceOp::kAvg) divide_in_place(host_recv, count, type, size_);
@@ -122,7 +160,6 @@ class MpiCommunicator final : public Communicator {
   void reduce_scatter(const void* send, void* recv, size_t recv_count, DType type, ReduceOp op,
                       StreamHandle stream) override {
     check_count("reduce_scatter", recv_count);
-    check_reduction(type, op);
     if (recv_count == 0) return;
     const size_t block_bytes = recv_count * dtype_size(type);
     const size_t total_bytes = block_bytes * static_cast<size_t>(size_);
@@ -136,14 +173,14 @@ class MpiCommunicator final : public Communicator {
       result = host_input_output(const_cast<void*>(send), total_bytes, stream);
       MPI_Request request;
       SB_MPI_CHECK(MPI_Ireduce_scatter_block(MPI_IN_PLACE, result, static_cast<int>(recv_count), mpi_type(type),
-                                             mpi_sum(type), comm_, &request));
+                                             mpi_op(type, op), comm_, &request));
       complete(&request, "reduce_scatter", recv_count, type);
     } else {
       const void* host_send = host_input(send, total_bytes, send_staging_, stream);
       result = host_output(recv, block_bytes);
       MPI_Request request;
       SB_MPI_CHECK(MPI_Ireduce_scatter_block(host_send, result, static_cast<int>(recv_count), mpi_type(type),
-                                             mpi_sum(type), comm_, &request));
+                                             mpi_op(type, op), comm_, &request));
       complete(&request, "reduce_scatter", recv_count, type);
     }
     if (op == ReduceOp::kAvg) divide_in_place(result, recv_count, type, size_);
@@ -252,11 +289,6 @@ class MpiCommunicator final : public Communicator {
     }
   }
 
-  // Averages of integers are refused by every backend, so a configuration fails the same way everywhere.
-  static void check_reduction(DType type, ReduceOp op) {
-    if (op == ReduceOp::kAvg && type == DType::kInt32) throw UsageError("avg is not defined for int32");
-  }
-
   void complete(MPI_Request* request, const char* operation, size_t count, DType type) {
     const std::string what = std::string(operation) + " of " + std::to_string(count) + " " + dtype_name(type);
     detail::wait_for_request(request, what + " (MPI)", timeout_, group_);
@@ -274,10 +306,17 @@ class MpiCommunicator final : public Communicator {
     SB_FATAL("mpi_type: unknown dtype");
   }
 
-  MPI_Op mpi_sum(DType type) const {
-    if (type == DType::kBFloat16) return bf16_sum_;
-    if (type == DType::kFloat16) return fp16_sum_;
-    return MPI_SUM;
+  MPI_Op mpi_op(DType type, ReduceOp op) const {
+    if (type == DType::kBFloat16) return bf16_ops_[op_index(op)];
+    if (type == DType::kFloat16) return fp16_ops_[op_index(op)];
+    switch (op) {
+      case ReduceOp::kSum:
+      case ReduceOp::kAvg: return MPI_SUM;
+      case ReduceOp::kProd: return MPI_PROD;
+      case ReduceOp::kMax: return MPI_MAX;
+      case ReduceOp::kMin: return MPI_MIN;
+    }
+    SB_FATAL("mpi_op: unknown reduce op");
   }
 
   // Host views of device buffers. The stream has been synchronized before any of these is called.
@@ -317,8 +356,8 @@ class MpiCommunicator final : public Communicator {
   int rank_ = 0;
   int size_ = 1;
   MPI_Datatype half_type_ = MPI_DATATYPE_NULL;
-  MPI_Op bf16_sum_ = MPI_OP_NULL;
-  MPI_Op fp16_sum_ = MPI_OP_NULL;
+  MPI_Op bf16_ops_[4] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};  // sum, prod, max, min
+  MPI_Op fp16_ops_[4] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
   std::vector<unsigned char> send_staging_;
   std::vector<unsigned char> recv_staging_;
 };

@@ -36,7 +36,16 @@ ncclDataType_t to_nccl(DType type) {
   return ncclFloat32;
 }
 
-ncclRedOp_t to_nccl(ReduceOp op) { return op == ReduceOp::kAvg ? ncclAvg : ncclSum; }
+ncclRedOp_t to_nccl(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return ncclSum;
+    case ReduceOp::kProd: return ncclProd;
+    case ReduceOp::kMax: return ncclMax;
+    case ReduceOp::kMin: return ncclMin;
+    case ReduceOp::kAvg: return ncclAvg;  // NCCL 2.10+; integers: sum then divide, floats: premultiplied by 1/n
+  }
+  return ncclSum;
+}
 
 class NcclCommunicator final : public Communicator {
  public:

@@ -410,6 +410,8 @@ nvlink_rc=$?
   "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 8 --max-bytes 1M --graph --check
   echo "== eager, small sizes"
   "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 8 --max-bytes 1M --check
+  echo "== every reduce op and type through NCCL (nccl-tests' -o all -d all), small sizes"
+  "${mpi[@]}" $sb bandwidth --op all -o all -d all --min-bytes 8 --max-bytes 1M --check
   echo "== bf16 all_reduce"
   "${mpi[@]}" $sb bandwidth --op all_reduce --dtype bf16 --min-bytes 1M --max-bytes 512M --check
   echo "== out of memory must be a clean exit 3 on every rank (expect rc=3)"

@@ -19,11 +19,13 @@ namespace sb {
 const char* collective_name(CollectiveOp op);  // "all_reduce", ...
 CollectiveOp parse_collective(const std::string& text);  // throws UsageError
 std::vector<CollectiveOp> all_collectives();
-const char* reduce_op_name(ReduceOp op);  // "sum", "avg"
-ReduceOp parse_reduce_op(const std::string& text);
+const char* reduce_op_name(ReduceOp op);  // "sum", "prod", "max", "min", "avg"
+ReduceOp parse_reduce_op(const std::string& text);  // throws UsageError
+std::vector<ReduceOp> all_reduce_ops();   // nccl-tests' `-o all`: sum, prod, max, min, avg
+std::vector<DType> collective_dtypes();   // `-d all`: fp32, bf16, fp16, fp64, int32
 
 // nccl-tests doc/PERFORMANCE.md: all_reduce 2(n-1)/n; reduce_scatter, all_gather, all_to_all (n-1)/n;
-// broadcast 1. With one rank the ring factors are 0, as nccl-tests computes them: no byte crosses a link,
+// broadcast 1; the same for every reduce op and element type, as nccl-tests has it. With one rank the ring factors are 0, as nccl-tests computes them: no byte crosses a link,
 // so a one-rank run reports busbw 0 (broadcast excepted) rather than a memory-copy rate dressed as a link.
 double bus_bandwidth_factor(CollectiveOp op, int nranks);
 
@@ -32,8 +34,11 @@ struct BandwidthOptions {
   uint64_t min_bytes = 1024;
   uint64_t max_bytes = 0;         // 0: the device's default (1 GiB on CUDA, 16 MiB on the CPU)
   double factor = 2.0;            // geometric step between sizes
-  DType dtype = DType::kFloat32;
-  ReduceOp reduce = ReduceOp::kSum;
+  // Each collective runs once per element type and, if it reduces (all_reduce, reduce_scatter), once per
+  // reduce op, in these orders (nccl-tests' -d all / -o all); a collective that does not reduce runs once
+  // per type whatever the reduce ops.
+  std::vector<DType> dtypes{DType::kFloat32};
+  std::vector<ReduceOp> reduces{ReduceOp::kSum};
   int root = 0;
   int warmup_iters = 5;
   int iters = 20;
@@ -49,8 +54,11 @@ struct BandwidthOptions {
 };
 
 // The sizes the sweep visits: min, min*factor, ... up to max, each rounded down to a whole number of
-// elements per rank block (nccl-tests rounds the same way); duplicates after rounding are dropped.
-std::vector<uint64_t> sweep_sizes(const BandwidthOptions& options, CollectiveOp op, int nranks);
+// elements of `dtype` per rank block (nccl-tests rounds the same way); duplicates after rounding are dropped.
+std::vector<uint64_t> sweep_sizes(const BandwidthOptions& options, CollectiveOp op, DType dtype, int nranks);
+
+// The reduce ops `op` runs with: options.reduces for a reducing collective, else only the first (unused).
+std::vector<ReduceOp> sweep_reduce_ops(const BandwidthOptions& options, CollectiveOp op);
 
 struct PlacementResult {
   bool measured = false;
@@ -63,6 +71,8 @@ struct PlacementResult {
 
 struct SizeResult {
   CollectiveOp op = CollectiveOp::kAllReduce;
+  DType dtype = DType::kFloat32;
+  ReduceOp reduce = ReduceOp::kSum;  // meaningless (printed "none") where op does not reduce
   uint64_t size_bytes = 0;    // the full buffer, as nccl-tests counts it
   uint64_t count = 0;         // elements in that buffer
   PlacementResult out_of_place;

@@ -66,20 +66,24 @@ FaultGuard::Render snapshot(const CommonOptions& common, const BandwidthReport& 
 // 1K..16M is 97,000 sizes), and one that measures nothing (-b 3 -e 3 rounds every size down to 0 elements).
 void check_sweep_size(const BandwidthOptions& options, int nranks) {
   size_t total = 0;
+  std::string types;
+  for (DType dtype : options.dtypes) types += std::string(types.empty() ? "" : "/") + dtype_name(dtype);
   for (CollectiveOp op : options.ops) {
-    const size_t count = sweep_sizes(options, op, nranks).size();
-    if (count > kMaxSweepSizes) {
-      throw UsageError("-b " + std::to_string(options.min_bytes) + " -e " + std::to_string(options.max_bytes) +
-                       " -f " + number_text(options.factor) + " is a sweep of " + std::to_string(count) + " sizes of " +
-                       collective_name(op) + "; at most " + std::to_string(kMaxSweepSizes) +
-                       " (raise -f or narrow -b/-e)");
+    for (DType dtype : options.dtypes) {
+      const size_t count = sweep_sizes(options, op, dtype, nranks).size();
+      if (count > kMaxSweepSizes) {
+        throw UsageError("-b " + std::to_string(options.min_bytes) + " -e " + std::to_string(options.max_bytes) +
+                         " -f " + number_text(options.factor) + " is a sweep of " + std::to_string(count) +
+                         " sizes of " + collective_name(op) + "; at most " + std::to_string(kMaxSweepSizes) +
+                         " (raise -f or narrow -b/-e)");
+      }
+      total += count;
     }
-    total += count;
   }
   if (total == 0) {
     throw RuntimeFailure("nothing measured: every size from " + std::to_string(options.min_bytes) + " to " +
-                         std::to_string(options.max_bytes) + " B rounds down to no whole " +
-                         dtype_name(options.dtype) + " element per rank (raise -b/-e)");
+                         std::to_string(options.max_bytes) + " B rounds down to no whole " + types +
+                         " element per rank (raise -b/-e)");
   }
 }
 

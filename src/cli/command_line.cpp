@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include "scalebench/error.h"
 #include "scalebench/versions.h"
 #include "src/cli/byte_size.h"
@@ -54,8 +56,11 @@ void add_bandwidth_command(CLI::App& app, RawBandwidthFlags& raw, BandwidthOptio
   bandwidth->add_option("-e,--max-bytes", raw.max_bytes,
                         "Largest buffer (default 1G on GPUs, 16M on the CPU device)");
   bandwidth->add_option("-f,--factor", options.factor, "Multiplier between sizes")->check(finite_number(1.0001, 1e6));
-  bandwidth->add_option("-d,--dtype", raw.dtype, "Element type: fp32, bf16, fp16, fp64, int32");
-  bandwidth->add_option("-o,--redop", raw.redop, "Reduction: sum or avg");
+  bandwidth->add_option("-d,--dtype", raw.dtype,
+                        "Element type: fp32, bf16, fp16, fp64, int32, or all (each in turn, nccl-tests' -d all)");
+  bandwidth->add_option("-o,--redop", raw.redop,
+                        "Reduction of all_reduce and reduce_scatter: sum, prod, max, min, avg, or all (each in "
+                        "turn, nccl-tests' -o all)");
   bandwidth->add_option("-r,--root", options.root, "Root rank of broadcast")->check(whole_number(0, kMaxRank));
   bandwidth->add_option("-w,--warmup", options.warmup_iters, "Untimed iterations per size")
       ->check(whole_number(0, kMaxIterations));
@@ -73,6 +78,33 @@ void add_bandwidth_command(CLI::App& app, RawBandwidthFlags& raw, BandwidthOptio
                       "-c 1 and -c 0 work too");
 }
 
+// "fp32, bf16, fp16, fp64, int32, all": what -d and -o accept, for their error messages.
+template <typename T, typename Name>
+std::string accepted_with_all(const std::vector<T>& values, Name name) {
+  std::string text;
+  for (T value : values) text += std::string(name(value)) + ", ";
+  return text + "all";
+}
+
+DType parse_bandwidth_dtype(const std::string& text) {
+  const std::vector<DType> types = collective_dtypes();
+  try {
+    const DType type = parse_dtype(text);  // also nccl-tests' and PyTorch's spellings (float, half, ...)
+    if (std::find(types.begin(), types.end(), type) != types.end()) return type;
+  } catch (const UsageError&) {
+  }
+  throw UsageError("--dtype: unknown dtype '" + text + "' (accepted: " + accepted_with_all(types, dtype_name) + ")");
+}
+
+ReduceOp parse_bandwidth_redop(const std::string& text) {
+  const std::vector<ReduceOp> ops = all_reduce_ops();
+  for (ReduceOp op : ops) {
+    if (text == reduce_op_name(op)) return op;
+  }
+  throw UsageError("--redop: unknown reduce op '" + text + "' (accepted: " + accepted_with_all(ops, reduce_op_name) +
+                   ")");
+}
+
 void resolve_bandwidth(const RawBandwidthFlags& raw, BandwidthOptions& options) {
   options.ops.clear();
   for (const std::string& name : raw.ops) {
@@ -88,12 +120,8 @@ void resolve_bandwidth(const RawBandwidthFlags& raw, BandwidthOptions& options) 
   if (options.max_bytes != 0 && options.max_bytes < options.min_bytes) {
     throw UsageError("--max-bytes (" + raw.max_bytes + ") is smaller than --min-bytes (" + raw.min_bytes + ")");
   }
-  options.dtype = parse_dtype(raw.dtype);
-  options.reduce = parse_reduce_op(raw.redop);
-  if (options.dtype == DType::kUInt8) throw UsageError("--dtype uint8 is not a collective type (accepted: fp32, bf16, fp16, fp64, int32)");
-  if (options.reduce == ReduceOp::kAvg && options.dtype == DType::kInt32) {
-    throw UsageError("--redop avg is not defined for int32");
-  }
+  options.dtypes = raw.dtype == "all" ? collective_dtypes() : std::vector<DType>{parse_bandwidth_dtype(raw.dtype)};
+  options.reduces = raw.redop == "all" ? all_reduce_ops() : std::vector<ReduceOp>{parse_bandwidth_redop(raw.redop)};
   // Neither flag or both flags: both placements, as nccl-tests reports them.
   options.run_in_place = raw.in_place || !raw.out_of_place;
   options.run_out_of_place = raw.out_of_place || !raw.in_place;
@@ -153,9 +181,12 @@ std::string canonical_form(const CommandLine& cl) {
     const BandwidthOptions& b = cl.bandwidth;
     text += ";ops=";
     for (CollectiveOp op : b.ops) text += std::string(collective_name(op)) + ",";
+    text += ";dtypes=";
+    for (DType type : b.dtypes) text += std::string(dtype_name(type)) + ",";
+    text += ";redops=";
+    for (ReduceOp op : b.reduces) text += std::string(reduce_op_name(op)) + ",";
     text += ";min=" + std::to_string(b.min_bytes) + ";max=" + std::to_string(b.max_bytes) +
-            ";factor=" + std::to_string(b.factor) + ";dtype=" + dtype_name(b.dtype) +
-            ";redop=" + reduce_op_name(b.reduce) + ";root=" + std::to_string(b.root) +
+            ";factor=" + std::to_string(b.factor) + ";root=" + std::to_string(b.root) +
             ";warmup=" + std::to_string(b.warmup_iters) + ";iters=" + std::to_string(b.iters) +
             ";oop=" + std::to_string(b.run_out_of_place) + ";ip=" + std::to_string(b.run_in_place) +
             ";graph=" + std::to_string(b.graph) + ";check=" + std::to_string(b.check) +

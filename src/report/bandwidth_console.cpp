@@ -130,8 +130,8 @@ void print_bandwidth_header(std::FILE* out, const BandwidthReport& report) {
                  report.cuda_runtime_version.empty() ? "none" : report.cuda_runtime_version.c_str(),
                  report.cuda_driver_version.empty() ? "none" : report.cuda_driver_version.c_str());
   }
-  std::fprintf(out, "# dtype: %s   redop: %s   root: %d\n", dtype_name(options.dtype),
-               reduce_op_name(options.reduce), options.root);
+  std::fprintf(out, "# dtype: %s   redop: %s   root: %d\n", detail::dtype_list(options).c_str(),
+               detail::redop_list(options).c_str(), options.root);
   std::fprintf(out, "# sizes: min %s   max %s   factor %g\n", bytes_with_units(options.min_bytes).c_str(),
                bytes_with_units(options.max_bytes).c_str(), options.factor);
   std::fprintf(out,
@@ -171,8 +171,8 @@ void print_bandwidth_table(std::FILE* out, const BandwidthReport& report, Collec
     any = true;
     std::fprintf(out, "%*llu %*llu %*s %*s %*d%s%s%s%s\n", kSizeWidth,
                  static_cast<unsigned long long>(result.size_bytes), kCountWidth,
-                 static_cast<unsigned long long>(result.count), kTypeWidth, dtype_name(report.options.dtype),
-                 kRedopWidth, detail::redop_label(op, report.options.reduce), kRootWidth,
+                 static_cast<unsigned long long>(result.count), kTypeWidth, dtype_name(result.dtype),
+                 kRedopWidth, detail::redop_label(op, result.reduce), kRootWidth,
                  rooted ? report.options.root : -1, placement_cells(result.out_of_place).c_str(),
                  placement_cells(result.in_place).c_str(), p99_cell(result.out_of_place).c_str(),
                  p99_cell(result.in_place).c_str());

@@ -24,8 +24,8 @@ std::string bandwidth_report_csv(const BandwidthReport& report) {
       if (!p.measured) continue;
       // Every other text field is a fixed identifier (no commas or quotes), so only the transport is quoted.
       text += std::string(collective_name(result.op)) + "," + std::to_string(result.size_bytes) + "," +
-              std::to_string(result.count) + "," + dtype_name(report.options.dtype) + "," +
-              detail::redop_label(result.op, report.options.reduce) + "," + view.key + "," +
+              std::to_string(result.count) + "," + dtype_name(result.dtype) + "," +
+              detail::redop_label(result.op, result.reduce) + "," + view.key + "," +
               csv_number(p.time_us.p50) + "," + csv_number(p.time_us.p99) + "," + csv_number(p.time_us.min) + "," +
               csv_number(p.time_us.max) + "," + csv_number(p.time_us.mean) + "," + csv_number(p.time_us.cv) + "," +
               csv_number(p.algbw_gbps) + "," + csv_number(p.busbw_gbps) + "," +

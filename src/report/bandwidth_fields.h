@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "scalebench/bandwidth.h"
@@ -19,13 +20,23 @@ inline std::vector<CollectiveOp> report_ops(const BandwidthReport& report) {
   return ops;
 }
 
-inline bool reduces(CollectiveOp op) {
-  return op == CollectiveOp::kAllReduce || op == CollectiveOp::kReduceScatter;
-}
+inline bool reduces(CollectiveOp op) { return pattern_reduces(op); }
 
 // nccl-tests prints "none" where the collective does not reduce.
 inline const char* redop_label(CollectiveOp op, ReduceOp reduce) {
   return reduces(op) ? reduce_op_name(reduce) : "none";
+}
+
+// "fp32" or "fp32,bf16,fp16": the element types (reduce ops) a sweep ran, in order, for one-line summaries.
+inline std::string dtype_list(const BandwidthOptions& options) {
+  std::string text;
+  for (DType type : options.dtypes) text += std::string(text.empty() ? "" : ",") + dtype_name(type);
+  return text;
+}
+inline std::string redop_list(const BandwidthOptions& options) {
+  std::string text;
+  for (ReduceOp op : options.reduces) text += std::string(text.empty() ? "" : ",") + reduce_op_name(op);
+  return text;
 }
 
 struct PlacementView {

@@ -52,12 +52,18 @@ json context_json(const BandwidthReport& report) {
 json config_json(const BandwidthOptions& options) {
   json ops = json::array();
   for (CollectiveOp op : options.ops) ops.push_back(collective_name(op));
+  json dtypes = json::array();
+  for (DType type : options.dtypes) dtypes.push_back(dtype_name(type));
+  json redops = json::array();
+  for (ReduceOp op : options.reduces) redops.push_back(reduce_op_name(op));
   return {{"ops", ops},
           {"min_bytes", options.min_bytes},
           {"max_bytes", options.max_bytes},
           {"factor", options.factor},
-          {"dtype", dtype_name(options.dtype)},
-          {"redop", reduce_op_name(options.reduce)},
+          {"dtype", detail::dtype_list(options)},
+          {"redop", detail::redop_list(options)},
+          {"dtypes", dtypes},
+          {"redops", redops},
           {"root", options.root},
           {"warmup_iters", options.warmup_iters},
           {"iters", options.iters},
@@ -69,13 +75,13 @@ json config_json(const BandwidthOptions& options) {
           {"check", options.check}};
 }
 
-json record_json(const BandwidthReport& report, const SizeResult& result, const detail::PlacementView& view) {
+json record_json(const SizeResult& result, const detail::PlacementView& view) {
   const PlacementResult& placement = view.result;
   return {{"op", collective_name(result.op)},
           {"size_bytes", result.size_bytes},
           {"count", result.count},
-          {"dtype", dtype_name(report.options.dtype)},
-          {"redop", detail::redop_label(result.op, report.options.reduce)},
+          {"dtype", dtype_name(result.dtype)},
+          {"redop", detail::redop_label(result.op, result.reduce)},
           {"placement", view.key},
           {"time_us_p50", placement.time_us.p50},
           {"time_us_p99", placement.time_us.p99},
@@ -95,7 +101,7 @@ json bandwidth_report_json(const BandwidthReport& report) {
   json results = json::array();
   for (const SizeResult& result : report.results) {
     for (const detail::PlacementView& view : detail::placements(result)) {
-      if (view.result.measured) results.push_back(record_json(report, result, view));
+      if (view.result.measured) results.push_back(record_json(result, view));
     }
   }
 

@@ -21,8 +21,8 @@ expect_exit 2 "bad size" -- "$SB" bandwidth --device cpu --min-bytes 12Q
 expect_output "invalid size suffix in '12Q'" "bad size is named"
 expect_exit 2 "min > max" -- "$SB" bandwidth --device cpu --min-bytes 2M --max-bytes 1M
 expect_output "smaller than --min-bytes" "min > max is explained"
-expect_exit 2 "avg of int32" -- "$SB" bandwidth --device cpu --dtype int32 --redop avg
-expect_output "avg is not defined for int32" "avg of int32 is refused"
+expect_exit 2 "unknown reduce op" -- "$SB" bandwidth --device cpu --dtype int32 --redop xor
+expect_output "--redop: unknown reduce op 'xor'" "bad reduce op is named with its flag"
 expect_exit 2 "graph on the CPU" -- "$SB" bandwidth --device cpu --graph --max-bytes 4K
 expect_output "--graph needs the cuda device" "graph on the CPU is refused"
 expect_exit 2 "root out of range" -- "$SB" bandwidth --device cpu --op broadcast --root 3 --max-bytes 4K

@@ -61,6 +61,38 @@ TEST_P(CudaDeviceTest, PatternMatchesCpuBitForBitAndDetectsErrors) {
   gpu_->destroy_stream(stream);
 }
 
+// Every reduce op's data (prod: +-1/+-2; avg: sums that are multiples of the rank count): the kernels write the
+// CPU's inputs and expected values bit for bit, and an exact expected buffer has no mismatch.
+TEST_P(CudaDeviceTest, EveryReduceOpsPatternMatchesCpuBitForBit) {
+  const DType type = GetParam();
+  const size_t count = 100003;
+  const size_t bytes = count * dtype_size(type);
+  DeviceBuffer on_gpu(*gpu_, bytes);
+  StreamHandle stream = gpu_->create_stream();
+  std::vector<unsigned char> from_gpu(bytes), from_cpu(bytes);
+  for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kAvg}) {
+    for (int nranks : {2, 3, 8}) {
+      for (PatternRole role : {PatternRole::kInput, PatternRole::kExpected}) {
+        PatternSpec spec = expected_all_reduce(nranks);
+        spec.role = role;
+        spec.reduce = op;
+        spec.rank = nranks - 1;
+        spec.block = count;
+        gpu_->fill_pattern(on_gpu.data(), count, type, spec, stream);
+        gpu_->copy_to_host(from_gpu.data(), on_gpu.data(), bytes, stream);
+        cpu_->fill_pattern(from_cpu.data(), count, type, spec, nullptr);
+        EXPECT_EQ(0, std::memcmp(from_gpu.data(), from_cpu.data(), bytes))
+            << dtype_name(type) << " op " << static_cast<int>(op) << " " << nranks << " ranks role "
+            << static_cast<int>(role);
+        if (role == PatternRole::kExpected) {
+          EXPECT_EQ(0u, gpu_->count_mismatches(on_gpu.data(), count, type, spec, stream)) << dtype_name(type);
+        }
+      }
+    }
+  }
+  gpu_->destroy_stream(stream);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllTypes, CudaDeviceTest,
                          ::testing::Values(DType::kFloat32, DType::kBFloat16, DType::kFloat16,
                                            DType::kFloat64, DType::kInt32),

@@ -44,8 +44,9 @@ struct CollectiveCase {
 // "all_reduce avg bf16 in_place block 7".
 inline std::string describe_case(const CollectiveCase& c) {
   std::string text = collective_name(c.op);
-  if (c.op == CollectiveOp::kAllReduce || c.op == CollectiveOp::kReduceScatter) {
-    text += c.reduce == ReduceOp::kAvg ? " avg" : " sum";
+  if (pattern_reduces(c.op)) {
+    const char* const kNames[] = {"sum", "prod", "max", "min", "avg"};  // ReduceOp's order
+    text += std::string(" ") + kNames[static_cast<int>(c.reduce)];
   }
   if (c.op == CollectiveOp::kBroadcast) text += " root " + std::to_string(c.root);
   return text + " " + dtype_name(c.type) + " " + placement_name(c.placement) + " block " +

@@ -358,6 +358,84 @@ TEST(BandwidthReport, OneRankFooterExplainsZeroBusBandwidth) {
   EXPECT_FALSE(contains(footer, "# Peak bus bandwidth all_reduce")) << footer;
 }
 
+// -d and -o with several values: every row, record and CSV line carries its own type and redop (broadcast:
+// "none"), the config lists them in run order, and "# Avg bus bandwidth" averages every row printed.
+TEST(BandwidthReport, EveryRowCarriesItsOwnDtypeAndRedop) {
+  BandwidthReport report = make_report(true);
+  report.options.dtypes = {DType::kFloat32, DType::kBFloat16};
+  report.options.reduces = {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kAvg};
+  report.results.clear();
+  double busbw_sum = 0;
+  int rows = 0;
+  for (DType type : report.options.dtypes) {
+    for (ReduceOp reduce : report.options.reduces) {
+      SizeResult result;
+      result.op = CollectiveOp::kAllReduce;
+      result.dtype = type;
+      result.reduce = reduce;
+      result.size_bytes = 1 << 20;
+      result.count = result.size_bytes / dtype_size(type);
+      result.out_of_place = placement(20, 10 + rows, 0);
+      result.in_place = placement(21, 11 + rows, 0);
+      busbw_sum += 21 + 2 * rows;
+      rows += 2;
+      report.results.push_back(result);
+    }
+    SizeResult broadcast;
+    broadcast.op = CollectiveOp::kBroadcast;
+    broadcast.dtype = type;
+    broadcast.reduce = ReduceOp::kSum;
+    broadcast.size_bytes = 1 << 20;
+    broadcast.count = broadcast.size_bytes / dtype_size(type);
+    broadcast.out_of_place = placement(20, 10, 0);
+    broadcast.in_place = placement(20, 10, 0);
+    busbw_sum += 20;
+    rows += 2;
+    report.results.push_back(broadcast);
+  }
+
+  const json document = bandwidth_report_json(report);
+  EXPECT_EQ(document.at("config").at("dtypes"), json({"fp32", "bf16"}));
+  EXPECT_EQ(document.at("config").at("redops"), json({"sum", "prod", "max", "min", "avg"}));
+  EXPECT_EQ(document.at("config").at("dtype"), "fp32,bf16");
+  EXPECT_EQ(document.at("config").at("redop"), "sum,prod,max,min,avg");
+  std::vector<std::string> labels;
+  for (const json& record : document.at("results")) {
+    labels.push_back(record.at("dtype").get<std::string>() + "/" + record.at("redop").get<std::string>());
+  }
+  const std::vector<std::string> want = {
+      "fp32/sum", "fp32/sum", "fp32/prod", "fp32/prod", "fp32/max", "fp32/max", "fp32/min", "fp32/min",
+      "fp32/avg", "fp32/avg", "fp32/none", "fp32/none", "bf16/sum", "bf16/sum", "bf16/prod", "bf16/prod",
+      "bf16/max", "bf16/max", "bf16/min", "bf16/min", "bf16/avg", "bf16/avg", "bf16/none", "bf16/none"};
+  EXPECT_EQ(labels, want);
+
+  const std::string csv = bandwidth_report_csv(report);
+  EXPECT_TRUE(contains(csv, "\nall_reduce,1048576,524288,bf16,prod,out_of_place,")) << csv;
+  EXPECT_TRUE(contains(csv, "\nbroadcast,1048576,262144,fp32,none,in_place,")) << csv;
+
+  const std::string text = capture([&](std::FILE* out) { print_bandwidth_report(out, report); });
+  EXPECT_TRUE(contains(text, "# dtype: fp32,bf16   redop: sum,prod,max,min,avg   root: 0\n")) << text;
+  std::vector<std::string> row_labels;
+  for (const std::string& line : lines_of(text)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string size, count, type, redop;
+    fields >> size >> count >> type >> redop;
+    row_labels.push_back(type + "/" + redop);
+  }
+  // The console groups rows by collective: all_reduce's ten blocks, then broadcast's two.
+  std::vector<std::string> grouped;
+  for (const std::string& label : want) {
+    if (!contains(label, "none") && (grouped.empty() || grouped.back() != label)) grouped.push_back(label);
+  }
+  grouped.push_back("fp32/none");
+  grouped.push_back("bf16/none");
+  EXPECT_EQ(row_labels, grouped);
+  char average[64];
+  std::snprintf(average, sizeof average, "# Avg bus bandwidth    : %g\n", busbw_sum / rows);
+  EXPECT_TRUE(contains(text, average)) << text;
+}
+
 TEST(BandwidthReport, ConsoleFitsIn120Columns) {
   const std::string text = capture([&](std::FILE* out) { print_bandwidth_report(out, make_report(true)); });
   for (const std::string& line : lines_of(text)) {

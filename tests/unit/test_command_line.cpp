@@ -43,7 +43,8 @@ TEST(CommandLine, BandwidthDefaults) {
   EXPECT_EQ(cl.bandwidth.ops[0], CollectiveOp::kAllReduce);
   EXPECT_EQ(cl.bandwidth.min_bytes, 1024u);
   EXPECT_EQ(cl.bandwidth.max_bytes, 0u);  // resolved per device later
-  EXPECT_EQ(cl.bandwidth.dtype, DType::kFloat32);
+  EXPECT_EQ(cl.bandwidth.dtypes, std::vector<DType>{DType::kFloat32});
+  EXPECT_EQ(cl.bandwidth.reduces, std::vector<ReduceOp>{ReduceOp::kSum});
   EXPECT_TRUE(cl.bandwidth.run_in_place);
   EXPECT_TRUE(cl.bandwidth.run_out_of_place);
   EXPECT_FALSE(cl.bandwidth.check);
@@ -60,8 +61,8 @@ TEST(CommandLine, EveryBandwidthFlag) {
   EXPECT_EQ(cl.bandwidth.min_bytes, 1u << 20);
   EXPECT_EQ(cl.bandwidth.max_bytes, 2ull << 30);
   EXPECT_DOUBLE_EQ(cl.bandwidth.factor, 4);
-  EXPECT_EQ(cl.bandwidth.dtype, DType::kBFloat16);
-  EXPECT_EQ(cl.bandwidth.reduce, ReduceOp::kAvg);
+  EXPECT_EQ(cl.bandwidth.dtypes, std::vector<DType>{DType::kBFloat16});
+  EXPECT_EQ(cl.bandwidth.reduces, std::vector<ReduceOp>{ReduceOp::kAvg});
   EXPECT_EQ(cl.bandwidth.root, 1);
   EXPECT_EQ(cl.bandwidth.warmup_iters, 2);
   EXPECT_EQ(cl.bandwidth.iters, 50);
@@ -147,6 +148,35 @@ TEST(CommandLine, RunDataParallelFlags) {
   EXPECT_THROW(parse({"run", "-w", "bert_base", "--bucket-mb", "0"}), UsageError);
 }
 
+// nccl-tests' -d all and -o all: every collective type and every reduce op, in nccl-tests' op order; a single
+// value is one of them, int32 averages included (NCCL sums integers, then divides).
+TEST(CommandLine, BandwidthDtypeAndRedopAll) {
+  CommandLine all = parse({"bandwidth", "-d", "all", "-o", "all"});
+  EXPECT_EQ(all.bandwidth.dtypes, (std::vector<DType>{DType::kFloat32, DType::kBFloat16, DType::kFloat16,
+                                                      DType::kFloat64, DType::kInt32}));
+  EXPECT_EQ(all.bandwidth.reduces, (std::vector<ReduceOp>{ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax,
+                                                          ReduceOp::kMin, ReduceOp::kAvg}));
+  const std::pair<const char*, ReduceOp> single[] = {{"sum", ReduceOp::kSum}, {"prod", ReduceOp::kProd},
+                                                     {"max", ReduceOp::kMax}, {"min", ReduceOp::kMin},
+                                                     {"avg", ReduceOp::kAvg}};
+  for (const auto& [name, op] : single) {
+    EXPECT_EQ(parse({"bandwidth", "-d", "int32", "--redop", name}).bandwidth.reduces, std::vector<ReduceOp>{op})
+        << name;
+  }
+  EXPECT_EQ(parse({"bandwidth", "--dtype", "half"}).bandwidth.dtypes, std::vector<DType>{DType::kFloat16});
+  // The effective configuration tells -o all from the default, so ranks that disagree are caught.
+  EXPECT_NE(parse({"bandwidth", "-o", "all"}).canonical, parse({"bandwidth"}).canonical);
+  EXPECT_NE(parse({"bandwidth", "-d", "all"}).canonical, parse({"bandwidth"}).canonical);
+}
+
+TEST(CommandLine, BandwidthHelpShowsDtypeAndRedopChoicesAndDefaults) {
+  const std::string help = parse({"bandwidth", "--help"}).help_text;
+  EXPECT_NE(help.find("fp32, bf16, fp16, fp64, int32, or all"), std::string::npos) << help;
+  EXPECT_NE(help.find("sum, prod, max, min, avg, or all"), std::string::npos) << help;
+  EXPECT_NE(help.find("--dtype DTYPE=fp32"), std::string::npos) << help;
+  EXPECT_NE(help.find("--redop OP=sum"), std::string::npos) << help;
+}
+
 TEST(CommandLine, HelpAndVersionAreNotErrors) {
   EXPECT_TRUE(parse({"--help"}).help_requested);
   CommandLine sub = parse({"bandwidth", "--help"});
@@ -171,7 +201,13 @@ TEST(CommandLine, UsageErrorsNameTheProblem) {
   EXPECT_NE(message_of({"bandwidth", "-b", "2M", "-e", "1M"}).find("smaller than --min-bytes"),
             std::string::npos);
   EXPECT_NE(message_of({"bandwidth", "-b", "0"}).find("--min-bytes must be positive"), std::string::npos);
-  EXPECT_NE(message_of({"bandwidth", "-d", "int32", "-o", "avg"}).find("int32"), std::string::npos);
+  EXPECT_NE(message_of({"bandwidth", "-o", "xor"}).find("--redop: unknown reduce op 'xor' (accepted: sum, prod, max, "
+                                                     "min, avg, all)"),
+            std::string::npos);
+  EXPECT_NE(message_of({"bandwidth", "-d", "int8"}).find("--dtype: unknown dtype 'int8' (accepted: fp32, bf16, fp16, "
+                                                       "fp64, int32, all)"),
+            std::string::npos);
+  EXPECT_NE(message_of({"bandwidth", "-d", "uint8"}).find("--dtype: unknown dtype 'uint8'"), std::string::npos);
   EXPECT_NE(message_of({"bandwidth", "-n", "0"}).find("iters"), std::string::npos);
   EXPECT_NE(message_of({"bandwidth", "-f", "1"}).find("factor"), std::string::npos);
   EXPECT_NE(message_of({"--device", "tpu", "bandwidth"}).find("tpu"), std::string::npos);
