@@ -658,6 +658,8 @@ def run(a, torch):
     if counted is not None:  # credited as the batch holds: its non-padding target tokens, scalebench's count
         units_per_step = float(counted)
     optimizer = make_optimizer(torch, a, model, cuda)
+    if a.compile:
+        configure_compile_for(torch, a.workload)
     forward = torch.compile(model) if a.compile else model
     model.train()
 
@@ -710,6 +712,19 @@ def set_cudnn_benchmark(torch, workload):
     torch.backends.cudnn.benchmark = workload not in CUDNN_BENCHMARK_OFF
     if workload in CUDNN_BENCHMARK_OFF:
         log(f"# cudnn.benchmark off: {CUDNN_BENCHMARK_OFF[workload]}")
+
+
+def configure_compile_for(torch, workload):
+    """What torch.compile needs to compile a workload at all, set as its own error messages advise (the best
+    PyTorch, not the easiest). stylegan: R1's penalty differentiates D's input gradient (create_graph=True), which
+    AOTAutograd refuses while it donates the backward's buffers; and G's and D's blocks are one module class at nine
+    resolutions, so Dynamo's default limit of 8 recompilations leaves the last ones eager."""
+    if workload == "stylegan":
+        import torch._dynamo.config
+        import torch._functorch.config
+        torch._functorch.config.donated_buffer = False
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 32)
+        log("# compile settings for stylegan: donated_buffer off (R1's double backward), recompile_limit 32")
 
 
 def compiled_or_eager(torch, compiled_step, make_eager_step, optimizer, cuda):

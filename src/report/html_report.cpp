@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "src/report/guide_throughput.h"
 #include "src/report/svg_chart.h"
 
 namespace sb {
@@ -76,6 +77,33 @@ std::string normalized_chart(const ComparisonModel& model) {
     chart.series.push_back(series);
   }
   return svg_bar_chart(chart);
+}
+
+// Each label's per-GPU throughput alone (the solo phase) over the guide's Quadro RTX 8000 figure: the guide's
+// normalised column, a unitless ratio every workload can share one axis in. Empty when no bar has a value (tiny
+// runs have none).
+std::string guide_chart(const ComparisonModel& model) {
+  BarChart chart;
+  chart.title = "Per-GPU throughput relative to the guide's Quadro RTX 8000";
+  chart.value_axis_title = "units/s per GPU alone / the guide's RTX 8000 units/s (x)";
+  chart.categories = model.rows;
+  chart.reference = 1.0;
+  chart.reference_label = "RTX 8000";
+  bool any = false;
+  for (const std::string& label : model.run_labels) {
+    BarSeries series{label, {}, label_colour(model, label)};
+    for (const std::string& workload : model.rows) {
+      const ResultFile* file = run_cell(model, workload, label);
+      // Only the full-scale model is the guide's workload; a tiny run's units are not comparable.
+      const std::optional<double> alone = file != nullptr && file->run.solo.ran && file->run.scale == "full"
+                                              ? file->run.solo.units_per_s_per_gpu
+                                              : std::nullopt;
+      series.values.push_back(ratio_to(alone, guide_rtx8000_units_per_s(workload)));
+      any |= series.values.back().has_value();
+    }
+    chart.series.push_back(series);
+  }
+  return any ? svg_bar_chart(chart) : "";
 }
 
 std::string efficiency_chart(const ComparisonModel& model, bool* any) {
@@ -240,9 +268,19 @@ std::string comparison_html(const ComparisonModel& model) {
   std::string body;
   size_t shown = 0;  // tables already placed under a chart
   if (!model.run_labels.empty()) {
-    body += section("Throughput relative to the baseline", normalized_chart(model),
-                    "Each bar is one label's throughput on one workload (dp units/s on all GPUs, solo where dp did "
-                    "not run) divided by the baseline's (" + model.baseline + "); the dashed line is 1.");
+    // One label is its own baseline: every bar would be 1, so that chart is left out.
+    if (model.run_labels.size() > 1) {
+      body += section("Throughput relative to the baseline", normalized_chart(model),
+                      "Each bar is one label's throughput on one workload (dp units/s on all GPUs, solo where dp "
+                      "did not run) divided by the baseline's (" + model.baseline + "); the dashed line is 1.");
+    }
+    const std::string guide = guide_chart(model);
+    if (!guide.empty()) {
+      body += section("Against the guide's Quadro RTX 8000", guide,
+                      "Each bar is one label's per-GPU throughput alone (the solo phase) divided by the GPU buying "
+                      "guide's measurement of one Quadro RTX 8000 on the same workload (Lambda Labs, Feb 2020; "
+                      "shared/WORKLOADS.md), as the suite's \"x RTX 8000\" column; the dashed line is 1.");
+    }
     body += tables_html({tables.front()});
     shown = 1;
     bool any = false;

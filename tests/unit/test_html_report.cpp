@@ -99,15 +99,30 @@ ComparisonModel two_workloads_two_labels() {
   return build_comparison(files, "");
 }
 
+// The quickstart's page on one GPU: one label is its own baseline, so a chart of bars all at 1 says nothing; the
+// guide's RTX 8000 ratio takes its place (issue 28: the one-GPU HTML report).
+TEST(HtmlCompare, OneLabelDrawsTheGuideRatioNotBarsOfOne) {
+  std::vector<ResultFile> files{parse("one_bert.json", one_gpu_doc("bert_base", "sequences")),
+                                parse("one_tb.json", one_gpu_doc("transformer_big", "tokens"))};
+  const std::string html = comparison_html(build_comparison(files, ""));
+  const std::vector<std::string> charts = svgs(html);
+  ASSERT_FALSE(charts.empty());
+  EXPECT_EQ(html.find("<title>Throughput relative to"), std::string::npos);
+  EXPECT_NE(charts[0].find("<title>Per-GPU throughput relative to the guide's Quadro RTX 8000</title>"),
+            std::string::npos);
+  EXPECT_EQ(count(charts[0], "class=\"bar\""), 2u);
+  EXPECT_NE(charts[0].find(">0.53</text>"), std::string::npos) << "transformer_big alone: 4000 / the guide's 7507";
+}
+
 TEST(HtmlCompare, OneSvgPerChartWithTitlesLegendsAndOneBarPerWorkloadAndLabel) {
   const std::string html = comparison_html(two_workloads_two_labels());
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
   EXPECT_EQ(count(html, "<html"), count(html, "</html>"));
   EXPECT_EQ(count(html, "<table>"), count(html, "</table>"));
   const std::vector<std::string> charts = svgs(html);
-  // Normalized throughput, efficiency bars, then for each workload (x1 and x2 files) throughput and efficiency vs
+  // Normalized throughput, the guide's RTX 8000 ratio, efficiency bars, then for each workload (x1 and x2 files) throughput and efficiency vs
   // GPU count.
-  ASSERT_EQ(charts.size(), 6u);
+  ASSERT_EQ(charts.size(), 7u);
   EXPECT_EQ(count(html, "<svg"), count(html, "</svg>"));
   EXPECT_NE(charts[0].find("<title>Throughput relative to one &lt;&amp;&gt; gpu</title>"), std::string::npos);
   EXPECT_EQ(count(charts[0], "class=\"bar\""), 2u * 2u);  // workloads x labels
@@ -117,11 +132,14 @@ TEST(HtmlCompare, OneSvgPerChartWithTitlesLegendsAndOneBarPerWorkloadAndLabel) {
   EXPECT_NE(charts[0].find(">1.90</text>"), std::string::npos) << "the value label: 7600 / 4000";
   EXPECT_NE(charts[0].find(">throughput / baseline (x)</text>"), std::string::npos);
   EXPECT_NE(charts[0].find(">bert_base</text>"), std::string::npos);
-  EXPECT_EQ(count(charts[1], "class=\"bar\""), 2u) << "only two-GPU files have E(N)";
-  EXPECT_NE(charts[1].find(">95.0</text>"), std::string::npos);
-  EXPECT_NE(charts[3].find("<title>bert_base: scaling efficiency vs GPU count</title>"), std::string::npos);
-  EXPECT_EQ(count(charts[3], "class=\"point\""), 2u);  // E(1) = 100% and E(2) = 95%
-  EXPECT_NE(charts[3].find(">GPUs (N)</text>"), std::string::npos);
+  EXPECT_EQ(count(charts[2], "class=\"bar\""), 2u) << "only two-GPU files have E(N)";
+  EXPECT_NE(charts[2].find(">95.0</text>"), std::string::npos);
+  EXPECT_NE(charts[4].find("<title>bert_base: scaling efficiency vs GPU count</title>"), std::string::npos);
+  EXPECT_EQ(count(charts[4], "class=\"point\""), 2u);  // E(1) = 100% and E(2) = 95%
+  EXPECT_NE(charts[4].find(">GPUs (N)</text>"), std::string::npos);
+  EXPECT_NE(charts[1].find("<title>Per-GPU throughput relative to the guide's Quadro RTX 8000</title>"),
+            std::string::npos);
+  EXPECT_NE(charts[1].find(">42.55</text>"), std::string::npos) << "bert_base alone: 4000 / the guide's 94";
   // The absolute table under the first chart, escaped the same way.
   EXPECT_NE(html.find("<th>one &lt;&amp;&gt; gpu</th>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num\">7600.0</td>"), std::string::npos);
