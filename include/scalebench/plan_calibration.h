@@ -16,9 +16,13 @@ namespace sb {
 
 // Roofline efficiencies: a node takes max(FLOPs / (peak · gemm_efficiency), bytes / (bandwidth ·
 // memory_efficiency)) + node_overhead_us (launch and gaps between kernels).
+// A 16-bit GEMM whose operands' leading dimensions are not all multiples of 16 bytes (a vocabulary of 30,522 or
+// 64,699 columns) cannot use cuBLASLt's aligned tensor-core kernels and runs at unaligned_gemm_efficiency instead
+// (0: no such figure, every GEMM at gemm_efficiency).
 struct ComputeCalibration {
   double gemm_efficiency = 0, memory_efficiency = 0, node_overhead_us = 0;
   std::string memory_efficiency_source;  // a measured copy rate, not a fit
+  double unaligned_gemm_efficiency = 0;
 };
 
 // Per fabric (by name, else by kind): the ring's bus bandwidth as a fraction of the nominal rate (or an
@@ -49,6 +53,13 @@ struct ComputeMeasurement {
   double step_ms = 0;
 };
 
+// One profiled GEMM node of unaligned shape (compute calibration: unaligned_gemm_efficiency is their FLOPs over
+// their time at the GPU's peak): C(m x n) += A(m x k) B(k x n), its operand type and its measured time.
+struct UnalignedGemmMeasurement {
+  std::string workload, gpu, precision, node, source;
+  double m = 0, n = 0, k = 0, ms = 0;
+};
+
 // A measured data-parallel run (fabric calibration and --validate without files).
 struct RunMeasurement {
   std::string workload, gpu, fabric, precision, grad_dtype = "fp32", source, label;
@@ -67,6 +78,7 @@ struct Calibration {
   std::map<std::string, FabricCalibration> fabrics;  // key: fabric name or kind name
   LatencyModel latency;
   std::vector<ComputeMeasurement> compute_measurements;
+  std::vector<UnalignedGemmMeasurement> unaligned_gemm_measurements;
   std::vector<RunMeasurement> run_measurements;
 
   // The fabric's entry: by name first, then by kind; UsageError when neither exists.

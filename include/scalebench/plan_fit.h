@@ -15,7 +15,10 @@ namespace sb {
 
 // `memory_efficiency` is not fitted: it is the measured device copy rate over the datasheet bandwidth (two
 // workloads cannot tell it apart from the per-node overhead).
-ComputeCalibration fit_compute(const std::vector<ComputeMeasurement>& measurements, const HardwareDatabase& db,
+// unaligned_gemm_efficiency (0 without measurements) is the unaligned GEMMs' FLOPs over their measured time at
+// the GPU's peak, fitted first; gemm_efficiency then fits the profiled GEMM time with those at that rate.
+ComputeCalibration fit_compute(const std::vector<ComputeMeasurement>& measurements,
+                               const std::vector<UnalignedGemmMeasurement>& unaligned, const HardwareDatabase& db,
                                double memory_efficiency);
 
 // Fits every fabric key that has runs with used_in_fit; returns the fitted entries by key (fabric name for

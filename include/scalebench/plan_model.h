@@ -20,7 +20,13 @@ struct NodeWork {
   double flops = 0;        // matrix products (2 per multiply-add); 0 for memory-bound ops
   double bytes = 0;        // every input and output read or written once
   double peak_tflops = 0;  // the ceiling its products run at on this GPU (0 when flops is 0)
+  bool unaligned = false;  // a 16-bit GEMM with a leading dimension not a multiple of 16 bytes
 };
+
+// Whether a 16-bit GEMM C(m x n) = op(A) op(B) (row-major; A stored m x k or, transposed, k x m; B k x n or n x k)
+// has a leading dimension whose byte size is not a multiple of 16: cuBLASLt's tensor-core kernels need 16-byte
+// aligned rows, and measured on the H200 such GEMMs run at about a quarter of the aligned ones' rate.
+bool gemm_is_unaligned(double m, double n, double k, bool transpose_a, bool transpose_b, int element_bytes);
 
 // The dense peak a product with operands of `operand` type runs at under `precision`: bf16 and fp16 operands
 // on the tensor-core peak of that type (fp16 falls back to the FP32 rate on GPUs without tensor cores), fp32
@@ -30,7 +36,8 @@ double product_peak_tflops(const GpuSpec& gpu, DType operand, Precision precisio
 // The work of every node of the graph, in node order.
 std::vector<NodeWork> node_work(const Graph& graph, const GpuSpec& gpu, Precision precision);
 
-// max(flops / (peak · e_gemm), bytes / (bandwidth · e_mem)) + overhead, in ms.
+// max(flops / (peak · e_gemm), bytes / (bandwidth · e_mem)) + overhead, in ms; an unaligned GEMM's products at
+// e_unaligned where the calibration has it.
 double roofline_ms(const NodeWork& work, const GpuSpec& gpu, const ComputeCalibration& compute);
 
 // The optimizer's pass over `gradient_bytes` of fp32 gradients: memory-bound, `bytes_per_gradient_byte` bytes

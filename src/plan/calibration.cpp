@@ -44,6 +44,20 @@ ComputeMeasurement read_compute_measurement(const JsonFields& row) {
   return m;
 }
 
+UnalignedGemmMeasurement read_unaligned_gemm(const JsonFields& row) {
+  UnalignedGemmMeasurement m;
+  m.workload = row.string("workload");
+  m.gpu = row.string("gpu");
+  m.precision = row.string("precision");
+  m.node = row.string("node");
+  m.m = row.positive("m");
+  m.n = row.positive("n");
+  m.k = row.positive("k");
+  m.ms = row.positive("ms");
+  m.source = row.string("source");
+  return m;
+}
+
 RunMeasurement read_run_measurement(const JsonFields& row) {
   RunMeasurement m;
   m.label = row.string("label");
@@ -98,6 +112,9 @@ Calibration parse_calibration(const std::string& text, const std::string& origin
   c.compute.memory_efficiency = fraction(compute, "memory_efficiency");
   c.compute.memory_efficiency_source = compute.string("memory_efficiency_source");
   c.compute.node_overhead_us = compute.number("node_overhead_us");
+  if (compute.has("unaligned_gemm_efficiency")) {
+    c.compute.unaligned_gemm_efficiency = fraction(compute, "unaligned_gemm_efficiency");
+  }
   if (c.compute.node_overhead_us < 0) compute.fail("\"compute.node_overhead_us\" must not be negative");
   const JsonFields fabrics = top.object("fabrics");
   for (const auto& item : fabrics.node().items()) {
@@ -106,6 +123,14 @@ Calibration parse_calibration(const std::string& text, const std::string& origin
   const JsonFields measurements = top.object("measurements");
   for (const JsonFields& row : measurements.array_of_objects("compute")) {
     c.compute_measurements.push_back(read_compute_measurement(row));
+  }
+  if (measurements.has("unaligned_gemms")) {
+    for (const JsonFields& row : measurements.array_of_objects("unaligned_gemms")) {
+      c.unaligned_gemm_measurements.push_back(read_unaligned_gemm(row));
+    }
+  }
+  if ((c.compute.unaligned_gemm_efficiency > 0) != !c.unaligned_gemm_measurements.empty()) {
+    compute.fail("\"compute.unaligned_gemm_efficiency\" goes with measurements.unaligned_gemms, and only with them");
   }
   for (const JsonFields& row : measurements.array_of_objects("runs")) {
     c.run_measurements.push_back(read_run_measurement(row));

@@ -76,7 +76,25 @@ PlanRequest request_for(const RunMeasurement& run) {
   return request;
 }
 
-ComputeCalibration fit_compute(const std::vector<ComputeMeasurement>& measurements, const HardwareDatabase& db,
+double fit_unaligned_gemm_efficiency(const std::vector<UnalignedGemmMeasurement>& measurements,
+                                     const HardwareDatabase& db) {
+  double flops = 0, ideal_flops = 0;  // measured work, and what the peak would do in the measured time
+  for (const UnalignedGemmMeasurement& m : measurements) {
+    if (m.precision != "bf16" && m.precision != "fp16") {
+      throw UsageError("unaligned GEMM measurement of " + m.workload + " (" + m.node + "): precision '" + m.precision +
+                       "' (16-bit GEMMs only)");
+    }
+    const GpuSpec& gpu = db.gpu(m.gpu);
+    const double peak = product_peak_tflops(gpu, m.precision == "fp16" ? DType::kFloat16 : DType::kBFloat16,
+                                            parse_precision(m.precision));
+    flops += 2 * m.m * m.n * m.k;
+    ideal_flops += m.ms * 1e-3 * peak * 1e12;
+  }
+  return ideal_flops > 0 ? flops / ideal_flops : 0;
+}
+
+ComputeCalibration fit_compute(const std::vector<ComputeMeasurement>& measurements,
+                               const std::vector<UnalignedGemmMeasurement>& unaligned, const HardwareDatabase& db,
                                double memory_efficiency) {
   if (measurements.empty()) throw UsageError("--calibrate: no compute measurements");
   std::vector<WorkloadWork> works;
@@ -85,7 +103,7 @@ ComputeCalibration fit_compute(const std::vector<ComputeMeasurement>& measuremen
     works.push_back(work_of(m.workload, m.precision, m.batch, db.gpu(m.gpu)));
     if (m.gemm_ms) gemm_measured += *m.gemm_ms;
   }
-  ComputeCalibration c{0.7, memory_efficiency, 0, ""};
+  ComputeCalibration c{0.7, memory_efficiency, 0, "", fit_unaligned_gemm_efficiency(unaligned, db)};
   for (int round = 0; round < 8; ++round) {
     if (gemm_measured > 0) {
       c.gemm_efficiency = bisect_decreasing(
@@ -249,6 +267,11 @@ std::string calibration_json(const Calibration& c) {
                             {"step_ms", m.step_ms},
                             {"source", m.source}});
   }
+  json unaligned_rows = json::array();
+  for (const UnalignedGemmMeasurement& m : c.unaligned_gemm_measurements) {
+    unaligned_rows.push_back({{"workload", m.workload}, {"gpu", m.gpu}, {"precision", m.precision}, {"node", m.node},
+                              {"m", m.m}, {"n", m.n}, {"k", m.k}, {"ms", m.ms}, {"source", m.source}});
+  }
   json run_rows = json::array();
   for (const RunMeasurement& m : c.run_measurements) {
     run_rows.push_back({{"label", m.label},
@@ -284,9 +307,15 @@ std::string calibration_json(const Calibration& c) {
         {"memory_efficiency", c.compute.memory_efficiency},
         {"memory_efficiency_source", c.compute.memory_efficiency_source},
         {"node_overhead_us", c.compute.node_overhead_us},
-        {"source", "gemm_efficiency and node_overhead_us: fit (scalebench plan --calibrate) of measurements.compute"}}},
+        {"source", "gemm_efficiency and node_overhead_us: fit (scalebench plan --calibrate) of measurements.compute"
+                   "; unaligned_gemm_efficiency: the FLOPs of measurements.unaligned_gemms over their time at the "
+                   "GPU's peak"}}},
       {"fabrics", fabrics},
       {"measurements", {{"compute", compute_rows}, {"runs", run_rows}}}};
+  if (c.compute.unaligned_gemm_efficiency > 0) {
+    doc["compute"]["unaligned_gemm_efficiency"] = c.compute.unaligned_gemm_efficiency;
+    doc["measurements"]["unaligned_gemms"] = unaligned_rows;
+  }
   return doc.dump(2) + "\n";
 }
 

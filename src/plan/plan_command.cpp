@@ -101,6 +101,7 @@ int run_calibrate(const PlanCommandOptions& o, Calibration calibration) {
   if (o.fresh) {
     if (o.files.empty()) throw UsageError("plan --calibrate --fresh needs run files to fit on");
     calibration.compute_measurements.clear();
+    calibration.unaligned_gemm_measurements.clear();
     calibration.run_measurements.clear();
     calibration.provenance = "fit of run files:";
   } else if (!o.files.empty()) {
@@ -122,7 +123,8 @@ int run_calibrate(const PlanCommandOptions& o, Calibration calibration) {
     calibration.compute_measurements.push_back(compute);
   }
   const std::string memory_source = calibration.compute.memory_efficiency_source;
-  calibration.compute = fit_compute(calibration.compute_measurements, db, calibration.compute.memory_efficiency);
+  calibration.compute = fit_compute(calibration.compute_measurements, calibration.unaligned_gemm_measurements, db,
+                                    calibration.compute.memory_efficiency);
   calibration.compute.memory_efficiency_source = memory_source;
   for (auto& [key, fitted] : fit_fabrics(calibration.run_measurements, db, calibration)) {
     calibration.fabrics[key] = fitted;

@@ -1,5 +1,6 @@
 // Per-node work and its roofline time on a GPU of the database (include/scalebench/plan_model.h).
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "scalebench/error.h"
@@ -50,6 +51,14 @@ double product_peak_tflops(const GpuSpec& gpu, DType operand, Precision precisio
   return peak * gpu.clock_scale();
 }
 
+bool gemm_is_unaligned(double m, double n, double k, bool transpose_a, bool transpose_b, int element_bytes) {
+  const double lda = transpose_a ? m : k, ldb = transpose_b ? k : n, ldc = n;
+  for (const double ld : {lda, ldb, ldc}) {
+    if (std::fmod(ld * element_bytes, 16.0) != 0) return true;
+  }
+  return false;
+}
+
 std::vector<NodeWork> node_work(const Graph& graph, const GpuSpec& gpu, Precision precision) {
   std::vector<NodeWork> works;
   works.reserve(graph.nodes().size());
@@ -61,7 +70,14 @@ std::vector<NodeWork> node_work(const Graph& graph, const GpuSpec& gpu, Precisio
     } else if (a.count("matmul_flops") != 0) {
       work.flops = a.at("matmul_flops");
     }
-    if (work.flops > 0) work.peak_tflops = product_peak_tflops(gpu, operand_type(graph, node), precision);
+    if (work.flops > 0) {
+      const DType operand = operand_type(graph, node);
+      work.peak_tflops = product_peak_tflops(gpu, operand, precision);
+      // Measured for bf16 tensor-core GEMMs only (calibration.json, measurements.unaligned_gemms).
+      const auto flag = [&](const char* key) { return a.count(key) != 0 && a.at(key) != 0; };
+      work.unaligned = node.op == "gemm" && (operand == DType::kBFloat16 || operand == DType::kFloat16) &&
+                       gemm_is_unaligned(a.at("m"), a.at("n"), a.at("k"), flag("transpose_a"), flag("transpose_b"), 2);
+    }
     // A tensor read twice by one node (x · x) is read once from memory.
     std::set<TensorId> touched(node.inputs.begin(), node.inputs.end());
     touched.insert(node.outputs.begin(), node.outputs.end());
@@ -72,7 +88,9 @@ std::vector<NodeWork> node_work(const Graph& graph, const GpuSpec& gpu, Precisio
 }
 
 double roofline_ms(const NodeWork& work, const GpuSpec& gpu, const ComputeCalibration& compute) {
-  const double compute_s = work.flops > 0 ? work.flops / (work.peak_tflops * 1e12 * compute.gemm_efficiency) : 0;
+  const double efficiency = work.unaligned && compute.unaligned_gemm_efficiency > 0 ? compute.unaligned_gemm_efficiency
+                                                                                     : compute.gemm_efficiency;
+  const double compute_s = work.flops > 0 ? work.flops / (work.peak_tflops * 1e12 * efficiency) : 0;
   const double memory_s = work.bytes / (gpu.memory_bandwidth_gbps * 1e9 * compute.memory_efficiency);
   return 1e3 * std::max(compute_s, memory_s) + 1e-3 * compute.node_overhead_us;
 }

@@ -62,6 +62,31 @@ TEST(PlanRoofline, TheSlowerOfComputeAndMemoryPlusOverhead) {
   EXPECT_NEAR(optimizer_ms(1e8, 7, gpu, c), 7e8 / 5e11 * 1e3 + 0.003, 1e-12);
 }
 
+// cuBLASLt's tensor-core kernels need 16-byte aligned rows: the leading dimensions are what counts, not every
+// extent (unsupMT's 7,975 target words are rows, never a row's length, in its hidden-size GEMMs).
+TEST(PlanRoofline, AGemmIsUnalignedWhenALeadingDimensionIsNotA16ByteMultiple) {
+  EXPECT_TRUE(gemm_is_unaligned(2560, 30522, 768, false, true, 2));    // bert_base's MLM decoder: C's rows
+  EXPECT_TRUE(gemm_is_unaligned(2560, 768, 30522, false, false, 2));   // its input gradient: dY's rows
+  EXPECT_TRUE(gemm_is_unaligned(30522, 768, 2560, true, false, 2));    // its weight gradient: dY read transposed
+  EXPECT_FALSE(gemm_is_unaligned(16000, 32768, 1024, false, true, 2)); // transformer_big's output projection
+  EXPECT_FALSE(gemm_is_unaligned(7975, 4096, 1024, false, true, 2));   // unsupMT's FFN: 7,975 rows, aligned rows
+  EXPECT_FALSE(gemm_is_unaligned(4096, 1024, 7975, true, false, 2));   // and its weight gradient
+  EXPECT_TRUE(gemm_is_unaligned(7975, 64699, 1024, false, true, 2));   // unsupMT's vocabulary projection
+  EXPECT_TRUE(gemm_is_unaligned(2560, 30522, 768, false, true, 4));    // fp32 rows of 30,522: 8-byte multiples
+  EXPECT_FALSE(gemm_is_unaligned(8, 8, 8, false, false, 2));
+}
+
+TEST(PlanRoofline, AnUnalignedGemmRunsAtItsOwnEfficiencyWhereCalibrated) {
+  const GpuSpec gpu = test_gpu();
+  ComputeCalibration c{0.5, 0.5, 3, ""};
+  NodeWork gemm{2e9, 1e6, 40, true};  // 2 GFLOP at 40 TFLOP/s
+  EXPECT_NEAR(roofline_ms(gemm, gpu, c), 0.1 + 0.003, 1e-12) << "no unaligned figure: the aligned rate";
+  c.unaligned_gemm_efficiency = 0.25;
+  EXPECT_NEAR(roofline_ms(gemm, gpu, c), 0.2 + 0.003, 1e-12);
+  gemm.unaligned = false;
+  EXPECT_NEAR(roofline_ms(gemm, gpu, c), 0.1 + 0.003, 1e-12);
+}
+
 TEST(PlanRoofline, NodeWorkCountsProductsAndEveryTensorOnce) {
   Graph graph;
   auto tensor = [&](const char* name, std::vector<int64_t> shape, DType type) {
