@@ -76,6 +76,25 @@ TEST(PlanPredict, PowerTwinsSharingADatasheetRowAreOrderedByBoardPower) {
   }
 }
 
+// Issue 30, defect 5, second half: the GTX 1080 Ti (no tensor cores) must not rank above the RTX 2080 in the
+// 16-bit training the guide measures (Lambda, 2019-03-04: the 2080 about 1.30x the 1080 Ti in fp16). In fp32 the
+// measurement is a tie within about 2% (docs/PLAN.md); the model's two datasheet rows stay within 10%.
+TEST(PlanPredict, TheRtx2080OutrunsTheGtx1080TiIn16BitAndTiesItInFp32) {
+  for (const char* workload : {"transformer_big", "bert_base", "yolov3"}) {
+    PlanRequest r = request(workload, "RTX 2080");
+    r.batch = 8;  // fits both 8-GB and 11-GB cards: the same work on each
+    const double turing = predict_plan(r, db(), calibration()).solo_units_per_s;
+    r.gpu = "GTX 1080 Ti";
+    const double pascal = predict_plan(r, db(), calibration()).solo_units_per_s;
+    EXPECT_GT(turing, 1.3 * pascal) << workload;
+    r.precision = "fp32";
+    const double pascal32 = predict_plan(r, db(), calibration()).solo_units_per_s;
+    r.gpu = "RTX 2080";
+    const double turing32 = predict_plan(r, db(), calibration()).solo_units_per_s;
+    EXPECT_NEAR(turing32 / pascal32, 1.0, 0.10) << workload;
+  }
+}
+
 TEST(PlanPredict, PathsFollowTheGpu) {
   const PlanPrediction nvlink = predict_plan(request("bert_base", "H100 SXM", 8), db(), calibration());
   EXPECT_EQ(nvlink.intra_fabric, "nvlink4-nvswitch");
