@@ -84,7 +84,7 @@ std::string normalized_chart(const ComparisonModel& model) {
 // runs have none).
 std::string guide_chart(const ComparisonModel& model) {
   BarChart chart;
-  chart.title = "Per-GPU throughput relative to the guide's Quadro RTX 8000";
+  chart.title = "Per-GPU throughput relative to the Quadro RTX 8000 of the guide";
   chart.value_axis_title = "units/s per GPU alone / the guide's RTX 8000 units/s (x)";
   chart.categories = model.rows;
   chart.reference = 1.0;

@@ -15,8 +15,13 @@ expect_lines 1 "^<!DOCTYPE html>$" "an HTML page"
 # Both runs carry one label (this machine's CPU): a chart of bars all at 1 would say nothing, and tiny runs have no
 # guide ratio, so the page holds the tables alone.
 expect_lines 0 "<title>Throughput relative to " "one label: no chart of bars at 1"
-expect_lines 0 "<title>Per-GPU throughput relative to the guide" "tiny runs: no guide ratio"
-expect_lines 1 "<table>" "the tables"
+expect_lines 0 "<title>Per-GPU throughput relative to the Quadro" "tiny runs: no guide ratio"
+expect_exit 0 "bert_base tiny run again" -- "$SB" run --device cpu --workload bert_base --scale tiny --batch 2 \
+  --steps 2 --warmup 1 --json "$WORK/a2.json"
+expect_exit 0 "compare two labels --html" -- "$SB" compare "$WORK/a.json" "$WORK/a2.json" --label "$WORK/a2.json=again" \
+  --html "$WORK/labels.html"
+cp "$WORK/labels.html" "$WORK/out"
+expect_lines 1 "<title>Throughput relative to " "two labels: the normalized throughput chart"
 expect_lines 0 "http|<script" "no URL and no script"
 expect_exit 0 "a one-rank bandwidth sweep" -- "$SB" bandwidth --device cpu --max-bytes 64K --iters 2 \
   --json "$WORK/bw.json"
@@ -41,7 +46,7 @@ expect_exit 2 "--html into a missing directory" -- "$SB" compare "$WORK/a.json" 
 expect_output "cannot write '.*x\.html'" "the unwritable page is named"
 
 if command -v chromium > /dev/null; then
-  for page in out report; do
+  for page in labels report; do
     expect_exit 0 "chromium renders $page.html" -- chromium --headless --no-sandbox --disable-gpu \
       --user-data-dir="$WORK/chromium" --screenshot="$WORK/$page.png" --window-size=1280,2000 \
       "file://$WORK/$page.html"

@@ -108,7 +108,7 @@ TEST(HtmlCompare, OneLabelDrawsTheGuideRatioNotBarsOfOne) {
   const std::vector<std::string> charts = svgs(html);
   ASSERT_FALSE(charts.empty());
   EXPECT_EQ(html.find("<title>Throughput relative to"), std::string::npos);
-  EXPECT_NE(charts[0].find("<title>Per-GPU throughput relative to the guide's Quadro RTX 8000</title>"),
+  EXPECT_NE(charts[0].find("<title>Per-GPU throughput relative to the Quadro RTX 8000 of the guide</title>"),
             std::string::npos);
   EXPECT_EQ(count(charts[0], "class=\"bar\""), 2u);
   EXPECT_NE(charts[0].find(">0.53</text>"), std::string::npos) << "transformer_big alone: 4000 / the guide's 7507";
@@ -137,7 +137,7 @@ TEST(HtmlCompare, OneSvgPerChartWithTitlesLegendsAndOneBarPerWorkloadAndLabel) {
   EXPECT_NE(charts[4].find("<title>bert_base: scaling efficiency vs GPU count</title>"), std::string::npos);
   EXPECT_EQ(count(charts[4], "class=\"point\""), 2u);  // E(1) = 100% and E(2) = 95%
   EXPECT_NE(charts[4].find(">GPUs (N)</text>"), std::string::npos);
-  EXPECT_NE(charts[1].find("<title>Per-GPU throughput relative to the guide's Quadro RTX 8000</title>"),
+  EXPECT_NE(charts[1].find("<title>Per-GPU throughput relative to the Quadro RTX 8000 of the guide</title>"),
             std::string::npos);
   EXPECT_NE(charts[1].find(">42.55</text>"), std::string::npos) << "bert_base alone: 4000 / the guide's 94";
   // The absolute table under the first chart, escaped the same way.
@@ -165,8 +165,8 @@ TEST(HtmlCompare, BandwidthFilesGiveBusbwVsSizeOnALog2Axis) {
 // (N x 4000) in the same colour.
 TEST(HtmlCompare, ThroughputVsGpuCountBesideTheIdealLine) {
   const std::vector<std::string> charts = svgs(comparison_html(two_workloads_two_labels()));
-  ASSERT_EQ(charts.size(), 6u);
-  const std::string& chart = charts[2];
+  ASSERT_EQ(charts.size(), 7u);
+  const std::string& chart = charts[3];
   EXPECT_NE(chart.find("<title>bert_base: throughput vs GPU count</title>"), std::string::npos) << chart;
   EXPECT_EQ(count(chart, "class=\"point\""), 2u) << "measured points only";
   EXPECT_EQ(count(chart, "stroke-dasharray=\"6 4\""), 1u) << "one ideal line";
