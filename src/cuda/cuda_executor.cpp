@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "scalebench/allocation_budget.h"
 #include "scalebench/error.h"
 #include "scalebench/executor.h"
+#include "src/core/ops/op_bindings.h"
 #include "src/cuda/activations.h"
 #include "src/cuda/batchnorm.h"
 #include "src/cuda/bias.h"
@@ -1137,6 +1139,14 @@ const std::map<std::string, Kernel>& kernels() {
 #undef DETECTION_LOSS
 
 }  // namespace
+
+// The table's names for the op catalogue's test (src/core/ops/op_bindings.h): building the table makes
+// std::functions only, no CUDA call, so a CPU-only test binary asks it too.
+std::optional<std::vector<std::string>> cuda_kernel_ops() {
+  std::vector<std::string> names;
+  for (const auto& entry : kernels()) names.push_back(entry.first);
+  return names;
+}
 
 uint64_t cuda_outside_plan_bytes(const Graph& graph) {
   return cuda::gemm_workspace_bytes() + kernel_scratch_bytes(graph);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "scalebench/error.h"
+#include "src/core/ops/op_bindings.h"
 
 namespace sb::detail {
 
@@ -228,8 +229,8 @@ std::vector<Contribution> cast_backward(BackwardContext& ctx, const Node& node, 
   return {{dx, true}};
 }
 
-const std::map<std::string, BackwardRule>& rules() {
-  static const std::map<std::string, BackwardRule> table = {
+const BackwardRuleTable& rules() {
+  static const BackwardRuleTable table = {
       {"gemm", gemm_backward},
       {"add", add_backward},
       {"gelu", activation_backward("gelu_backward", false)},
@@ -259,21 +260,42 @@ bool detached_op(const std::string& op) {
          op == "roi_sample" || op == "mask_targets";
 }
 
+// The core table, then the op families kept in their own files. No op is in two tables
+// (tests/unit/test_op_catalogue.cpp), so the order decides nothing today.
+const std::vector<const BackwardRuleTable*>& backward_rule_tables() {
+  static const std::vector<const BackwardRuleTable*> chain = {
+      &rules(),
+      &san_backward_rules(),
+      &cnn_backward_rules(),
+      &convs2s_backward_rules(),
+      &pix2pixhd_backward_rules(),
+      &detection_backward_rules(),
+      &stylegan_backward_rules(),
+      &decode_backward_rules(),  // the last: its rules refuse (generation has no gradient)
+  };
+  return chain;
+}
+
 const BackwardRule* find_backward_rule(const std::string& op) {
-  auto it = rules().find(op);
-  if (it != rules().end()) return &it->second;
-  const BackwardRule* san = find_san_backward_rule(op);
-  if (san != nullptr) return san;
-  const BackwardRule* cnn = find_cnn_backward_rule(op);
-  if (cnn != nullptr) return cnn;
-  const BackwardRule* convs2s = find_convs2s_backward_rule(op);
-  if (convs2s != nullptr) return convs2s;
-  const BackwardRule* pix2pixhd = find_pix2pixhd_backward_rule(op);
-  if (pix2pixhd != nullptr) return pix2pixhd;
-  const BackwardRule* detection = find_detection_backward_rule(op);
-  if (detection != nullptr) return detection;
-  const BackwardRule* stylegan = find_stylegan_backward_rule(op);
-  return stylegan != nullptr ? stylegan : find_decode_backward_rule(op);
+  for (const BackwardRuleTable* table : backward_rule_tables()) {
+    auto it = table->find(op);
+    if (it != table->end()) return &it->second;
+  }
+  return nullptr;
 }
 
 }  // namespace sb::detail
+
+namespace sb {
+
+std::vector<std::string> backward_rule_ops() {
+  std::vector<std::string> names;
+  for (const detail::BackwardRuleTable* table : detail::backward_rule_tables()) {
+    for (const auto& entry : *table) names.push_back(entry.first);
+  }
+  return names;
+}
+
+bool has_backward_rule(const std::string& op) { return detail::find_backward_rule(op) != nullptr; }
+
+}  // namespace sb

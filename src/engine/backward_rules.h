@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -41,26 +42,33 @@ class BackwardContext {
 using BackwardRule =
     std::function<std::vector<Contribution>(BackwardContext&, const Node&, const std::vector<TensorId>&)>;
 
-const BackwardRule* find_backward_rule(const std::string& op);
+// One family's rules by op name.
+using BackwardRuleTable = std::map<std::string, BackwardRule>;
 
-// The rules of the SAN answer-module ops (backward_rules_san.cpp); find_backward_rule falls back on it.
-const BackwardRule* find_san_backward_rule(const std::string& op);
+// The rule for op: backward_rules.cpp's own table, then the families' tables in backward_rule_tables() order;
+// nullptr for an op without one.
+const BackwardRule* find_backward_rule(const std::string& op);
+// The chain find_backward_rule walks, in order (src/core/ops/op_bindings.h lists its names).
+const std::vector<const BackwardRuleTable*>& backward_rule_tables();
+
+// The rules of the SAN answer-module ops (backward_rules_san.cpp).
+const BackwardRuleTable& san_backward_rules();
 // The rules of the convolutional-network ops (backward_rules_cnn.cpp).
-const BackwardRule* find_cnn_backward_rule(const std::string& op);
+const BackwardRuleTable& cnn_backward_rules();
 // The rules of the ConvS2S ops (backward_rules_convs2s.cpp).
-const BackwardRule* find_convs2s_backward_rule(const std::string& op);
+const BackwardRuleTable& convs2s_backward_rules();
 // The rules of the GAN ops added for pix2pixHD (backward_rules_pix2pixhd.cpp).
-const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op);
+const BackwardRuleTable& pix2pixhd_backward_rules();
 // The rules of Mask R-CNN's ops (backward_rules_detection.cpp).
-const BackwardRule* find_detection_backward_rule(const std::string& op);
-// The greedy-decoding ops and the copy (backward_rules_decode.cpp), the last fallback: no gradient.
-const BackwardRule* find_decode_backward_rule(const std::string& op);
+const BackwardRuleTable& detection_backward_rules();
+// The greedy-decoding ops and the copy (backward_rules_decode.cpp), the last in the chain: no gradient.
+const BackwardRuleTable& decode_backward_rules();
 // Ops whose outputs are detached from their inputs (torch's .detach(): stop_gradient; Mask R-CNN's anchors,
 // proposals and target assignment): their outputs require no gradient, and autodiff neither waits for
 // gradients through them nor counts them as uses of their inputs (backward_rules.cpp).
 bool detached_op(const std::string& op);
 // The rules of StyleGAN's ops and the second-order rules of the backward ops on its discriminator's path
 // (backward_rules_second_order.cpp: conv2d_backward_data, leaky_relu_backward, ...).
-const BackwardRule* find_stylegan_backward_rule(const std::string& op);
+const BackwardRuleTable& stylegan_backward_rules();
 
 }  // namespace sb::detail

@@ -144,8 +144,8 @@ std::vector<Contribution> yolo_loss_backward(BackwardContext& ctx, const Node& n
 
 }  // namespace
 
-const BackwardRule* find_cnn_backward_rule(const std::string& op) {
-  static const std::map<std::string, BackwardRule> table = {
+const BackwardRuleTable& cnn_backward_rules() {
+  static const BackwardRuleTable table = {
       {"conv2d", conv2d_backward},
       {"batchnorm", batchnorm_backward},
       {"leaky_relu", output_backward("leaky_relu_backward")},
@@ -159,8 +159,7 @@ const BackwardRule* find_cnn_backward_rule(const std::string& op) {
       {"drop_path", drop_path_backward},
       {"yolo_loss", yolo_loss_backward},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -41,15 +41,14 @@ std::vector<Contribution> scale_rows_backward(BackwardContext& ctx, const Node& 
 
 }  // namespace
 
-const BackwardRule* find_convs2s_backward_rule(const std::string& op) {
-  static const std::map<std::string, BackwardRule> table = {
+const BackwardRuleTable& convs2s_backward_rules() {
+  static const BackwardRuleTable table = {
       {"glu", glu_backward},
       {"weight_norm", weight_norm_backward},
       {"grad_multiply", grad_multiply_backward},
       {"scale_rows", scale_rows_backward},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -16,13 +16,12 @@ std::vector<Contribution> no_gradient(BackwardContext&, const Node& node, const 
 
 }  // namespace
 
-const BackwardRule* find_decode_backward_rule(const std::string& op) {
-  static const std::map<std::string, BackwardRule> table = {
+const BackwardRuleTable& decode_backward_rules() {
+  static const BackwardRuleTable table = {
       {"argmax", no_gradient},        {"write_at_counter", no_gradient}, {"fill_from_counter", no_gradient},
       {"update_counter", no_gradient}, {"end_sentences", no_gradient},    {"copy", no_gradient},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

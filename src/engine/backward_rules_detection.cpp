@@ -68,8 +68,8 @@ std::vector<Contribution> detached(BackwardContext&, const Node& node, const std
 
 }  // namespace
 
-const BackwardRule* find_detection_backward_rule(const std::string& op) {
-  static const std::map<std::string, BackwardRule> table = {
+const BackwardRuleTable& detection_backward_rules() {
+  static const BackwardRuleTable table = {
       {"frozen_affine", frozen_affine_backward},
       {"roi_align", roi_align_backward},
       {"bce_with_logits_loss", loss_backward("bce_with_logits_loss_backward")},
@@ -80,8 +80,7 @@ const BackwardRule* find_detection_backward_rule(const std::string& op) {
       {"roi_sample", detached},
       {"mask_targets", detached},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -87,8 +87,8 @@ std::vector<Contribution> l1_loss_backward(BackwardContext& ctx, const Node& nod
 
 }  // namespace
 
-const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op) {
-  static const std::map<std::string, BackwardRule> table = {
+const BackwardRuleTable& pix2pixhd_backward_rules() {
+  static const BackwardRuleTable table = {
       {"stop_gradient", no_gradient},
       {"discard_gradient", no_gradient},
       {"instance_norm", instance_norm_backward},
@@ -97,8 +97,7 @@ const BackwardRule* find_pix2pixhd_backward_rule(const std::string& op) {
       {"mse_loss", mse_loss_backward},
       {"l1_loss", l1_loss_backward},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -83,18 +83,17 @@ std::vector<Contribution> turn_average_backward(BackwardContext& ctx, const Node
 
 }  // namespace
 
-const BackwardRule* find_san_backward_rule(const std::string& op) {
+const BackwardRuleTable& san_backward_rules() {
   // san_turn_mask needs no rule: its outputs never receive a gradient (the turn average treats the mask as
   // data), so autodiff never asks for one.
-  static const std::map<std::string, BackwardRule> table = {
+  static const BackwardRuleTable table = {
       {"gru_cell", gru_cell_backward},
       {"san_self_attention", self_attention_backward},
       {"san_bilinear_attention", bilinear_attention_backward},
       {"san_merge", merge_backward},
       {"san_turn_average", turn_average_backward},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -167,8 +167,8 @@ std::vector<Contribution> style_mix_rule(BackwardContext& ctx, const Node& node,
 
 }  // namespace
 
-const BackwardRule* find_stylegan_backward_rule(const std::string& op) {
-  static const std::map<std::string, BackwardRule> table = {
+const BackwardRuleTable& stylegan_backward_rules() {
+  static const BackwardRuleTable table = {
       {"conv2d_backward_data", conv2d_backward_data_rule},
       {"leaky_relu_backward", leaky_relu_backward_rule},
       {"avg_pool2d_backward", avg_pool2d_backward_rule},
@@ -184,8 +184,7 @@ const BackwardRule* find_stylegan_backward_rule(const std::string& op) {
       {"style_modulation", style_modulation_rule},
       {"style_mix", style_mix_rule},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -9,6 +9,7 @@
 #include <new>
 
 #include "scalebench/error.h"
+#include "src/core/ops/op_bindings.h"
 #include "src/cpu/activations.h"
 #include "src/cpu/bias.h"
 #include "src/cpu/cross_entropy.h"
@@ -32,7 +33,8 @@
 namespace sb {
 namespace {
 
-using Kernel = std::function<void(CpuExecutor&, const Node&)>;
+using Kernel = detail::CpuKernel;
+using KernelTable = detail::CpuKernelTable;
 
 int64_t size_attr(const Node& node, const char* name) { return static_cast<int64_t>(node.attributes.at(name)); }
 float float_attr(const Node& node, const char* name) { return static_cast<float>(node.attributes.at(name)); }
@@ -54,8 +56,8 @@ void run_gemm(CpuExecutor& e, const Node& node) {
 
 // The reason the kernel set is a table: an op missing here is found when the executor is built, not when the
 // step reaches it.
-const std::map<std::string, Kernel>& kernels() {
-  static const std::map<std::string, Kernel> table = {
+const KernelTable& kernels() {
+  static const KernelTable table = {
       {"gemm", run_gemm},
       {"bias_backward",
        [](CpuExecutor& e, const Node& node) {
@@ -221,25 +223,41 @@ const std::map<std::string, Kernel>& kernels() {
   return table;
 }
 
-// The core table, then the op families kept in their own files.
+// The core table, then the op families kept in their own files. No op is in two tables
+// (tests/unit/test_op_catalogue.cpp), so the order decides nothing today.
+const std::vector<const KernelTable*>& kernel_tables() {
+  static const std::vector<const KernelTable*> chain = {
+      &kernels(),
+      &detail::san_cpu_kernels(),
+      &detail::cnn_cpu_kernels(),
+      &detail::convs2s_cpu_kernels(),
+      &detail::pix2pixhd_cpu_kernels(),
+      &detail::detection_cpu_kernels(),
+      &detail::stylegan_cpu_kernels(),
+      &detail::decode_cpu_kernels(),
+  };
+  return chain;
+}
+
 const Kernel* find_kernel(const std::string& op) {
-  auto it = kernels().find(op);
-  if (it != kernels().end()) return &it->second;
-  const Kernel* san = detail::find_san_cpu_kernel(op);
-  if (san != nullptr) return san;
-  const Kernel* cnn = detail::find_cnn_cpu_kernel(op);
-  if (cnn != nullptr) return cnn;
-  const Kernel* convs2s = detail::find_convs2s_cpu_kernel(op);
-  if (convs2s != nullptr) return convs2s;
-  const Kernel* pix2pixhd = detail::find_pix2pixhd_cpu_kernel(op);
-  if (pix2pixhd != nullptr) return pix2pixhd;
-  const Kernel* detection = detail::find_detection_cpu_kernel(op);
-  if (detection != nullptr) return detection;
-  const Kernel* stylegan = detail::find_stylegan_cpu_kernel(op);
-  return stylegan != nullptr ? stylegan : detail::find_decode_cpu_kernel(op);
+  for (const KernelTable* table : kernel_tables()) {
+    auto it = table->find(op);
+    if (it != table->end()) return &it->second;
+  }
+  return nullptr;
 }
 
 }  // namespace
+
+std::vector<std::string> cpu_kernel_ops() {
+  std::vector<std::string> names;
+  for (const KernelTable* table : kernel_tables()) {
+    for (const auto& entry : *table) names.push_back(entry.first);
+  }
+  return names;
+}
+
+bool has_cpu_kernel(const std::string& op) { return find_kernel(op) != nullptr; }
 
 CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(graph, plan) {
   for (const TensorInfo& tensor : graph.tensors()) {

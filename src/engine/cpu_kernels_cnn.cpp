@@ -105,8 +105,8 @@ void yolo_loss_backward(CpuExecutor& e, const Node& n) {  // the loss starts the
 
 }  // namespace
 
-const CpuKernel* find_cnn_cpu_kernel(const std::string& op) {
-  static const std::map<std::string, CpuKernel> table = {
+const CpuKernelTable& cnn_cpu_kernels() {
+  static const CpuKernelTable table = {
       {"conv2d", conv2d},
       {"conv2d_backward_data", conv2d_backward_data},
       {"conv2d_backward_filter", conv2d_backward_filter},
@@ -177,8 +177,7 @@ const CpuKernel* find_cnn_cpu_kernel(const std::string& op) {
       {"yolo_loss", yolo_loss},
       {"yolo_loss_backward", yolo_loss_backward},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -21,8 +21,8 @@ void weight_norm_backward(CpuExecutor& e, const Node& n) {
 
 }  // namespace
 
-const CpuKernel* find_convs2s_cpu_kernel(const std::string& op) {
-  static const std::map<std::string, CpuKernel> table = {
+const CpuKernelTable& convs2s_cpu_kernels() {
+  static const CpuKernelTable table = {
       {"glu",
        [](CpuExecutor& e, const Node& n) {
          cpu::glu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"), size_attr(n, "cols"));
@@ -45,8 +45,7 @@ const CpuKernel* find_convs2s_cpu_kernel(const std::string& op) {
                                  size_attr(n, "cols"));
        }},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -8,6 +8,6 @@
 
 namespace sb::detail {
 
-const CpuKernel* find_convs2s_cpu_kernel(const std::string& op);  // nullptr for any other op
+const CpuKernelTable& convs2s_cpu_kernels();  // op name -> kernel
 
 }  // namespace sb::detail

@@ -14,8 +14,8 @@ int64_t size_attr(const Node& node, const char* name) { return static_cast<int64
 
 }  // namespace
 
-const CpuKernel* find_decode_cpu_kernel(const std::string& op) {
-  static const std::map<std::string, CpuKernel> table = {
+const CpuKernelTable& decode_cpu_kernels() {
+  static const CpuKernelTable table = {
       {"argmax",
        [](CpuExecutor& e, const Node& n) {
          cpu::argmax_rows(e.f32(n.inputs[0]), e.i32(n.outputs[0]), size_attr(n, "rows"), size_attr(n, "cols"));
@@ -44,8 +44,7 @@ const CpuKernel* find_decode_cpu_kernel(const std::string& op) {
          std::memmove(e.u8(n.outputs[0]), e.u8(n.inputs[0]), static_cast<size_t>(size_attr(n, "bytes")));
        }},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -8,6 +8,6 @@
 
 namespace sb::detail {
 
-const CpuKernel* find_decode_cpu_kernel(const std::string& op);  // nullptr for any other op
+const CpuKernelTable& decode_cpu_kernels();  // op name -> kernel
 
 }  // namespace sb::detail

@@ -43,8 +43,8 @@ void roi_sample(CpuExecutor& e, const Node& n) {
 
 }  // namespace
 
-const CpuKernel* find_detection_cpu_kernel(const std::string& op) {
-  static const std::map<std::string, CpuKernel> table = {
+const CpuKernelTable& detection_cpu_kernels() {
+  static const CpuKernelTable table = {
       {"frozen_affine",
        [](CpuExecutor& e, const Node& n) {
          cpu::frozen_affine_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.outputs[0]),
@@ -105,8 +105,7 @@ const CpuKernel* find_detection_cpu_kernel(const std::string& op) {
                            detection_size(n.attributes, "resolution"), e.f32(n.outputs[0]), e.f32(n.outputs[1]));
        }},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

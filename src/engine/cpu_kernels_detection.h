@@ -8,6 +8,6 @@
 
 namespace sb::detail {
 
-const CpuKernel* find_detection_cpu_kernel(const std::string& op);  // nullptr for any other op
+const CpuKernelTable& detection_cpu_kernels();  // op name -> kernel
 
 }  // namespace sb::detail

@@ -40,8 +40,8 @@ void conv_transpose2d(CpuExecutor& e, const Node& n) {
 
 }  // namespace
 
-const CpuKernel* find_pix2pixhd_cpu_kernel(const std::string& op) {
-  static const std::map<std::string, CpuKernel> table = {
+const CpuKernelTable& pix2pixhd_cpu_kernels() {
+  static const CpuKernelTable table = {
       {"stop_gradient", [](CpuExecutor&, const Node&) {}},     // views of their input (graph_builder_pix2pixhd.cpp)
       {"discard_gradient", [](CpuExecutor&, const Node&) {}},
       {"instance_norm",
@@ -84,8 +84,7 @@ const CpuKernel* find_pix2pixhd_cpu_kernel(const std::string& op) {
                                n.outputs.size() > 1 ? e.f32(n.outputs[1]) : nullptr, size_attr(n, "n"), seed(n));
        }},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

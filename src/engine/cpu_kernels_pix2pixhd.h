@@ -8,6 +8,6 @@
 
 namespace sb::detail {
 
-const CpuKernel* find_pix2pixhd_cpu_kernel(const std::string& op);  // nullptr for any other op
+const CpuKernelTable& pix2pixhd_cpu_kernels();  // op name -> kernel
 
 }  // namespace sb::detail

@@ -91,8 +91,8 @@ void turn_average_backward(CpuExecutor& e, const Node& n) {
 
 }  // namespace
 
-const CpuKernel* find_san_cpu_kernel(const std::string& op) {
-  static const std::map<std::string, CpuKernel> table = {
+const CpuKernelTable& san_cpu_kernels() {
+  static const CpuKernelTable table = {
       {"gru_cell", gru_cell},
       {"gru_cell_backward", gru_cell_backward},
       {"san_self_attention", self_attention},
@@ -105,8 +105,7 @@ const CpuKernel* find_san_cpu_kernel(const std::string& op) {
       {"san_turn_average", turn_average},
       {"san_turn_average_backward", turn_average_backward},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include "scalebench/executor.h"
@@ -10,7 +11,9 @@
 namespace sb::detail {
 
 using CpuKernel = std::function<void(CpuExecutor&, const Node&)>;
+// One family's kernels by op name; cpu_executor.cpp walks the families' tables in a fixed order.
+using CpuKernelTable = std::map<std::string, CpuKernel>;
 
-const CpuKernel* find_san_cpu_kernel(const std::string& op);  // nullptr for any other op
+const CpuKernelTable& san_cpu_kernels();  // op name -> kernel
 
 }  // namespace sb::detail

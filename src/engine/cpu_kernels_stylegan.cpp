@@ -54,8 +54,8 @@ void style_mix_backward(CpuExecutor& e, const Node& n) {
 
 }  // namespace
 
-const CpuKernel* find_stylegan_cpu_kernel(const std::string& op) {
-  static const std::map<std::string, CpuKernel> table = {
+const CpuKernelTable& stylegan_cpu_kernels() {
+  static const CpuKernelTable table = {
       {"fill",
        [](CpuExecutor& e, const Node& n) {
          std::fill_n(e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "value"));
@@ -144,8 +144,7 @@ const CpuKernel* find_stylegan_cpu_kernel(const std::string& op) {
                          e.step() == 0);
        }},
   };
-  auto it = table.find(op);
-  return it == table.end() ? nullptr : &it->second;
+  return table;
 }
 
 }  // namespace sb::detail

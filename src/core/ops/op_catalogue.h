@@ -1,0 +1,32 @@
+// The op catalogue: every op name the engine knows (Node::op), its family and how autodiff treats it. One
+// list to check the lookup tables against (src/core/ops/op_bindings.h; tests/unit/test_op_catalogue.cpp):
+// every op a GraphBuilder or a backward rule emits is here, and every op here has its backward rule (or is
+// marked as having none), a CPU kernel and a CUDA kernel. The engine does not read it yet (issue 24's first,
+// behaviour-preserving step); docs/DESIGN.md "Op catalogue" has the recipe for adding an op.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace sb {
+
+// What the backward-rule chain (src/engine/backward_rules.h) holds for an op.
+enum class OpGradient {
+  kDifferentiable,    // a rule that emits its inputs' gradients
+  kStopsGradient,     // a rule that gives no gradient: detached outputs, or a rule that refuses (generation)
+  kNotDifferentiable  // no rule: autodiff never differentiates it (backward-only ops, loss seeds, fills)
+};
+
+struct OpInfo {
+  std::string_view name;    // Node::op
+  std::string_view family;  // the stem of its kernel files src/cpu/<family>.cpp and src/cuda/<family>.cu;
+                            // "memory": views, copies and fills done inline by the executors
+  OpGradient gradient;
+};
+
+// Every op, grouped by how autodiff treats it (op_catalogue.cpp says why per group). Names are unique.
+const std::vector<OpInfo>& op_catalogue();
+const OpInfo* find_op_info(std::string_view name);  // nullptr for a name that is not catalogued
+const char* op_gradient_name(OpGradient gradient);  // "differentiable", "stops gradient", "not differentiable"
+
+}  // namespace sb
