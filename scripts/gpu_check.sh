@@ -54,7 +54,7 @@ max_bytes=${1:-2G}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0  # NVLink multicast can take a shared host's GPUs out of service: never on
 
-# PyTorch's learning rate per workload: scalebench's reference optimizer's (src/core/optimizer.cpp), which the
+# PyTorch's learning rate per workload: scalebench's reference optimizer's (workloads/*.cpp), which the
 # convolutional PyTorch models' optimizers take (yolov3's tiny rate keeps its loss finite from random weights).
 reference_lr() {
   case "$1" in

@@ -1,7 +1,8 @@
 """The MFU denominator, read from scalebench's one GPU table (src/plan/data/gpus.json, the database `plan` uses and
 `run` compiles in): a device name as CUDA reports it ("NVIDIA H200", "NVIDIA H100 80GB HBM3") is matched as
-training_summary.cpp matches it, and the row's dense peak for the precision is returned (bf16 and fp16: the
-tensor-core peak with FP32 accumulation; tf32; fp32). None where no row matches or the figure is null."""
+HardwareDatabase::gpu_for_device_name (src/plan/hardware_database.cpp) matches it, and the row's dense peak for the
+precision is returned (bf16 and fp16: the tensor-core peak with FP32 accumulation; tf32; fp32). None where no row
+matches or the figure is null."""
 import json
 import os
 

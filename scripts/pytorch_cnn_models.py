@@ -20,7 +20,7 @@ CNN_WORKLOADS = {
     "nasnet_large": dict(unit="images", batch=64, parameters=88_753_150, image=331, forward_gmac=23.810),
     "yolov3": dict(unit="images", batch=16, parameters=61_949_149, image=608, forward_gmac=70.35),
 }
-# Weight decay of each reference recipe (src/core/optimizer.cpp's reference_optimizer); SGD momentum 0.9.
+# Weight decay of each reference recipe (each workload's reference_optimizer in workloads/*.cpp); SGD momentum 0.9.
 WEIGHT_DECAY = {"deeplabv3": 1e-4, "deeplabv3_os8": 1e-4, "nasnet_large": 5e-5, "yolov3": 5e-4}
 SEGMENTATION_CLASSES, IGNORE_LABEL, IGNORE_BORDER = 21, 255, 8  # VOC: 21 classes, a band of 255 round objects
 YOLO_CLASSES, YOLO_BOXES, YOLO_IGNORE_IOU = 80, 8, 0.7

@@ -24,6 +24,18 @@ class BertBase final : public Workload {
     return kInfo;
   }
 
+  OptimizerSettings reference_optimizer() const override {
+    // §10/§11 google-research/bert optimization.py: AdamWeightDecay beta (0.9, 0.999), eps 1e-6, weight decay
+    // 0.01 (decoupled) and tf.clip_by_global_norm(grads, clip_norm=1.0); lr 1e-4 pre-training (BERT paper),
+    // 3e-5 for SQuAD (§11). Two differences from AdamWeightDecay remain: it has no bias correction and it
+    // exempts LayerNorm and bias parameters from decay; the flat buffer here decays every parameter.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kAdamW);
+    s.learning_rate = 1e-4f;
+    s.epsilon = 1e-6f;
+    s.max_grad_norm = 1.0f;
+    return s;
+  }
+
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const BertDims s = bert_base_dims(scale);
     const bool full = scale == WorkloadScale::kFull;

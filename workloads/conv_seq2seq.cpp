@@ -112,6 +112,19 @@ class ConvSeq2Seq final : public Workload {
     return kInfo;
   }
 
+  OptimizerSettings reference_optimizer() const override {
+    // §8 fairseq examples/translation/README.md (fconv_wmt_en_de): --optimizer nag --lr 0.5 --clip-norm 0.1
+    // --lr-scheduler fixed; fairseq's NAG defaults: momentum 0.99, weight decay 0. fairseq/optim/nag.py keeps its
+    // buffer scaled by -lr; at a fixed lr its update is torch.optim.SGD(nesterov=True)'s, i.e. kNag. Clipping is
+    // fairseq's clip_grad_norm_ (max_norm / (norm + 1e-6)) of the all-reduced gradients.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kNag);
+    s.learning_rate = 0.5f;
+    s.momentum = 0.99f;
+    s.weight_decay = 0;
+    s.max_grad_norm = 0.1f;
+    return s;
+  }
+
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const Shape s = shape_for(scale);
     const int64_t time = s.time;

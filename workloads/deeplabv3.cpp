@@ -154,6 +154,18 @@ class DeepLabV3 final : public Workload {
     return kInfo;
   }
 
+  OptimizerSettings reference_optimizer() const override {
+    // §2 tensorflow/models research/deeplab/train.py: tf.train.MomentumOptimizer(momentum 0.9), "Use 0.007
+    // when training on PASCAL augmented training set" (base_learning_rate), "Use 0.0001 for ResNet model
+    // variants" (weight_decay: slim's l2_regularizer, whose gradient wd·w is torch SGD's coupled weight decay).
+    // Differences: the poly schedule (power 0.9) is not modelled, and slim regularises only the conv weights
+    // while the flat buffer here decays every parameter.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kSgdMomentum);
+    s.learning_rate = 0.007f;
+    s.weight_decay = 1e-4f;
+    return s;
+  }
+
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const Dims d = dims_for(scale);
     const TensorId image = b.input("image", {batch, d.image, d.image, 3});                  // NHWC, normalised

@@ -61,6 +61,15 @@ class MtDnn final : public Workload {
     return kInfo;
   }
 
+  OptimizerSettings reference_optimizer() const override {
+    // §12 namisan/mt-dnn train.py: --optimizer adamax, lr 5e-5, --global_grad_clipping 1.0; betas and eps
+    // as torch.optim.Adamax's defaults ((0.9, 0.999), 1e-8), no weight decay.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kAdamax);
+    s.learning_rate = 5e-5f;
+    s.max_grad_norm = 1.0f;
+    return s;
+  }
+
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const Shape s = shape_for(scale);
     const int64_t model = s.bert.model;

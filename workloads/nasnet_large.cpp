@@ -178,6 +178,19 @@ class NasnetLarge final : public Workload {
     return kInfo;
   }
 
+  OptimizerSettings reference_optimizer() const override {
+    // §1 [choice]: SGD momentum 0.9 as the PyTorch ports retrain (pytorch/examples imagenet/main.py: --lr 0.1
+    // for batch 256, momentum 0.9) with TF-slim's NASNet-Large weight decay, nasnet_large_arg_scope(weight_decay=
+    // 5e-5) (its l2_regularizer(5e-5) adds 5e-5 · w to the gradient, as torch.optim.SGD's weight_decay does).
+    // TF-slim regularises conv and FC weights only; the flat buffer here decays every parameter. No clipping:
+    // TF-slim's global-norm clip of 10 belongs to its RMSProp recipe.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kSgdMomentum);
+    s.learning_rate = 0.1f;
+    s.momentum = 0.9f;
+    s.weight_decay = 5e-5f;
+    return s;
+  }
+
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const Dims d = dims_for(scale);
     Net n(b);

@@ -15,7 +15,7 @@
 // reaches the D-loss pass through stop_gradient, so one backward pass gives G exactly dL_G/dG and D exactly
 // dL_D/dD. G's and D's parameters are separate parameter groups: their gradients are reduced by buckets of their
 // own (two reductions, G's 731 MB overlapping G's backward, D's 34 MB finished before it starts), and one Adam
-// (lr 2e-4, betas 0.5, 0.999) over both is the reference's two optimizers' arithmetic (src/core/optimizer.cpp).
+// (lr 2e-4, betas 0.5, 0.999) over both is the reference's two optimizers' arithmetic (reference_optimizer below).
 // Parameter names follow the reference modules' state_dict ("netG.model.1.weight", "netD.scale2_layer0.0.weight";
 // scale2 sees the full resolution, as MultiscaleDiscriminator numbers them).
 #include <algorithm>
@@ -219,6 +219,18 @@ class Pix2PixHD final : public Workload {
       return info;
     }();
     return kInfo;
+  }
+
+  OptimizerSettings reference_optimizer() const override {
+    // §4 NVIDIA/pix2pixHD options/train_options.py: --lr 0.0002 --beta1 0.5; models/pix2pixHD_model.py builds
+    // optimizer_G and optimizer_D as torch.optim.Adam(params, lr, betas=(beta1, 0.999)) (eps 1e-8, no weight
+    // decay). Adam is elementwise, so one Adam over G's and D's flat buffers with these settings is their two
+    // optimizers' arithmetic exactly (the step count is the same for both). Not modelled: the linear decay
+    // after niter (100 epochs) and niter_fix_global (only the local enhancer trained for the first epochs).
+    OptimizerSettings s = default_optimizer(OptimizerKind::kAdam);
+    s.learning_rate = 2e-4f;
+    s.beta1 = 0.5f;
+    return s;
   }
 
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {

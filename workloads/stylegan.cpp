@@ -48,6 +48,19 @@ class StyleGan final : public Workload {
     return kInfo;
   }
 
+  OptimizerSettings reference_optimizer() const override {
+    // §5 NVlabs/stylegan train.py (FFHQ): G_opt = D_opt = Adam(beta1 0, beta2 0.99, epsilon 1e-8), G_lrate_dict
+    // and D_lrate_dict at 1024²: 0.003. One optimizer over both networks' flat buffer with the same settings is
+    // the two optimizers' update (Adam is elementwise). No weight decay, no clipping.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kAdam);
+    s.learning_rate = 0.003f;
+    s.beta1 = 0.0f;
+    s.beta2 = 0.99f;
+    s.epsilon = 1e-8f;
+    s.weight_decay = 0;
+    return s;
+  }
+
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const StyleGanShape s = shape_for(scale);
     const int64_t side = int64_t{1} << s.resolution_log2;

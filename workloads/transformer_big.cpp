@@ -32,6 +32,15 @@ class TransformerBig final : public Workload {
     return kInfo;
   }
 
+  OptimizerSettings reference_optimizer() const override {
+    // §7 fairseq transformer_wmt_en_de_big recipe: --optimizer adam --adam-betas '(0.9, 0.98)' --lr 5e-4
+    // (fairseq's adam_eps default 1e-8, weight_decay 0; no --clip-norm in the recipe).
+    OptimizerSettings s = default_optimizer(OptimizerKind::kAdam);
+    s.learning_rate = 5e-4f;
+    s.beta2 = 0.98f;
+    return s;
+  }
+
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const Shape s = shape_for(scale);
     const TransformerDims d{batch, s.model, s.heads, s.ffn, 0.3, 0.1};  // transformer_wmt_en_de_big

@@ -44,6 +44,17 @@ class Unsupmt final : public Workload {
     return kInfo;
   }
 
+  OptimizerSettings reference_optimizer() const override {
+    // §9 facebookresearch/XLM README (unsupervised MT): --optimizer adam_inverse_sqrt,beta1=0.9,beta2=0.98,lr=0.0001
+    // (xlm/optim.py AdamInverseSqrtWithWarmup: eps 1e-8, weight decay 0, warmup 4000 from 1e-7). One optimizer over
+    // encoder and decoder, stepped after every sub-step. The schedule is not modelled (no engine schedules yet):
+    // the rate is the peak 1e-4; the warm-up's rate changes the update's size, not its cost.
+    OptimizerSettings s = default_optimizer(OptimizerKind::kAdam);
+    s.learning_rate = 1e-4f;
+    s.beta2 = 0.98f;
+    return s;
+  }
+
   BuiltWorkload build(GraphBuilder& b, int64_t batch, WorkloadScale scale) const override {
     const Shape s = shape_for(scale);
     const int64_t T = s.time;

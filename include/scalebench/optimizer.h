@@ -1,7 +1,8 @@
 // Optimizer settings shared by the executors and the trainer: the five update rules the reference trainings
 // use (WORKLOADS.md, each workload's "Optimizer" line), as PyTorch's torch.optim defines them, plus global
 // gradient-norm clipping as torch.nn.utils.clip_grad_norm_ does it. The kernels live in src/cpu/optimizer.h
-// and src/cuda/optimizer.h; this file holds the settings, names and each workload's reference settings.
+// and src/cuda/optimizer.h; this file holds the settings and names; each workload declares its reference settings
+// (Workload::reference_optimizer, include/scalebench/workload.h).
 #pragma once
 
 #include <string>
@@ -34,8 +35,6 @@ int optimizer_state_buffers(OptimizerKind kind);
 // PyTorch's defaults for `kind`, except the learning rate (1e-4, `scalebench run`'s default) and AdamW's weight
 // decay (0.01, as torch.optim.AdamW); momentum 0.9 for SGD momentum and NAG (torch has none).
 OptimizerSettings default_optimizer(OptimizerKind kind);
-// The optimizer WORKLOADS.md gives for a registered workload (sources in optimizer.cpp); UsageError otherwise.
-OptimizerSettings reference_optimizer(const std::string& workload);
 // UsageError for settings PyTorch refuses (lr <= 0, betas outside [0, 1), eps <= 0, weight decay < 0, NAG
 // without momentum, a negative clipping norm).
 void validate_optimizer(const OptimizerSettings& settings);

@@ -90,4 +90,26 @@ int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_
 // memory_gib GiB (the database's memory_gb when 0) minus kPlanDeviceReserveBytes.
 uint64_t usable_bytes(const GpuSpec& gpu, double memory_gib = 0);
 
+// `scalebench plan`'s options (its flags: src/cli/plan_command.cpp).
+struct PlanCommandOptions {
+  std::vector<std::string> workloads, gpus;  // one each for a prediction; lists for --table
+  PlanRequest request;                       // the rest of a prediction's configuration
+  bool no_overlap = false;
+  bool table = false;
+  bool validate = false;
+  bool calibrate = false;
+  bool fresh = false;  // --calibrate on the files alone
+  bool markdown = false;
+  std::vector<std::string> files;  // --validate / --calibrate: scalebench run --json files
+  std::string calibration_path;    // "": the built-in calibration
+  std::string pytorch_memory_path;  // "": the built-in PyTorch memory lines
+  std::string out_path;            // --calibrate: where the new calibration goes ("" stdout)
+  std::string json_path;           // --json: "" none, "-" stdout (the predictions alone)
+};
+
+// `scalebench plan`: a prediction, --table, --validate or --calibrate. Checks the options and loads the calibration
+// and PyTorch memory lines (UsageError naming the problem) on every caller, so ranks fail alike; prints and writes
+// only when `prints` (rank 0). Returns the exit code.
+int run_plan(const PlanCommandOptions& options, bool prints);
+
 }  // namespace sb

@@ -57,6 +57,10 @@ struct HardwareDatabase {
   // By name or alias, ignoring case, spaces and hyphens; UsageError: ambiguous (lists the boards), did you mean, or
   // the known names.
   const GpuSpec& gpu(const std::string& name) const;
+  // The row of a device by the name CUDA reports ("NVIDIA H100 80GB HBM3": the H100 SXM row), matched on words
+  // (brand words dropped, a row's name or alias equal to the name or a prefix of it, the longest winning); null when
+  // none is. `run`'s MFU peak (peak_tflops) finds its GPU here.
+  const GpuSpec* gpu_for_device_name(const std::string& device_name) const;
   const FabricSpec& fabric(const std::string& name) const;  // UsageError lists names
 };
 

@@ -12,7 +12,7 @@
 #include "scalebench/bandwidth.h"
 #include "scalebench/max_batch.h"
 #include "scalebench/suite.h"
-#include "scalebench/training.h"
+#include "scalebench/result.h"
 
 namespace sb {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "scalebench/max_batch.h"
-#include "scalebench/training.h"
+#include "scalebench/result.h"
 
 namespace sb {
 

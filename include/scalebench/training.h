@@ -1,4 +1,4 @@
-// The data-parallel trainer (ARCHITECTURE.md step 7) and its result model. One job runs, in order, the
+// The data-parallel trainer (ARCHITECTURE.md step 7); its result model is result.h. One job runs, in order, the
 // phases asked for:
 //   solo  every rank trains alone, no communication: X(1) of every GPU (stragglers show);
 //   comm  the gradient buckets of one step all-reduced back to back, no compute: pure communication time
@@ -9,173 +9,22 @@
 // events on the compute stream (CUDA events on GPUs), warm-up steps excluded, every sample kept.
 #pragma once
 
-#include <cstdint>
 #include <functional>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "scalebench/communicator.h"
 #include "scalebench/device.h"
-#include "scalebench/dtype.h"
-#include "scalebench/optimizer.h"
 #include "scalebench/precision.h"
 #include "scalebench/process_group.h"
-#include "scalebench/workload.h"
+#include "scalebench/result.h"
 
 namespace sb {
-
-struct TrainOptions {
-  std::string workload;
-  int64_t batch = 0;  // per rank; 0: the workload's reference batch
-  WorkloadScale scale = WorkloadScale::kFull;
-  int warmup_steps = 3;
-  int steps = 20;
-  double min_time_seconds = 0;  // > 0: at least this long per phase (more steps, agreed across ranks)
-  uint64_t seed = 1;            // data (sample r·b + i of one dataset), weights (same on every rank), dropout
-  OptimizerSettings optimizer;
-  Precision precision = Precision::kFp32;
-  bool recompute = false;
-  bool solo = true, comm = true, dp = true;  // phases; comm and dp need more than one rank
-  uint64_t bucket_bytes = 25ull << 20;
-  bool overlap = true;                      // false: every bucket reduced after the backward pass
-  DType grad_dtype = DType::kFloat32;       // kBFloat16: gradients rounded to bf16 for the all-reduce
-  bool comm_high_priority = false;          // the all-reduces' stream at CUDA's greatest priority
-  bool profile = true;                      // one extra solo step timed node by node on every rank
-  bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
-  int check_steps = 3;
-  bool check_memory = true;  // false: no capacity check before allocating (suite's runs at a verified max batch)
-};
-
-// One rank's samples of one phase.
-struct RankPhase {
-  std::vector<double> step_ms;                 // timed steps
-  std::vector<std::vector<double>> bucket_ms;  // comm and dp: [step][bucket] all-reduce durations
-  // dp, from each step's first node: when the last node finished, and [step][bucket] when the bucket was
-  // ready, when its all-reduce started and ended.
-  std::vector<double> nodes_done_ms;
-  std::vector<std::vector<double>> bucket_ready_ms, bucket_start_ms, bucket_end_ms;
-  // dp, for the trace: each step's first node from the phase's start on this rank's device, and from the step's
-  // first node the end of the forward pass and of the optimizer.
-  std::vector<double> step_start_ms, forward_done_ms, step_done_ms;
-  float loss_first = 0, loss_last = 0;         // solo and dp
-};
-
-struct PhaseRecord {
-  bool ran = false;
-  std::vector<RankPhase> ranks;  // by rank
-};
-
-struct CheckRecord {
-  bool ran = false;
-  bool passed = false;
-  int steps = 0;
-  double relative_error = 0;  // ||Δp(N ranks) - Δp(1 rank)|| / ||Δp(1 rank)||, Δp = p_k - p_0
-  double max_abs_difference = 0;
-  double tolerance = 0;
-  bool ranks_identical = false;
-  int linear_batchnorm_activations = 0;  // BatchNorm activations made the identity in the check's graphs
-  // A step with a generation (unsupmt): the words the one-rank reference compared with the N ranks' (it follows
-  // theirs, src/train/generation_replay.h), how many it would have picked differently, and the widest such
-  // difference of logits relative to the row's largest |logit|, which must stay within `tolerance`.
-  int64_t generated_words = 0, generation_flips = 0;
-  double generation_worst_margin = 0;
-};
-
-// Everything a printer needs; filled as the phases finish, so what was measured survives a later failure.
-struct TrainingReport {
-  // Context.
-  std::vector<std::string> argv;
-  std::string started_at;
-  int nranks = 1;
-  std::string emulate = "none";  // --emulate: none, host, socket (the path forced on NCCL)
-  std::string backend, communicator_version, transport, mpi_version, cuda_runtime_version, cuda_driver_version,
-      cublas_version;
-  std::vector<std::pair<std::string, std::string>> environment;
-  struct Rank {
-    std::string host, device_name, bus_id;
-    int device_index = 0;
-  };
-  std::vector<Rank> devices;
-  // Configuration.
-  TrainOptions options;
-  std::string unit, task, device_kind;
-  int64_t batch = 0;  // per rank
-  int64_t parameters = 0;
-  double units_per_step = 0;        // per rank
-  // A step made of sub-steps (unsupmt): their names, each with its own optimizer step and gradient reduction.
-  std::vector<std::string> sub_steps;
-  double train_flops_per_step = 0;  // per rank, matrix products forward and backward
-  uint64_t plan_bytes = 0;
-  std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)
-  double peak_tflops = 0;               // datasheet dense peak at this precision; 0: unknown device
-  // Results.
-  PhaseRecord solo, comm, dp;
-  std::vector<std::pair<std::string, double>> breakdown_ms;  // rank 0's profiled solo step, by category
-  std::vector<std::pair<std::string, double>> op_ms;         // the same step by op (backward nodes apart)
-  // The host's side of that step: wall-clock time enqueueing its nodes, in all and by op (the optimizer not
-  // included). More than the device time means the GPU waited for the CPU.
-  double profiled_host_ms = 0;
-  std::vector<std::pair<std::string, double>> op_host_ms;
-  // The same step's slowest nodes, slowest first: which convolution or GEMM of the network the time goes to
-  // (op_ms sums a network's hundreds of conv2d nodes into one line).
-  struct SlowNode {
-    int64_t index = 0;                  // in the graph's node order
-    std::string op, output, shape;      // op (backward marked), its first output's name and shape
-    std::string detail;                 // what the executor chose for it (a convolution's engine), or empty
-    double ms = 0;
-  };
-  std::vector<SlowNode> slowest_nodes;
-  bool weights_identical_at_start = false;
-  bool weights_identical_after_dp = false;
-  uint64_t weights_checksum_after_dp = 0;  // FNV-1a of the parameters' bytes: equal runs, equal weights
-  CheckRecord check;
-  // fp16: dynamic loss scaling's state on rank 0 after the last training phase (steps skipped for inf/NaN
-  // gradients count over solo and dp together).
-  bool loss_scaled = false;
-  float loss_scale = 0;
-  int64_t skipped_steps = 0;
-  std::string status = "ok";  // "ok" | "failed" | "check_failed"
-  std::string error;
-};
 
 // Collective. Runs the phases and --check, appending to `report` as results arrive; `on_phase_done` is called
 // on every rank after each phase (rank 0 prints it). Throws UsageError for bad options (the same on every
 // rank) and RuntimeFailure for out-of-memory, a non-finite loss or a timeout, agreed across ranks.
 void run_training(const TrainOptions& options, ProcessGroup& group, Device& device, Communicator& communicator,
                   TrainingReport& report, const std::function<void(const std::string& phase)>& on_phase_done);
-
-// Derived numbers, computed in one place for every printer.
-struct PhaseSummary {
-  double step_ms_p50 = 0, step_ms_p95 = 0, step_ms_max = 0;  // solo: the median GPU's; dp: max over ranks per step
-  double units_per_s_per_gpu = 0, units_per_s_total = 0;
-  double tflops_per_gpu = 0, mfu = 0;  // mfu 0 when the peak is unknown
-  int slowest_rank = 0;
-  double slowest_rank_step_ms = 0;
-};
-struct CommSummary {
-  double step_ms_p50 = 0;   // all buckets back to back
-  double busbw_gbps = 0;    // from the per-bucket durations' medians
-};
-// The dp phase's median step on rank 0, from its first node (GradientReducer::Timeline).
-struct DpTimeline {
-  double nodes_done_ms = 0;       // the backward pass's last node finished
-  double last_reduce_end_ms = 0;  // the last bucket's all-reduce finished
-  double tail_ms = 0;             // last_reduce_end - nodes_done, ≥ 0: communication left after the backward
-  std::vector<double> ready_ms, start_ms, end_ms;  // per bucket
-};
-DpTimeline summarize_dp_timeline(const TrainingReport& report);
-
-struct ScalingSummary {
-  double efficiency = 0;        // X(N) / (N · X(1)), X(1) the median solo GPU
-  double exposed_comm_ms = 0;   // dp step - solo step (p50s), not below 0
-  double overlap_pct = 0;       // 100 · (1 - exposed / comm-only time), within [0, 100]
-  double efficiency_bound = 0;  // min(1, solo step / comm-only step): perfect overlap's scaling efficiency
-  double in_training_busbw_gbps = 0;
-};
-PhaseSummary summarize_phase(const TrainingReport& report, const PhaseRecord& phase, bool max_over_ranks);
-CommSummary summarize_comm(const TrainingReport& report, const PhaseRecord& phase);
-ScalingSummary summarize_scaling(const TrainingReport& report);
 
 // Datasheet dense tensor peak (TFLOP/s) of a device name at a precision; 0 when unknown.
 double peak_tflops(const std::string& device_name, Precision precision);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "scalebench/graph_builder.h"
+#include "scalebench/optimizer.h"
 
 namespace sb {
 
@@ -69,6 +70,9 @@ class Workload {
  public:
   virtual ~Workload() = default;
   virtual const WorkloadInfo& info() const = 0;
+  // The optimizer WORKLOADS.md gives for this workload (`--optimizer reference`), its sources beside it in the
+  // workload's file.
+  virtual OptimizerSettings reference_optimizer() const = 0;
   // Appends the forward graph for `batch` to the builder's graph.
   virtual BuiltWorkload build(GraphBuilder& builder, int64_t batch, WorkloadScale scale) const = 0;
   // Fills every kInput tensor of a graph built by build() with deterministic synthetic data: the graph's

@@ -7,7 +7,7 @@
 
 #include "scalebench/bandwidth.h"
 #include "scalebench/communicator.h"
-#include "src/plan/plan_options.h"
+#include "scalebench/plan.h"
 
 namespace CLI {
 class App;
@@ -98,6 +98,8 @@ CommandLine parse_command_line(int argc, const char* const* argv);
 
 // The maxbatch and suite subcommands (src/cli/memory_command_line.cpp), and their part of the canonical form.
 void add_memory_commands(CLI::App& app, MemoryOptions& options);
+// The plan subcommand (src/cli/plan_command.cpp).
+void add_plan_command(CLI::App& app, PlanCommandOptions& options);
 std::string memory_canonical_form(const std::string& command, const MemoryOptions& options);
 
 }  // namespace sb

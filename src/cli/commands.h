@@ -15,7 +15,7 @@ int run_compare_command(const CommandLine& command_line, ProcessGroup& group);
 int run_report_command(const CommandLine& command_line, ProcessGroup& group);
 int run_maxbatch_command(const CommandLine& command_line, ProcessGroup& group);
 int run_suite_command(const CommandLine& command_line, ProcessGroup& group);
-int run_plan_command(const CommandLine& command_line, ProcessGroup& group);  // src/plan/plan_command.cpp
+int run_plan_command(const CommandLine& command_line, ProcessGroup& group);
 
 // Parses, agrees and dispatches; prints usage and runtime errors as one line. Returns the exit code.
 int run_scalebench(ProcessGroup& group, int argc, char** argv);

@@ -26,7 +26,7 @@ MaxBatchOptions max_batch_options(const MemoryOptions& options, const std::strin
   result.precision = options.precision == "auto"
                          ? (device.kind() == DeviceKind::kCuda ? Precision::kBf16 : Precision::kFp32)
                          : parse_precision(options.precision);
-  result.optimizer = options.optimizer == "reference" ? reference_optimizer(workload)
+  result.optimizer = options.optimizer == "reference" ? find_workload(workload).reference_optimizer()
                                                       : default_optimizer(parse_optimizer_kind(options.optimizer));
   result.recompute = options.recompute;
   result.bucket_bytes = static_cast<uint64_t>(options.bucket_mb * (1 << 20));

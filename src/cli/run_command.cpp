@@ -45,7 +45,7 @@ TrainOptions train_options(const CommandLine& cl, const Device& device) {
   options.min_time_seconds = run.min_time_seconds;
   options.seed = run.seed;
   options.recompute = run.recompute;
-  options.optimizer = run.optimizer == "reference" ? reference_optimizer(run.workload)
+  options.optimizer = run.optimizer == "reference" ? find_workload(run.workload).reference_optimizer()
                                                    : default_optimizer(parse_optimizer_kind(run.optimizer));
   if (run.learning_rate > 0) options.optimizer.learning_rate = static_cast<float>(run.learning_rate);
   if (run.clip_norm >= 0) options.optimizer.max_grad_norm = static_cast<float>(run.clip_norm);

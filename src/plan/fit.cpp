@@ -7,8 +7,8 @@
 
 #include "scalebench/error.h"
 #include "scalebench/plan_fit.h"
+#include "scalebench/replica_plan.h"
 #include "src/plan/paths.h"
-#include "src/train/replica.h"
 
 namespace sb {
 namespace {
@@ -33,14 +33,14 @@ WorkloadWork work_of(const std::string& workload, const std::string& precision_t
                      const GpuSpec& gpu) {
   WorkloadWork out;
   out.gpu = &gpu;
-  ReplicaOptions options;
+  ReplicaPlanOptions options;
   options.workload = workload;
   options.precision = resolve_plan_precision(gpu, precision_text);
   options.batch = batch > 0 ? batch : find_workload(workload).info().default_batch;
-  const std::unique_ptr<Replica> replica = plan_replica(options);
-  out.works = node_work(replica->graph, gpu, options.precision);
-  for (const Node& node : replica->graph.nodes()) out.is_gemm.push_back(node.op == "gemm");
-  out.gradient_bytes = static_cast<double>(replica->plan.gradient_bytes);
+  const ReplicaPlan replica = plan_replica_graph(options);
+  out.works = node_work(replica.graph, gpu, options.precision);
+  for (const Node& node : replica.graph.nodes()) out.is_gemm.push_back(node.op == "gemm");
+  out.gradient_bytes = static_cast<double>(replica.plan.gradient_bytes);
   return out;
 }
 
@@ -160,23 +160,23 @@ std::map<std::string, FabricCalibration> fit_fabrics(const std::vector<RunMeasur
     for (const RunMeasurement* run : members) {
       Prepared p{run, predict_plan(request_for(*run), db, trial), {}, {}, 0};
       // Rebuild the inputs the prediction used, scaled to the measured solo step.
-      ReplicaOptions options;
+      ReplicaPlanOptions options;
       options.workload = run->workload;
       options.precision = p.prediction.precision;
       options.batch = p.prediction.batch;
       options.bucket_bytes = static_cast<uint64_t>(run->bucket_mb * (1 << 20));
-      const std::unique_ptr<Replica> replica = plan_replica(options);
+      const ReplicaPlan replica = plan_replica_graph(options);
       const double scale = run->solo_step_ms / p.prediction.timeline.solo_ms;
-      for (const NodeWork& w : node_work(replica->graph, *p.prediction.gpu, options.precision)) {
+      for (const NodeWork& w : node_work(replica.graph, *p.prediction.gpu, options.precision)) {
         p.input.node_ms.push_back(scale * roofline_ms(w, *p.prediction.gpu, base.compute));
       }
-      for (size_t i = 0; i < replica->graph.nodes().size(); ++i) {
-        if (replica->graph.nodes()[i].backward) {
+      for (size_t i = 0; i < replica.graph.nodes().size(); ++i) {
+        if (replica.graph.nodes()[i].backward) {
           p.first_backward = static_cast<int>(i);
           break;
         }
       }
-      std::vector<GradientBucket> buckets = replica->plan.buckets;
+      std::vector<GradientBucket> buckets = replica.plan.buckets;
       std::stable_sort(buckets.begin(), buckets.end(), [](const GradientBucket& a, const GradientBucket& b) {
         return a.ready_after_node < b.ready_after_node;
       });

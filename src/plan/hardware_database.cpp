@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include "scalebench/error.h"
@@ -22,6 +23,21 @@ std::string squeezed(const std::string& text) {
     if (c != ' ' && c != '-' && c != '_') out += static_cast<char>(std::tolower(c));
   }
   return out;
+}
+
+// A name as CUDA reports it or a row's name or alias, as a key: lower case, the brand words dropped, words joined
+// by dashes ("NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3"). scripts/gpu_peaks.py keys names the same way.
+std::string device_key(const std::string& name) {
+  std::istringstream words(name);
+  std::string word, key;
+  bool leading = true;
+  while (words >> word) {
+    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (leading && (word == "nvidia" || word == "geforce" || word == "tesla")) continue;
+    leading = false;
+    key += (key.empty() ? "" : "-") + word;
+  }
+  return key;
 }
 
 std::vector<std::string> own_names(const GpuSpec& gpu) {
@@ -247,6 +263,24 @@ bool GpuSpec::tensor_cores_for(const std::string& precision) const {
 
 double GpuSpec::clock_scale() const {
   return sustained_clock_mhz && boost_clock_mhz ? *sustained_clock_mhz / *boost_clock_mhz : power_twin_scale;
+}
+
+// The longest name or alias equal to the device's key or a dash-separated prefix of it ("h100-pcie" is the PCIe row,
+// not "h100"'s).
+const GpuSpec* HardwareDatabase::gpu_for_device_name(const std::string& device_name) const {
+  const std::string key = device_key(device_name);
+  const GpuSpec* best = nullptr;
+  size_t best_length = 0;
+  for (const GpuSpec& gpu : gpus) {
+    std::vector<std::string> names = gpu.aliases;
+    names.push_back(gpu.name);
+    for (const std::string& name : names) {
+      const std::string alias = device_key(name);
+      const bool matches = key == alias || key.rfind(alias + "-", 0) == 0;
+      if (matches && alias.size() > best_length) best = &gpu, best_length = alias.size();
+    }
+  }
+  return best;
 }
 
 const GpuSpec& HardwareDatabase::gpu(const std::string& name) const {

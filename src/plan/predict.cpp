@@ -8,15 +8,16 @@
 #include "scalebench/byte_text.h"
 #include "scalebench/error.h"
 #include "scalebench/plan.h"
+#include "scalebench/replica_plan.h"
 #include "src/plan/paths.h"
 #include "src/plan/pytorch_memory.h"
-#include "src/train/replica.h"
 
 namespace sb {
 namespace {
 
-ReplicaOptions replica_options(const std::string& workload, Precision precision, int64_t batch, double bucket_mb) {
-  ReplicaOptions options;
+ReplicaPlanOptions replica_options(const std::string& workload, Precision precision, int64_t batch,
+                                   double bucket_mb) {
+  ReplicaPlanOptions options;
   options.workload = workload;
   options.batch = batch;
   options.precision = precision;
@@ -31,8 +32,7 @@ uint64_t planned_bytes(const std::string& workload, Precision precision, int64_t
   const auto key = std::make_tuple(workload, precision, batch);
   auto found = cache.find(key);
   if (found != cache.end()) return found->second;
-  const ReplicaOptions options = replica_options(workload, precision, batch, 25);
-  const uint64_t bytes = needed_bytes(*plan_replica(options), options, DeviceKind::kCuda);
+  const uint64_t bytes = plan_replica_graph(replica_options(workload, precision, batch, 25)).cuda_needed_bytes;
   cache.emplace(key, bytes);
   return bytes;
 }
@@ -123,12 +123,12 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
     out.batch_reduced = out.batch < workload.info().default_batch;
   }
 
-  const ReplicaOptions options = replica_options(request.workload, out.precision, out.batch, request.bucket_mb);
-  const std::unique_ptr<Replica> replica = plan_replica(options);
-  const Graph& graph = replica->graph;
-  const MemoryPlan& plan = replica->plan;
-  out.needed_bytes = needed_bytes(*replica, options, DeviceKind::kCuda);
-  out.units_per_step = replica->built.units_per_step;
+  const ReplicaPlan replica =
+      plan_replica_graph(replica_options(request.workload, out.precision, out.batch, request.bucket_mb));
+  const Graph& graph = replica.graph;
+  const MemoryPlan& plan = replica.plan;
+  out.needed_bytes = replica.cuda_needed_bytes;
+  out.units_per_step = replica.built.units_per_step;
   out.train_flops_per_step = step_matmul_flops(graph);
 
   // The solo step: every node's roofline, then the optimizer. With sub-steps the training pass is the nodes from

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "scalebench/allocation_budget.h"
 #include "scalebench/autodiff.h"
@@ -46,6 +47,22 @@ uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, Dev
   const uint64_t state = static_cast<uint64_t>(options.optimizer_state_buffers) *
                          static_cast<uint64_t>(cpu::optimizer_state_stride(parameters)) * sizeof(float);
   return replica.plan.total_bytes + state + (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);
+}
+
+ReplicaPlan plan_replica_graph(const ReplicaPlanOptions& options) {
+  ReplicaOptions replica_options;
+  replica_options.workload = options.workload;
+  replica_options.batch = options.batch;
+  replica_options.precision = options.precision;
+  replica_options.bucket_bytes = options.bucket_bytes;
+  replica_options.optimizer_state_buffers = options.optimizer_state_buffers;
+  const std::unique_ptr<Replica> replica = plan_replica(replica_options);
+  ReplicaPlan out;
+  out.cuda_needed_bytes = needed_bytes(*replica, replica_options, DeviceKind::kCuda);
+  out.graph = std::move(replica->graph);
+  out.built = std::move(replica->built);
+  out.plan = std::move(replica->plan);
+  return out;
 }
 
 uint64_t usable_device_bytes(Device& device) {

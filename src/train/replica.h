@@ -15,6 +15,7 @@
 #include "scalebench/optimizer.h"
 #include "scalebench/planner.h"
 #include "scalebench/precision.h"
+#include "scalebench/replica_plan.h"
 #include "scalebench/workload.h"
 #include "src/train/sub_steps.h"
 

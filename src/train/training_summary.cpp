@@ -1,10 +1,8 @@
 // The derived numbers of a training report (include/scalebench/training.h), computed here only, so the
 // console, JSON and CSV printers cannot disagree.
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "scalebench/bandwidth.h"
@@ -14,39 +12,6 @@
 
 namespace sb {
 namespace {
-
-// A name as CUDA reports it or a row's name or alias, as a key: lower case, the brand words dropped, words joined
-// by dashes ("NVIDIA H100 80GB HBM3" -> "h100-80gb-hbm3"). scripts/gpu_peaks.py keys names the same way.
-std::string device_key(const std::string& name) {
-  std::istringstream words(name);
-  std::string word, key;
-  bool leading = true;
-  while (words >> word) {
-    std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (leading && (word == "nvidia" || word == "geforce" || word == "tesla")) continue;
-    leading = false;
-    key += (key.empty() ? "" : "-") + word;
-  }
-  return key;
-}
-
-// The GPU table's row for a device: the longest name or alias equal to its key or a dash-separated prefix of it
-// ("h100-pcie" is the PCIe row, not "h100"'s); null when none is.
-const GpuSpec* gpu_for_device(const std::string& device_name) {
-  const std::string key = device_key(device_name);
-  const GpuSpec* best = nullptr;
-  size_t best_length = 0;
-  for (const GpuSpec& gpu : builtin_hardware_database().gpus) {
-    std::vector<std::string> names = gpu.aliases;
-    names.push_back(gpu.name);
-    for (const std::string& name : names) {
-      const std::string alias = device_key(name);
-      const bool matches = key == alias || key.rfind(alias + "-", 0) == 0;
-      if (matches && alias.size() > best_length) best = &gpu, best_length = alias.size();
-    }
-  }
-  return best;
-}
 
 double median(std::vector<double> values) { return values.empty() ? 0.0 : percentile(std::move(values), 50); }
 
@@ -186,7 +151,7 @@ ScalingSummary summarize_scaling(const TrainingReport& report) {
 }
 
 double peak_tflops(const std::string& device_name, Precision precision) {
-  const GpuSpec* gpu = gpu_for_device(device_name);
+  const GpuSpec* gpu = builtin_hardware_database().gpu_for_device_name(device_name);
   if (gpu == nullptr) return 0;
   std::optional<double> peak;
   switch (precision) {

@@ -79,6 +79,23 @@ TEST(PlanDatabase, GpuNamesIgnoreSpacingAndNeverGuessBetweenBoards) {
   EXPECT_NE(gpu_error("Voodoo 2").find("unknown GPU 'Voodoo 2' (known: GTX 1080 Ti"), std::string::npos);
 }
 
+// The one device-name lookup (run's MFU peak uses it): CUDA's names, brand words dropped, the longest row name or
+// alias that is the name or a word prefix of it; null for a device the table does not hold.
+TEST(PlanDatabase, CudaDeviceNamesFindTheirRow) {
+  const HardwareDatabase& db = builtin_hardware_database();
+  auto row = [&](const std::string& device) {
+    const GpuSpec* gpu = db.gpu_for_device_name(device);
+    return gpu == nullptr ? std::string("none") : gpu->name;
+  };
+  EXPECT_EQ(row("NVIDIA H200"), "H200 SXM");
+  EXPECT_EQ(row("NVIDIA H100 80GB HBM3"), "H100 SXM");
+  EXPECT_EQ(row("NVIDIA H100 PCIe"), "H100 PCIe");  // the longer alias wins over "H100"'s prefix
+  EXPECT_EQ(row("NVIDIA A100-SXM4-80GB"), "A100 SXM 80GB");
+  EXPECT_EQ(row("AMD EPYC 7763"), "none");
+  EXPECT_EQ(row(""), "none");
+  EXPECT_EQ(HardwareDatabase{}.gpu_for_device_name("NVIDIA H200"), nullptr);  // this database's rows, no other
+}
+
 TEST(PlanDatabase, TheFabricTableCoversTheIssuesPaths) {
   const HardwareDatabase& db = builtin_hardware_database();
   for (const char* name : {"nvlink2", "nvlink3-nvswitch", "nvlink4-nvswitch", "nvlink5-nvswitch", "pcie3-p2p",

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
 #include "scalebench/plan.h"
 #include "scalebench/plan_fit.h"
+#include "scalebench/replica_plan.h"
 #include "src/train/replica.h"
 
 namespace sb {
@@ -44,6 +46,50 @@ TEST(PlanPredict, MemoryIsTheTrainersPlanAndTheLargestBatchFits) {
     EXPECT_LE(needed_bytes(*plan_replica(options), options, DeviceKind::kCuda), p.capacity_bytes);
     options.batch = fit.max_batch + 1;
     EXPECT_GT(needed_bytes(*plan_replica(options), options, DeviceKind::kCuda), p.capacity_bytes);
+  }
+}
+
+// plan's view of a replica (include/scalebench/replica_plan.h, no src/train header in src/plan) is the trainer's
+// replica planned at the same options: same graph, plan, buckets, credited units and bytes.
+TEST(PlanPredict, ReplicaPlanIsTheTrainersPlannedReplica) {
+  struct Case {
+    const char* workload;
+    int64_t batch;
+    Precision precision;
+    uint64_t bucket_bytes;
+    int state_buffers;
+  };
+  for (const Case& c : {Case{"bert_base", 128, Precision::kBf16, 25ull << 20, 2},
+                        Case{"conv_seq2seq", 64, Precision::kFp32, 3ull << 20, 1}}) {
+    SCOPED_TRACE(c.workload);
+    ReplicaPlanOptions plan_options;
+    plan_options.workload = c.workload;
+    plan_options.batch = c.batch;
+    plan_options.precision = c.precision;
+    plan_options.bucket_bytes = c.bucket_bytes;
+    plan_options.optimizer_state_buffers = c.state_buffers;
+    const ReplicaPlan planned = plan_replica_graph(plan_options);
+    ReplicaOptions options;
+    options.workload = c.workload;
+    options.batch = c.batch;
+    options.precision = c.precision;
+    options.bucket_bytes = c.bucket_bytes;
+    options.optimizer_state_buffers = c.state_buffers;
+    const std::unique_ptr<Replica> replica = plan_replica(options);
+    EXPECT_EQ(planned.cuda_needed_bytes, needed_bytes(*replica, options, DeviceKind::kCuda));
+    EXPECT_GT(planned.cuda_needed_bytes, planned.plan.total_bytes);  // the optimizer state at least
+    EXPECT_EQ(planned.graph.nodes().size(), replica->graph.nodes().size());
+    EXPECT_EQ(planned.graph.tensors().size(), replica->graph.tensors().size());
+    EXPECT_EQ(planned.plan.total_bytes, replica->plan.total_bytes);
+    EXPECT_EQ(planned.plan.offsets, replica->plan.offsets);
+    ASSERT_EQ(planned.plan.buckets.size(), replica->plan.buckets.size());
+    EXPECT_GT(planned.plan.buckets.size(), 1u);
+    for (size_t b = 0; b < planned.plan.buckets.size(); ++b) {
+      EXPECT_EQ(planned.plan.buckets[b].bytes, replica->plan.buckets[b].bytes);
+      EXPECT_EQ(planned.plan.buckets[b].ready_after_node, replica->plan.buckets[b].ready_after_node);
+    }
+    EXPECT_EQ(planned.built.units_per_step, replica->built.units_per_step);
+    EXPECT_EQ(planned.built.loss, replica->built.loss);
   }
 }
 

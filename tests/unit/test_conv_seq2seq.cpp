@@ -87,7 +87,7 @@ TEST(ConvSeq2Seq, AnalyticFlopsAreTheGraphs) {
 }
 
 TEST(ConvSeq2Seq, ReferenceOptimizerIsFairseqsNag) {
-  const OptimizerSettings s = reference_optimizer("conv_seq2seq");
+  const OptimizerSettings s = find_workload("conv_seq2seq").reference_optimizer();
   EXPECT_EQ(s.kind, OptimizerKind::kNag);
   EXPECT_FLOAT_EQ(s.learning_rate, 0.5f);
   EXPECT_FLOAT_EQ(s.momentum, 0.99f);

@@ -240,23 +240,24 @@ TEST(OptimizerSettings, InvalidSettingsAreUsageErrors) {
 
 TEST(OptimizerSettings, ReferenceOptimizersAreWorkloadsMdOnes) {
   for (const Workload* workload : workload_registry()) {
-    EXPECT_NO_THROW(validate_optimizer(reference_optimizer(workload->info().name))) << workload->info().name;
+    EXPECT_NO_THROW(validate_optimizer(workload->reference_optimizer())) << workload->info().name;
   }
-  const OptimizerSettings transformer = reference_optimizer("transformer_big");  // §7 Adam (0.9, 0.98)
+  // §7 Adam (0.9, 0.98)
+  const OptimizerSettings transformer = find_workload("transformer_big").reference_optimizer();
   EXPECT_EQ(transformer.kind, OptimizerKind::kAdam);
   EXPECT_FLOAT_EQ(transformer.beta2, 0.98f);
   EXPECT_FLOAT_EQ(transformer.epsilon, 1e-8f);
   EXPECT_EQ(transformer.max_grad_norm, 0.0f);
-  const OptimizerSettings bert = reference_optimizer("bert_base");  // §10 AdamWeightDecay
+  const OptimizerSettings bert = find_workload("bert_base").reference_optimizer();  // §10 AdamWeightDecay
   EXPECT_EQ(bert.kind, OptimizerKind::kAdamW);
   EXPECT_FLOAT_EQ(bert.epsilon, 1e-6f);
   EXPECT_FLOAT_EQ(bert.weight_decay, 0.01f);
-  EXPECT_FLOAT_EQ(reference_optimizer("bert_finetune").learning_rate, 3e-5f);  // §11
-  const OptimizerSettings mt_dnn = reference_optimizer("mt_dnn");  // §12 Adamax, global clip 1.0
+  EXPECT_FLOAT_EQ(find_workload("bert_finetune").reference_optimizer().learning_rate, 3e-5f);  // §11
+  const OptimizerSettings mt_dnn = find_workload("mt_dnn").reference_optimizer();  // §12 Adamax, global clip 1.0
   EXPECT_EQ(mt_dnn.kind, OptimizerKind::kAdamax);
   EXPECT_FLOAT_EQ(mt_dnn.learning_rate, 5e-5f);
   EXPECT_FLOAT_EQ(mt_dnn.max_grad_norm, 1.0f);
-  EXPECT_THROW(reference_optimizer("resnet50"), UsageError);
+  EXPECT_THROW(find_workload("resnet50"), UsageError);  // no workload, no reference optimizer
 }
 
 TEST(OptimizerSettings, DescriptionNamesTheOptimizerAndClipping) {

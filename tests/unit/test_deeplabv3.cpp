@@ -101,7 +101,8 @@ TEST(DeepLabV3, BatchOneIsRefused) {
 }
 
 TEST(DeepLabV3, ReferenceOptimizerIsTfDeeplabs) {
-  const OptimizerSettings s = reference_optimizer("deeplabv3");  // research/deeplab/train.py, ResNet variants
+  // research/deeplab/train.py, ResNet variants
+  const OptimizerSettings s = find_workload("deeplabv3").reference_optimizer();
   EXPECT_EQ(s.kind, OptimizerKind::kSgdMomentum);
   EXPECT_FLOAT_EQ(s.momentum, 0.9f);
   EXPECT_FLOAT_EQ(s.weight_decay, 1e-4f);

@@ -142,7 +142,8 @@ TEST(MaskRcnn, NoBackwardPassBelowRes3) {
 }
 
 TEST(MaskRcnn, ReferenceOptimizer) {
-  const OptimizerSettings s = reference_optimizer("maskrcnn");  // maskrcnn-benchmark R-50-FPN 1x
+  // maskrcnn-benchmark R-50-FPN 1x
+  const OptimizerSettings s = find_workload("maskrcnn").reference_optimizer();
   EXPECT_EQ(s.kind, OptimizerKind::kSgdMomentum);
   EXPECT_FLOAT_EQ(s.learning_rate, 0.02f / 3.0f);  // BASE_LR 0.02 at the warm-up's start (factor 1/3)
   EXPECT_FLOAT_EQ(s.momentum, 0.9f);

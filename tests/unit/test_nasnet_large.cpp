@@ -157,7 +157,7 @@ TEST(NasnetLarge, WidthsAndPaddingsFollowCadene) {
 }
 
 TEST(NasnetLarge, ReferenceOptimizerIsSgdMomentumWithTfSlimWeightDecay) {
-  const OptimizerSettings s = reference_optimizer("nasnet_large");
+  const OptimizerSettings s = find_workload("nasnet_large").reference_optimizer();
   EXPECT_EQ(s.kind, OptimizerKind::kSgdMomentum);
   EXPECT_FLOAT_EQ(s.momentum, 0.9f);
   EXPECT_FLOAT_EQ(s.weight_decay, 5e-5f);

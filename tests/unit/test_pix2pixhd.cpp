@@ -186,7 +186,7 @@ TEST(Pix2PixHD, FullGraphPlansWithinAnH200AtBatch2InBf16) {
 }
 
 TEST(Pix2PixHD, ReferenceOptimizerIsAdamWithBeta1Half) {
-  const OptimizerSettings s = reference_optimizer("pix2pixhd");
+  const OptimizerSettings s = find_workload("pix2pixhd").reference_optimizer();
   EXPECT_EQ(s.kind, OptimizerKind::kAdam);
   EXPECT_FLOAT_EQ(s.learning_rate, 2e-4f);
   EXPECT_FLOAT_EQ(s.beta1, 0.5f);

@@ -94,7 +94,7 @@ TEST(Yolov3, TinyScaleFlopsAreTheGraphs) {
 }
 
 TEST(Yolov3, ReferenceOptimizerIsDarknets) {  // yolov3.cfg: momentum=0.9 decay=0.0005; lr: burn-in (optimizer.cpp)
-  const OptimizerSettings s = reference_optimizer("yolov3");
+  const OptimizerSettings s = find_workload("yolov3").reference_optimizer();
   EXPECT_EQ(s.kind, OptimizerKind::kSgdMomentum);
   EXPECT_FLOAT_EQ(s.learning_rate, 1e-6f);
   EXPECT_FLOAT_EQ(s.momentum, 0.9f);
