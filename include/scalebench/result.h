@@ -92,7 +92,13 @@ struct TrainingReport {
   std::string unit, task, device_kind;
   int64_t batch = 0;  // per rank
   int64_t parameters = 0;
-  double units_per_step = 0;        // per rank
+  double units_per_step = 0;        // per rank: the mean over ranks of what each rank's batch holds
+  // Each rank's credited units (its batch holds other samples, so other lengths), in rank order; empty: every rank
+  // holds units_per_step. Totals sum these; they are what the batches really held.
+  std::vector<double> units_per_step_by_rank;
+  double rank_units_per_step(size_t rank) const {
+    return rank < units_per_step_by_rank.size() ? units_per_step_by_rank[rank] : units_per_step;
+  }
   // A step made of sub-steps (unsupmt): their names, each with its own optimizer step and gradient reduction.
   std::vector<std::string> sub_steps;
   double train_flops_per_step = 0;  // per rank, matrix products forward and backward

@@ -46,7 +46,8 @@ void print_solo_ranks(std::FILE* out, const TrainingReport& report) {
     const TrainingReport::Rank* where = r < report.devices.size() ? &report.devices[r] : nullptr;
     std::fprintf(out, "  %4zu %-12.12s %-16.16s %9.2f %9.2f %14.1f %10.4f %10.4f\n", r,
                  where ? where->host.c_str() : "?", where ? where->device_name.c_str() : "?", stats.p50, stats.p95,
-                 stats.p50 > 0 ? report.units_per_step / (stats.p50 / 1e3) : 0.0, rank.loss_first, rank.loss_last);
+                 stats.p50 > 0 ? report.rank_units_per_step(r) / (stats.p50 / 1e3) : 0.0, rank.loss_first,
+                 rank.loss_last);
   }
 }
 

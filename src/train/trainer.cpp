@@ -182,7 +182,16 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     agree_or_fail(group, error);
     Executor& executor = *replica->executor;
     report.parameters = replica->graph.parameter_count();
-    report.units_per_step = replica->built.units_per_step;
+    // Each rank credits what its own batch holds (other samples: other lengths); the report carries every rank's
+    // count and their mean per GPU, so totals are what the batches held, not rank 0's count N times.
+    {
+      const double mine = replica->built.units_per_step;
+      report.units_per_step_by_rank.assign(static_cast<size_t>(group.size()), 0.0);
+      group.allgather(&mine, report.units_per_step_by_rank.data(), sizeof mine);
+      double sum = 0;
+      for (double units : report.units_per_step_by_rank) sum += units;
+      report.units_per_step = sum / static_cast<double>(group.size());
+    }
     for (const SubStep& sub_step : replica->graph.sub_steps()) report.sub_steps.push_back(sub_step.name);
     report.train_flops_per_step = step_matmul_flops(replica->graph);
     report.plan_bytes = needed_bytes(*replica, replica_options, device.kind());

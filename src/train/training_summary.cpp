@@ -80,10 +80,12 @@ PhaseSummary summarize_phase(const TrainingReport& report, const PhaseRecord& ph
   }
   if (summary.step_ms_p50 <= 0) return summary;
   summary.units_per_s_per_gpu = report.units_per_step / (summary.step_ms_p50 / 1e3);
-  if (max_over_ranks_per_step) {
+  if (max_over_ranks_per_step) {  // one step for all: every rank's units in the slowest rank's time
     summary.units_per_s_total = summary.units_per_s_per_gpu * report.nranks;
-  } else {
-    for (double p50 : p50s) summary.units_per_s_total += p50 > 0 ? report.units_per_step / (p50 / 1e3) : 0.0;
+  } else {  // independent ranks: each its own units in its own time
+    for (size_t r = 0; r < p50s.size(); ++r) {
+      summary.units_per_s_total += p50s[r] > 0 ? report.rank_units_per_step(r) / (p50s[r] / 1e3) : 0.0;
+    }
   }
   summary.tflops_per_gpu = report.train_flops_per_step / (summary.step_ms_p50 / 1e3) / 1e12;
   summary.mfu = report.peak_tflops > 0 ? summary.tflops_per_gpu / report.peak_tflops : 0.0;

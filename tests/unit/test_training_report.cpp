@@ -59,6 +59,21 @@ TEST(TrainingSummary, DataParallelStepIsTheSlowestRankPerStep) {
   EXPECT_DOUBLE_EQ(dp.units_per_s_total, 2 * 1000 / 0.012);
 }
 
+// Each rank's batch holds other samples, so other counts of non-padding units: totals sum what every rank's
+// batch held (issue 23), not rank 0's count N times; per GPU is their mean.
+TEST(TrainingSummary, TotalsCreditWhatEachRanksBatchHeld) {
+  TrainingReport report = two_rank_report();
+  report.units_per_step_by_rank = {900, 1100};  // mean 1000, as units_per_step
+  const PhaseSummary solo = summarize_phase(report, report.solo, false);
+  EXPECT_DOUBLE_EQ(solo.units_per_s_total, 900 / 0.010 + 1100 / 0.012);  // rank 0 alone would give 1000/0.010 + ...
+  const PhaseSummary dp = summarize_phase(report, report.dp, true);
+  EXPECT_DOUBLE_EQ(dp.units_per_s_total, (900 + 1100) / 0.012);
+  EXPECT_DOUBLE_EQ(dp.units_per_s_per_gpu, 1000 / 0.012);
+  EXPECT_DOUBLE_EQ(report.rank_units_per_step(1), 1100);
+  report.units_per_step_by_rank.clear();
+  EXPECT_DOUBLE_EQ(report.rank_units_per_step(1), 1000) << "no per-rank counts: every rank holds the mean";
+}
+
 TEST(TrainingSummary, ScalingEfficiencyExposedCommunicationAndOverlap) {
   const TrainingReport report = two_rank_report();
   const ScalingSummary s = summarize_scaling(report);
