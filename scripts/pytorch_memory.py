@@ -191,7 +191,7 @@ class Trainer:
         data = None
         if self.compile_model:
             torch._dynamo.reset()  # each batch compiled as a fixed-shape program, as a user's run would be
-        forward = torch.compile(self.model) if self.compile_model else self.model
+        forward = ref.compile_for(torch, a.workload, self.model) if self.compile_model else self.model
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         try:

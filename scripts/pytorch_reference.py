@@ -658,9 +658,7 @@ def run(a, torch):
     if counted is not None:  # credited as the batch holds: its non-padding target tokens, scalebench's count
         units_per_step = float(counted)
     optimizer = make_optimizer(torch, a, model, cuda)
-    if a.compile:
-        configure_compile_for(torch, a.workload)
-    forward = torch.compile(model) if a.compile else model
+    forward = compile_for(torch, a.workload, model) if a.compile else model
     model.train()
 
     log(f"# {a.workload} ({a.scale}) batch {a.batch}, {parameters:,} parameters, {a.precision}, "
@@ -725,6 +723,13 @@ def configure_compile_for(torch, workload):
         torch._functorch.config.donated_buffer = False
         torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 32)
         log("# compile settings for stylegan: donated_buffer off (R1's double backward), recompile_limit 32")
+
+
+def compile_for(torch, workload, model):
+    """torch.compile (default mode) of a workload's model, with what that workload needs to compile at all: every
+    compiled run (solo, DDP, scripts/pytorch_memory.py's fits) goes through here."""
+    configure_compile_for(torch, workload)
+    return torch.compile(model)
 
 
 def compiled_or_eager(torch, compiled_step, make_eager_step, optimizer, cuda):
@@ -840,7 +845,7 @@ def run_ddp(a, torch):
         model = build_model(torch, a, w, device)
         trained = wrap(model)
         optimizer = make_optimizer(torch, a, trained, cuda)
-        forward = torch.compile(trained) if a.compile else trained
+        forward = compile_for(torch, a.workload, trained) if a.compile else trained
         trained.train()
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()

@@ -50,7 +50,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 import torch
 import pytorch_reference
-pytorch_reference.configure_compile_for(torch, "stylegan")
+pytorch_reference.compile_for(torch, "stylegan", torch.nn.Linear(2, 2))  # lazy: compiles at the first call
 import torch._functorch.config
 assert torch._functorch.config.donated_buffer is False
 assert torch._dynamo.config.recompile_limit >= 32
