@@ -110,6 +110,9 @@ def main(argv):
         eager, compiled = pytorch_side(r.get("eager"), False), pytorch_side(r.get("compiled"), True)
         unit = next((d.get("unit") or d.get("workload", {}).get("unit") for d in r.values()
                      if isinstance(d, dict) and (d.get("unit") or isinstance(d.get("workload"), dict))), "")
+        scope = (r.get("compiled") or {}).get("compile_scope") or ""
+        if isinstance(compiled, tuple) and scope.startswith("regional"):
+            notes.append(f"{workload} compiled: {scope}")
         for name, side in (("scalebench", sb), ("eager", eager), ("compiled", compiled)):
             if isinstance(side, str) and side != NOT_RUN:
                 notes.append(f"{workload} {name}: {side[:160]}")

@@ -115,7 +115,7 @@ if [ "$max_bytes" = anchors ]; then
       esac
     done
   done
-  grep -E "^(== |rc=|skipped|# (median|torch.compile failed|cudnn)|pytorch_reference.py:|error)" "$log" | tail -80
+  grep -E "^(== |rc=|skipped|# (median|torch.compile failed|cudnn|regional compile)|pytorch_reference.py:|error)" "$log" | tail -80
   echo "== anchors table (this call${ANCHORS_FROM:+ and $ANCHORS_FROM}), ${SECONDS}s"
   python3 scripts/anchors_table.py "$dir" ${ANCHORS_FROM:-}
   tar czf "$out/anchors.tgz" -C "$out" anchors && rm -rf "$dir"

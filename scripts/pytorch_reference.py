@@ -667,7 +667,7 @@ def run(a, torch):
     first_losses, compile_error = [], None
     if a.compile:
         step, first_losses, compile_error = compiled_or_eager(
-            torch, step, lambda: make_step(torch, a, model, optimizer, data, device), optimizer, cuda)
+            torch, step, lambda: eager_step_of(torch, a, model, optimizer, data, device), optimizer, cuda)
     losses, step_ms = time_steps(torch, a, step, cuda)
     losses = first_losses + losses
     if a.profile:
@@ -679,6 +679,9 @@ def run(a, torch):
     tflops = flops / (median / 1e3) / 1e12
     result.update(
         compiled=a.compile and compile_error is None, compile_error=compile_error,
+        compile_scope=(None if not a.compile or compile_error is not None else
+                       "regional: " + REGIONAL_COMPILE[a.workload][1] if a.workload in REGIONAL_COMPILE else
+                       "the whole model"),
         cudnn_benchmark=torch.backends.cudnn.benchmark if cuda else None,
         steps=a.steps, warmup=a.warmup, lr=a.lr, parameters=parameters,
         step_ms_median=median, step_ms_p10=percentile(ordered, 0.1), step_ms_p90=percentile(ordered, 0.9),
@@ -717,19 +720,71 @@ def configure_compile_for(torch, workload):
     PyTorch, not the easiest). stylegan: R1's penalty differentiates D's input gradient (create_graph=True), which
     AOTAutograd refuses while it donates the backward's buffers; and G's and D's blocks are one module class at nine
     resolutions, so Dynamo's default limit of 8 recompilations leaves the last ones eager."""
+    import torch._dynamo.config
     if workload == "stylegan":
-        import torch._dynamo.config
         import torch._functorch.config
         torch._functorch.config.donated_buffer = False
         torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 32)
         log("# compile settings for stylegan: donated_buffer off (R1's double backward), recompile_limit 32")
+    if workload in REGIONAL_COMPILE:
+        # Every region shares nn.Module._call_impl's code object, so each (cell class, input shape) is one entry of
+        # one cache: more than Dynamo's default 8.
+        torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
+        if workload == "nasnet_large":  # every cell's shapes are fixed: specialise them, no dynamic-shape kernels
+            torch._dynamo.config.automatic_dynamic_shapes = False
+
+
+# Workloads compiled region by region (PyTorch's "regional compilation": torch.compile of each repeated block, the
+# code shared by blocks of one class and shape) rather than as one graph, and why. Regions are matched by the last
+# component of the module's name, so a DDP wrapper (module.) changes nothing.
+REGIONAL_COMPILE = {
+    # One graph of NASNet-A Large (18 normal and 2 reduction cells, ~1,000 convolutions) compiled for over 228 s on
+    # the H200 without finishing (docs/PERFORMANCE.md, 2026-12-02); per cell, the 20 cells are ~10 compilations.
+    "nasnet_large": (r"(cell_stem_\d|cell_\d+|reduction_cell_\d)",
+                     "each cell (stem, normal, reduction); the stem convolution and classifier eager"),
+    # torchvision's detection code breaks the graph at every Tensor.item() and its proposal and target sampling
+    # changes shapes each step; the dense parts are compiled: the ResNet-50-FPN backbone, the RPN head, the box and
+    # mask heads and predictors. Anchors, proposals, NMS, RoIAlign and target sampling stay eager.
+    "maskrcnn": (r"(backbone|rpn\.head|box_head|box_predictor|mask_head|mask_predictor)",
+                 "the backbone, RPN head, box and mask heads and predictors; the detection logic eager"),
+}
+
+
+def compile_regions(torch, workload, model):
+    """nn.Module.compile() (in place) of each region REGIONAL_COMPILE names; returns how many were compiled."""
+    import re
+    pattern = re.compile(r"(^|\.)" + REGIONAL_COMPILE[workload][0] + "$")
+    regions = [module for name, module in model.named_modules() if pattern.search(name)]
+    if not regions:
+        raise ValueError(f"{workload}: no module matches the regional-compile pattern")
+    for module in regions:
+        module.compile()
+    return len(regions)
+
+
+def uncompile_regions(model):
+    """Undoes compile_regions: every module runs its eager forward again (the fall-back to eager)."""
+    for module in model.modules():
+        if getattr(module, "_compiled_call_impl", None) is not None:
+            module._compiled_call_impl = None
 
 
 def compile_for(torch, workload, model):
     """torch.compile (default mode) of a workload's model, with what that workload needs to compile at all: every
-    compiled run (solo, DDP, scripts/pytorch_memory.py's fits) goes through here."""
+    compiled run (solo, DDP, scripts/pytorch_memory.py's fits) goes through here. Returns what to call: the
+    compiled model, or for REGIONAL_COMPILE's workloads the model itself with its regions compiled in place."""
     configure_compile_for(torch, workload)
+    if workload in REGIONAL_COMPILE:
+        count = compile_regions(torch, workload, model)
+        log(f"# regional compile for {workload}: {count} modules, {REGIONAL_COMPILE[workload][1]}")
+        return model
     return torch.compile(model)
+
+
+def eager_step_of(torch, a, model, optimizer, data, device):
+    """The eager step of a model that compile_for may have compiled region by region in place."""
+    uncompile_regions(model)
+    return make_step(torch, a, model, optimizer, data, device)
 
 
 def compiled_or_eager(torch, compiled_step, make_eager_step, optimizer, cuda):
