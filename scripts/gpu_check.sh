@@ -33,7 +33,11 @@
 #                                              scripts/anchors_table.py last, over this call's files and the folders
 #                                              in ANCHORS_FROM (earlier calls' anchors/, to assemble one table);
 #                                              ANCHORS_COMPILE_LIMIT_S (default 300) bounds one compiled run
-#                                              (nasnet_large's compile took longer than 228 s on H200)
+#                                              (nasnet_large's compile took longer than 228 s on H200);
+#                                              ANCHORS_WARM_COMPILE_S=N first compiles every compiled workload
+#                                              at once (one step each, up to N s, into Inductor's and Triton's
+#                                              on-disk caches), then times them one at a time as before: compiles
+#                                              longer than a call, measured with the GPU to themselves
 #          scripts/gpu_check.sh planmem        plan's memory models on GPU 0 (~8 min on one H200, build included):
 #                                              PyTorch's memory line per workload, eager and compiled, at two
 #                                              batches (scripts/pytorch_memory.py fit, in parallel beside the
@@ -96,6 +100,18 @@ if [ "$max_bytes" = anchors ]; then
     echo "== $tool $workload (at ${SECONDS}s, limit ${limit}s)" >> "$log"
     CUDA_VISIBLE_DEVICES=0 PYTHONUNBUFFERED=1 timeout "$limit" "$@" >> "$log" 2>&1 || echo "rc=$? $tool $workload" >> "$log"
   }
+  if [ -n "${ANCHORS_WARM_COMPILE_S:-}" ] && [[ " $tools " == *" compiled "* ]]; then
+    # Compiling is host work (Dynamo, Inductor, Triton on the CPU cores); run side by side, the compiles fill the
+    # caches that the timed runs below read, and no timed step shares the GPU.
+    echo "== warm compile caches, in parallel, up to ${ANCHORS_WARM_COMPILE_S}s: $workloads" >> "$log"
+    for workload in $workloads; do
+      CUDA_VISIBLE_DEVICES=0 timeout "$ANCHORS_WARM_COMPILE_S" python3 scripts/pytorch_reference.py \
+        --workload "$workload" --precision bf16 --lr "$(reference_lr "$workload")" --warmup 0 --steps 1 --compile \
+        > /dev/null 2> "$dir/warm_compile_$workload.log" &
+    done
+    wait
+    echo "== caches warm at ${SECONDS}s" >> "$log"
+  fi
   for workload in $workloads; do
     lr=$(reference_lr "$workload")
     case "$workload" in
