@@ -11,7 +11,7 @@
 #include "src/cuda/grid.h"
 #include "src/cuda/instance_norm.h"
 #include "src/cuda/packs.h"
-#include "src/engine/instance_norm_workspace.h"
+#include "src/core/ops/instance_norm.h"
 
 namespace sb::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // CUDA instance normalisation without affine parameters (sb::cuda): the same arguments as src/cpu/instance_norm.h
-// plus a workspace of instance_norm_workspace_bytes (src/engine/instance_norm_workspace.h) and a stream; device
+// plus a workspace of instance_norm_workspace_bytes (src/core/ops/instance_norm.h) and a stream; device
 // pointers; x, y, dy, dx in T = float, bf16 or fp16, mean and invstd fp32. Statistics: each block reduces a chunk
 // of one sample's pixels for every channel (threads across channels, so NHWC rows are read coalesced) in double
 // into the workspace, one block per (sample, channel) then adds the chunks in a fixed tree order: deterministic,

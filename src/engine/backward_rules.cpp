@@ -1,11 +1,12 @@
 // One backward rule per forward op (src/engine/backward_rules.h). Gradient nodes carry the same size
 // attributes as the forward node, so executors never infer shapes.
-#include "src/engine/backward_rules.h"
+#include "src/core/ops/backward_rule.h"
 
 #include <map>
 
 #include "scalebench/error.h"
 #include "src/core/ops/op_bindings.h"
+#include "src/core/ops/op_registry.h"
 
 namespace sb::detail {
 
@@ -256,6 +257,7 @@ const BackwardRuleTable& rules() {
 }  // namespace
 
 bool detached_op(const std::string& op) {
+  if (const OpDef* def = find_op_def(op)) return def->detached;
   return op == "stop_gradient" || op == "anchor_grid" || op == "rpn_proposals" || op == "rpn_targets" ||
          op == "roi_sample" || op == "mask_targets";
 }
@@ -277,6 +279,7 @@ const std::vector<const BackwardRuleTable*>& backward_rule_tables() {
 }
 
 const BackwardRule* find_backward_rule(const std::string& op) {
+  if (const OpDef* def = find_op_def(op)) return def->backward ? &def->backward : nullptr;
   for (const BackwardRuleTable* table : backward_rule_tables()) {
     auto it = table->find(op);
     if (it != table->end()) return &it->second;
@@ -290,6 +293,9 @@ namespace sb {
 
 std::vector<std::string> backward_rule_ops() {
   std::vector<std::string> names;
+  for (const OpDef& op : op_registry()) {
+    if (op.backward) names.emplace_back(op.name);
+  }
   for (const detail::BackwardRuleTable* table : detail::backward_rule_tables()) {
     for (const auto& entry : *table) names.push_back(entry.first);
   }

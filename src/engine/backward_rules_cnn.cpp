@@ -2,7 +2,7 @@
 // with it for the CNN workloads. Backward nodes carry the forward's size attributes.
 #include <map>
 
-#include "src/engine/backward_rules.h"
+#include "src/core/ops/backward_rule.h"
 
 namespace sb::detail {
 namespace {

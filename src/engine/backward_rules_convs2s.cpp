@@ -2,7 +2,7 @@
 // per-row scaling. Backward nodes carry the forward's size attributes.
 #include <map>
 
-#include "src/engine/backward_rules.h"
+#include "src/core/ops/backward_rule.h"
 
 namespace sb::detail {
 namespace {

@@ -4,7 +4,7 @@
 #include <map>
 #include <string>
 
-#include "src/engine/backward_rules.h"
+#include "src/core/ops/backward_rule.h"
 
 namespace sb::detail {
 namespace {

@@ -3,7 +3,7 @@
 // Backward nodes carry the forward's size attributes.
 #include <map>
 
-#include "src/engine/backward_rules.h"
+#include "src/core/ops/backward_rule.h"
 
 namespace sb::detail {
 namespace {
@@ -17,18 +17,6 @@ TensorId workspace_like(BackwardContext& ctx, TensorId forward_workspace, const 
 // Nothing flows back (autodiff does not even count the input as used on this node's account).
 std::vector<Contribution> no_gradient(BackwardContext&, const Node&, const std::vector<TensorId>&) {
   return {{kNoTensor, false}};
-}
-
-// inputs x; outputs y, mean, invstd, workspace. dx from dy, x and the saved statistics.
-std::vector<Contribution> instance_norm_backward(BackwardContext& ctx, const Node& node,
-                                                 const std::vector<TensorId>& dout) {
-  const TensorId dx = ctx.gradient_like(node.inputs[0]);
-  ctx.emit(Node{"instance_norm_backward",
-                {dout[0], node.inputs[0], node.outputs[1], node.outputs[2]},
-                {dx, workspace_like(ctx, node.outputs[3], ".backward")},
-                node.attributes,
-                true});
-  return {{dx, true}};
 }
 
 // The forward pass is the backward-data pass of the conv y -> x (its geometry is the node's), so dx is that
@@ -91,7 +79,6 @@ const BackwardRuleTable& pix2pixhd_backward_rules() {
   static const BackwardRuleTable table = {
       {"stop_gradient", no_gradient},
       {"discard_gradient", no_gradient},
-      {"instance_norm", instance_norm_backward},
       {"conv_transpose2d", conv_transpose2d_backward},
       {"reflection_pad2d", reflection_pad2d_backward},
       {"mse_loss", mse_loss_backward},

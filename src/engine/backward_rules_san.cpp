@@ -4,7 +4,7 @@
 // sizes and twice its matmul_flops (the gradients of both operands of every product).
 #include <map>
 
-#include "src/engine/backward_rules.h"
+#include "src/core/ops/backward_rule.h"
 
 namespace sb::detail {
 namespace {

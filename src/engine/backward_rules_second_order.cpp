@@ -11,7 +11,7 @@
 
 #include "src/cpu/noise_injection.h"
 #include "src/cpu/style_modulation.h"
-#include "src/engine/backward_rules.h"
+#include "src/core/ops/backward_rule.h"
 
 namespace sb::detail {
 namespace {

@@ -8,7 +8,7 @@
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
 #include "src/engine/batchnorm_workspace.h"
-#include "src/engine/shape_text.h"
+#include "src/core/ops/shape_text.h"
 #include "src/engine/yolo_workspace.h"
 
 namespace sb {

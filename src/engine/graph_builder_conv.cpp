@@ -8,7 +8,7 @@
 #include "src/cpu/conv2d.h"
 #include "src/cpu/pooling.h"
 #include "src/engine/conv2d_geometry.h"
-#include "src/engine/shape_text.h"
+#include "src/core/ops/shape_text.h"
 
 namespace sb {
 namespace {

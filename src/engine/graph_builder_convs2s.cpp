@@ -4,7 +4,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
-#include "src/engine/shape_text.h"
+#include "src/core/ops/shape_text.h"
 
 namespace sb {
 TensorId GraphBuilder::glu(TensorId x) {

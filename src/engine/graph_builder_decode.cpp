@@ -3,7 +3,7 @@
 // (src/engine/backward_rules_decode.cpp says so); in-place ops list their destination as their output.
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
-#include "src/engine/shape_text.h"
+#include "src/core/ops/shape_text.h"
 
 namespace sb {
 namespace {

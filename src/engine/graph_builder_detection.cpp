@@ -9,7 +9,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
-#include "src/engine/shape_text.h"
+#include "src/core/ops/shape_text.h"
 
 namespace sb {
 namespace {

@@ -9,9 +9,8 @@
 #include "scalebench/graph_builder.h"
 #include "src/cpu/conv2d.h"
 #include "src/engine/conv2d_geometry.h"
-#include "src/engine/instance_norm_workspace.h"
 #include "src/engine/pixel_loss_workspace.h"
-#include "src/engine/shape_text.h"
+#include "src/core/ops/shape_text.h"
 
 namespace sb {
 namespace {
@@ -53,28 +52,6 @@ TensorId GraphBuilder::stop_gradient(TensorId x) {
 TensorId GraphBuilder::discard_gradient(TensorId x) {
   if (!gradient_scaling_enabled_) return x;
   return view_node(graph_, "discard_gradient", x, next_name(graph_.tensor(x).name + ".discard_gradient"));
-}
-
-TensorId GraphBuilder::instance_norm(TensorId x, double epsilon) {
-  x = in_compute_dtype(x);
-  const std::vector<int64_t> xs = graph_.tensor(x).shape;
-  if (xs.size() != 4) throw UsageError("instance_norm: input must be (N, H, W, C), got " + shape_text(xs));
-  if (xs[1] * xs[2] < 2) {
-    throw UsageError("instance_norm: needs more than one pixel per channel (PyTorch refuses it too), got " +
-                     shape_text(xs));
-  }
-  if (!(epsilon > 0)) throw UsageError("instance_norm: epsilon must be > 0");
-  const int64_t batch = xs[0], pixels = xs[1] * xs[2], channels = xs[3];
-  const TensorId y = activation(next_name("instance_norm"), xs);
-  const TensorId mean = activation(next_name("instance_norm_mean"), {batch, channels}, DType::kFloat32);
-  const TensorId invstd = activation(next_name("instance_norm_invstd"), {batch, channels}, DType::kFloat32);
-  const TensorId workspace = workspace_tensor(graph_, next_name("instance_norm_workspace"),
-                                              instance_norm_workspace_bytes(batch, pixels, channels));
-  graph_.add_node(Node{"instance_norm", {x}, {y, mean, invstd, workspace},
-                       {{"batch", double(batch)}, {"pixels", double(pixels)}, {"channels", double(channels)},
-                        {"epsilon", epsilon}},
-                       false});
-  return y;
 }
 
 TensorId GraphBuilder::conv_transpose2d(TensorId x, TensorId weight, TensorId bias, const Conv2dOptions& options,

@@ -9,7 +9,7 @@
 #include "src/cpu/noise_injection.h"
 #include "src/cpu/optimizer.h"
 #include "src/engine/conv2d_geometry.h"
-#include "src/engine/shape_text.h"
+#include "src/core/ops/shape_text.h"
 
 namespace sb {
 namespace {

@@ -6,7 +6,7 @@
 #include "scalebench/error.h"
 #include "scalebench/fault.h"
 #include "src/core/fault_injection.h"
-#include "src/engine/shape_text.h"
+#include "src/core/ops/shape_text.h"
 #include "scalebench/training.h"
 #include "src/train/dp_check.h"
 #include "src/train/gradient_reducer.h"

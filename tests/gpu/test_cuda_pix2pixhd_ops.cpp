@@ -24,7 +24,7 @@
 #include "src/cuda/instance_norm.h"
 #include "src/cuda/pixel_losses.h"
 #include "src/cuda/reflection_pad.h"
-#include "src/engine/instance_norm_workspace.h"
+#include "src/core/ops/instance_norm.h"
 #include "src/engine/pixel_loss_workspace.h"
 #include "tests/gpu/cnn_graph_check.h"
 #include "tests/support/bf16_data.h"

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
-#include "src/engine/backward_rules.h"
+#include "src/core/ops/backward_rule.h"
 
 namespace sb {
 namespace {

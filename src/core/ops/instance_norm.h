@@ -1,5 +1,6 @@
-// The scratch of one instance-norm pass on the CUDA device (src/cuda/instance_norm.cu), sized by the graph
-// builder without a device so the planner can place it: each block reduces a chunk of one sample's pixels
+// The instance-norm family (instance_norm, instance_norm_backward): its node parameters, and the scratch of one
+// pass on the CUDA device (src/cuda/instance_norm.cu), sized by the graph builder without a device so the
+// planner can place it: each block reduces a chunk of one sample's pixels
 // over every channel into partial sums (two doubles per channel), a second kernel combines the chunks in a
 // fixed order (deterministic, no atomics) into two doubles per (sample, channel).
 #pragma once
@@ -7,7 +8,17 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "scalebench/graph.h"
+
 namespace sb {
+
+// Per-(sample, channel) normalisation of an (N, H, W, C) map over its H·W pixels, no affine parameters.
+struct InstanceNormParams {
+  int64_t batch = 0, pixels = 0, channels = 0;
+  double epsilon = 1e-5;
+};
+NodeAttributes encode(const InstanceNormParams& params);
+InstanceNormParams instance_norm_params(const Node& node);  // of instance_norm and instance_norm_backward
 
 // Pixels per chunk: about 16 Ki elements per block, so a 32-channel map at 2048 x 1024 gets 4096 blocks
 // per sample and the 1024-channel 64 x 32 map still 128.

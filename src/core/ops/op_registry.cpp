@@ -1,0 +1,35 @@
+// The one list of op families (src/core/ops/op_registry.h). A new family adds its rows function here; a new op
+// in an existing family adds only its row in the family's file.
+#include "src/core/ops/op_registry.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace sb {
+
+const OpDefs& op_registry() {
+  static const OpDefs ops = [] {
+    OpDefs all;
+    for (const OpDefs* family : {&instance_norm_ops()}) all.insert(all.end(), family->begin(), family->end());
+    for (size_t i = 0; i < all.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (all[i].name == all[j].name) throw std::logic_error("op '" + std::string(all[i].name) + "' defined twice");
+      }
+      if ((all[i].gradient == OpGradient::kNotDifferentiable) == static_cast<bool>(all[i].backward)) {
+        throw std::logic_error("op '" + std::string(all[i].name) + "': a backward rule iff it is differentiable " +
+                               "or stops the gradient");
+      }
+    }
+    return all;
+  }();
+  return ops;
+}
+
+const OpDef* find_op_def(std::string_view name) {
+  const OpDefs& ops = op_registry();
+  auto it = std::find_if(ops.begin(), ops.end(), [&](const OpDef& op) { return op.name == name; });
+  return it == ops.end() ? nullptr : &*it;
+}
+
+}  // namespace sb

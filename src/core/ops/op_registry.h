@@ -1,0 +1,35 @@
+// The op registry: one OpDef row per op, written by its family's core file (src/core/ops/<family>.cpp) beside
+// the family's GraphBuilder methods and backward rules, and gathered by op_registry.cpp from its one explicit
+// list of families. Autodiff reads an op's rule and detachment here; tests/unit/test_op_catalogue.cpp checks
+// that every op has its rule (or is marked without one), a CPU binding and a CUDA binding.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "src/core/ops/backward_rule.h"
+#include "src/core/ops/op_catalogue.h"
+
+namespace sb {
+
+struct OpDef {
+  std::string_view name;    // Node::op
+  std::string_view family;  // its files: src/core/ops/<family>.cpp, src/cpu/<family>.cpp, src/cuda/<family>.cu
+  OpGradient gradient;
+  // Emits the inputs' gradients (kDifferentiable), or says why none flows (kStopsGradient: returns no
+  // contribution, or refuses); empty for kNotDifferentiable.
+  detail::BackwardRule backward;
+  // The outputs are detached from the inputs, as torch's .detach(): they require no gradient, and autodiff
+  // neither waits for gradients through the node nor counts it as a use of its inputs.
+  bool detached = false;
+};
+using OpDefs = std::vector<OpDef>;
+
+// Every family's rows, in op_registry.cpp's order. Names are unique (checked when the registry is built).
+const OpDefs& op_registry();
+const OpDef* find_op_def(std::string_view name);  // nullptr for an op no family defines
+
+// The families' rows (src/core/ops/<family>.cpp), one function each; op_registry.cpp lists them.
+const OpDefs& instance_norm_ops();
+
+}  // namespace sb
