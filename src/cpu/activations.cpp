@@ -3,9 +3,11 @@
 #include "src/cpu/activations.h"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -112,3 +114,77 @@ void scale_forward(const float* x, float* y, int64_t n, float scale) {
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_activations_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"add",
+       [](CpuExecutor& e, const Node& node) {
+         float* out = e.f32(node.outputs[0]);
+         const float* b = e.f32(node.inputs[1]);
+         const int64_t n = size_attr(node, "n");
+         if (node.attributes.count("weight_b") != 0) {  // a weighted sum of losses: a + w b
+           cpu::scale_forward(b, out, n, float_attr(node, "weight_b"));
+           b = out;
+         }
+         cpu::add_forward(e.f32(node.inputs[0]), b, out, n);
+       }},
+      {"add_n",
+       [](CpuExecutor& e, const Node& node) {
+         const int64_t n = size_attr(node, "n");
+         float* out = e.f32(node.outputs[0]);
+         std::memcpy(out, e.f32(node.inputs[0]), sizeof(float) * n);
+         for (size_t i = 1; i < node.inputs.size(); ++i) cpu::add_forward(out, e.f32(node.inputs[i]), out, n);
+       }},
+      {"scale",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::scale_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "factor"));
+       }},
+      {"gelu",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::gelu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"relu",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::relu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"tanh",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::tanh_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"gelu_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::gelu_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"relu_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::relu_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"tanh_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::tanh_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"leaky_relu",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::leaky_relu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "slope"));
+       }},
+      {"leaky_relu_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::leaky_relu_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"),
+                                  float_attr(n, "slope"));
+       }},
+      {"sigmoid",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::sigmoid_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+      {"sigmoid_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::sigmoid_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "n"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

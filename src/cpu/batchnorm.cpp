@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -126,3 +127,41 @@ void batchnorm_backward(const float* dy, const float* x, const float* y, const f
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+cpu::BatchNormActivation bn_activation(const Node& node) {
+  return static_cast<cpu::BatchNormActivation>(size_attr(node, "activation"));
+}
+
+void batchnorm(CpuExecutor& e, const Node& n) {
+  const auto& in = n.inputs;
+  const auto& out = n.outputs;
+  cpu::batchnorm_forward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(out[0]), e.f32(out[1]), e.f32(out[2]),
+                         e.f32(in[3]), e.f32(in[4]), size_attr(n, "rows"), size_attr(n, "channels"),
+                         size_attr(n, "groups"), float_attr(n, "epsilon"), float_attr(n, "momentum"), bn_activation(n),
+                         float_attr(n, "slope"));
+}
+
+void batchnorm_backward(CpuExecutor& e, const Node& n) {
+  const auto& in = n.inputs;
+  const auto& out = n.outputs;
+  cpu::batchnorm_backward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(in[4]), e.f32(in[5]),
+                          e.f32(out[0]), e.f32(out[1]), e.f32(out[2]), size_attr(n, "rows"), size_attr(n, "channels"),
+                          size_attr(n, "groups"), bn_activation(n), float_attr(n, "slope"));
+}
+
+}  // namespace
+
+void bind_batchnorm_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"batchnorm", batchnorm},
+      {"batchnorm_backward", batchnorm_backward},
+  });
+}
+
+}  // namespace sb::detail

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -38,3 +39,19 @@ void bias_backward(const float* dy, float* dbias, int64_t rows, int64_t cols) {
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_bias_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"bias_backward",
+       [](CpuExecutor& e, const Node& node) {
+         cpu::bias_backward(e.f32(node.inputs[0]), e.f32(node.outputs[0]), size_attr(node, "rows"),
+                            size_attr(node, "cols"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -1,6 +1,8 @@
 // The fixed [1, 2, 1] blur on the CPU (src/cpu/blur.h): nine taps per output, sums in double.
 #include "src/cpu/blur.h"
 
+#include "src/cpu/cpu_bindings.h"
+
 namespace sb::cpu {
 
 void blur2d(const float* x, float* y, int64_t batch, int64_t height, int64_t width, int64_t channels) {
@@ -24,3 +26,19 @@ void blur2d(const float* x, float* y, int64_t batch, int64_t height, int64_t wid
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_blur_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"blur2d",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::blur2d(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "height"),
+                     size_attr(n, "width"), size_attr(n, "channels"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

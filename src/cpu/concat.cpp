@@ -3,8 +3,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 
@@ -33,3 +36,38 @@ void split_last(const float* x, const std::vector<float*>& parts, const std::vec
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+std::vector<int64_t> widths(const Node& n) {
+  std::vector<int64_t> w;
+  for (int64_t k = 0; k < size_attr(n, "parts"); ++k) w.push_back(size_attr(n, ("w" + std::to_string(k)).c_str()));
+  return w;
+}
+
+void concat(CpuExecutor& e, const Node& n) {
+  std::vector<const float*> parts;
+  for (TensorId id : n.inputs) parts.push_back(e.f32(id));
+  cpu::concat_last(parts, widths(n), e.f32(n.outputs[0]), size_attr(n, "rows"));
+}
+
+void split(CpuExecutor& e, const Node& n) {
+  std::vector<float*> parts;
+  for (TensorId id : n.outputs) parts.push_back(e.f32(id));
+  cpu::split_last(e.f32(n.inputs[0]), parts, widths(n), size_attr(n, "rows"));
+}
+
+}  // namespace
+
+void bind_concat_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"concat", concat},
+      {"split", split},
+  });
+}
+
+}  // namespace sb::detail

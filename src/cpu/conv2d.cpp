@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/bias.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -79,3 +81,38 @@ void conv2d_backward_filter(const float* x, const float* dy, float* dw, const Co
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+void conv2d(CpuExecutor& e, const Node& n) {
+  const Conv2dGeometry g = conv2d_geometry(n.attributes);
+  cpu::conv2d_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), g);
+  if (n.inputs.size() > 2) {
+    cpu::bias_add_forward(e.f32(n.outputs[0]), e.f32(n.inputs[2]), g.batch * g.out_h * g.out_w, g.out_c);
+  }
+}
+
+void conv2d_backward_data(CpuExecutor& e, const Node& n) {
+  cpu::conv2d_backward_data(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), conv2d_geometry(n.attributes));
+}
+
+void conv2d_backward_filter(CpuExecutor& e, const Node& n) {
+  cpu::conv2d_backward_filter(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                              conv2d_geometry(n.attributes));
+}
+
+}  // namespace
+
+void bind_conv2d_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"conv2d", conv2d},
+      {"conv2d_backward_data", conv2d_backward_data},
+      {"conv2d_backward_filter", conv2d_backward_filter},
+  });
+}
+
+}  // namespace sb::detail

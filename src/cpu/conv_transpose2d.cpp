@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/bias.h"
 #include "src/cpu/conv2d.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 
@@ -39,3 +41,25 @@ void conv_transpose2d_forward(const float* x, const float* weight, float* y, con
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+void conv_transpose2d(CpuExecutor& e, const Node& n) {
+  const Conv2dGeometry g = conv2d_geometry(n.attributes);
+  cpu::conv_transpose2d_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), g);
+  if (n.inputs.size() > 2) {
+    cpu::bias_add_forward(e.f32(n.outputs[0]), e.f32(n.inputs[2]), g.batch * g.in_h * g.in_w, g.in_c);
+  }
+}
+
+}  // namespace
+
+void bind_conv_transpose2d_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {{"conv_transpose2d", conv_transpose2d}});
+}
+
+}  // namespace sb::detail

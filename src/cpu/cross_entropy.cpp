@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -117,3 +118,38 @@ void softmax_cross_entropy_backward(const float* logits, const int32_t* targets,
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_cross_entropy_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"softmax_cross_entropy",
+       [](CpuExecutor& e, const Node& n) {
+         float sum = 0;
+         int64_t counted = 0;
+         cpu::softmax_cross_entropy_forward(e.f32(n.inputs[0]), e.i32(n.inputs[1]), e.f32(n.outputs[2]),
+                                            e.f32(n.outputs[1]), &sum, &counted, size_attr(n, "rows"),
+                                            size_attr(n, "classes"), float_attr(n, "label_smoothing"),
+                                            static_cast<int32_t>(size_attr(n, "ignore_index")));
+         *e.f32(n.outputs[0]) = counted > 0 ? sum / static_cast<float>(counted) : 0.0f;  // mean over counted rows
+       }},
+      {"softmax_cross_entropy_backward",
+       [](CpuExecutor& e, const Node& n) {
+         const int64_t rows = size_attr(n, "rows");
+         const auto ignore = static_cast<int32_t>(size_attr(n, "ignore_index"));
+         const int32_t* targets = e.i32(n.inputs[1]);
+         int64_t counted = 0;
+         for (int64_t r = 0; r < rows; ++r) counted += targets[r] != ignore;
+         cpu::softmax_cross_entropy_backward(e.f32(n.inputs[0]), targets, e.f32(n.inputs[2]), e.f32(n.outputs[0]),
+                                             rows, size_attr(n, "classes"), float_attr(n, "label_smoothing"),
+                                             ignore,
+                                             counted > 0 ? gradient_weight(n) * e.loss_weight(n.inputs[1]) /
+                                                               static_cast<float>(counted)
+                                                         : 0.0f);
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -64,3 +65,37 @@ void end_sentences(int32_t* ids, const int32_t* lengths, int64_t rows, int64_t t
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_decode_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"argmax",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::argmax_rows(e.f32(n.inputs[0]), e.i32(n.outputs[0]), size_attr(n, "rows"), size_attr(n, "cols"));
+       }},
+      {"write_at_counter",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::write_at_counter(e.u8(n.inputs[0]), e.u8(n.outputs[0]), e.i32(n.inputs[1]), size_attr(n, "outer"),
+                               size_attr(n, "time"), size_attr(n, "inner"), size_attr(n, "element_bytes"),
+                               size_attr(n, "offset"));
+       }},
+      {"fill_from_counter",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::fill_from_counter(e.i32(n.inputs[0]), e.i32(n.outputs[0]), size_attr(n, "n"), size_attr(n, "offset"));
+       }},
+      {"update_counter",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::update_counter(e.i32(n.outputs[0]), size_attr(n, "keep"), size_attr(n, "add"));
+       }},
+      {"end_sentences",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::end_sentences(e.i32(n.outputs[0]), e.i32(n.inputs[0]), size_attr(n, "rows"), size_attr(n, "time"),
+                            static_cast<int32_t>(size_attr(n, "eos")), static_cast<int32_t>(size_attr(n, "pad")));
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "src/cpu/cpu_bindings.h"
+#include "src/engine/detection_geometry.h"
+
 namespace sb::cpu {
 namespace {
 
@@ -65,3 +68,42 @@ void smooth_l1_backward(const float* x, const float* targets, const float* weigh
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+const int32_t* columns_of(CpuExecutor& e, const Node& n) { return n.inputs.size() > 3 ? e.i32(n.inputs[3]) : nullptr; }
+
+}  // namespace
+
+void bind_detection_losses_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"bce_with_logits_loss",
+       [](CpuExecutor& e, const Node& n) {
+         *e.f32(n.outputs[0]) = cpu::bce_with_logits_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]),
+                                                             columns_of(e, n), class_selection(n.attributes));
+       }},
+      {"bce_with_logits_loss_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::bce_with_logits_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), columns_of(e, n),
+                                       e.f32(n.outputs[0]), class_selection(n.attributes), gradient_weight(n));
+       }},
+      {"smooth_l1_loss",
+       [](CpuExecutor& e, const Node& n) {
+         *e.f32(n.outputs[0]) = cpu::smooth_l1_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]),
+                                                       columns_of(e, n), class_selection(n.attributes),
+                                                       static_cast<float>(n.attributes.at("beta")));
+       }},
+      {"smooth_l1_loss_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::smooth_l1_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), columns_of(e, n),
+                                 e.f32(n.outputs[0]), class_selection(n.attributes),
+                                 static_cast<float>(n.attributes.at("beta")), gradient_weight(n));
+       }},
+  });
+}
+
+}  // namespace sb::detail

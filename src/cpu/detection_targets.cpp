@@ -5,7 +5,9 @@
 #include <numeric>
 #include <vector>
 
+#include "src/cpu/cpu_bindings.h"
 #include "src/cpu/detection_math.h"
+#include "src/engine/detection_geometry.h"
 
 namespace sb::cpu {
 namespace {
@@ -162,3 +164,41 @@ void mask_targets(const float* mask_rois, const int32_t* mask_boxes, const float
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+// The samplers draw with the executor's step (Executor::step), so a step's forward replays exactly and the next
+// one draws afresh.
+namespace {
+
+void roi_sample(CpuExecutor& e, const Node& n) {
+  const auto& o = n.outputs;
+  const cpu::RoiSampleOutputs out{e.f32(o[0]), e.i32(o[1]), e.f32(o[2]), e.f32(o[3]), e.i32(o[4]),
+                                  e.f32(o[5]), e.i32(o[6]), e.i32(o[7]), e.f32(o[8])};
+  cpu::roi_sample(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]), e.step(),
+                  roi_sample_geometry(n.attributes), out);
+}
+
+}  // namespace
+
+void bind_detection_targets_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"rpn_targets",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::rpn_targets(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.step(),
+                          rpn_target_geometry(n.attributes), e.f32(n.outputs[0]), e.f32(n.outputs[1]),
+                          e.f32(n.outputs[2]), e.f32(n.outputs[3]));
+       }},
+      {"roi_sample", roi_sample},
+      {"mask_targets",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::mask_targets(e.f32(n.inputs[0]), e.i32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.inputs[3]),
+                           detection_size(n.attributes, "rois"), detection_size(n.attributes, "boxes"),
+                           detection_size(n.attributes, "resolution"), e.f32(n.outputs[0]), e.f32(n.outputs[1]));
+       }},
+  });
+}
+
+}  // namespace sb::detail

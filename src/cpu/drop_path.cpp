@@ -3,6 +3,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/philox.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 
@@ -21,3 +22,19 @@ void drop_path_forward(const float* x, float* y, int64_t batch, int64_t per_samp
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_drop_path_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"drop_path",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::drop_path_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"),
+                                size_attr(n, "per_sample"), float_attr(n, "p"), e.seed(), e.dropout_offset(n));
+       }},
+  });
+}
+
+}  // namespace sb::detail

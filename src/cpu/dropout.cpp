@@ -6,6 +6,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/philox.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -43,3 +44,19 @@ void dropout_backward(const float* dy, const uint8_t* mask, float* dx, int64_t n
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_dropout_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"dropout",  // no mask kept: the backward pass is this node's dropout again (its backward rule)
+       [](CpuExecutor& e, const Node& n) {
+         cpu::dropout_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), nullptr, size_attr(n, "n"), float_attr(n, "p"),
+                              e.seed(), e.dropout_offset(n));
+       }},
+  });
+}
+
+}  // namespace sb::detail

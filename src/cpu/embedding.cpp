@@ -3,11 +3,13 @@
 #include "src/cpu/embedding.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -64,3 +66,26 @@ void embedding_backward_accumulate(const int32_t* ids, const float* dout, float*
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_embedding_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"embedding",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::embedding_forward(e.i32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "tokens"),
+                                size_attr(n, "dim"), size_attr(n, "vocab"));
+       }},
+      {"embedding_backward",
+       [](CpuExecutor& e, const Node& n) {
+         const int64_t vocab = size_attr(n, "vocab"), dim = size_attr(n, "dim");
+         std::memset(e.f32(n.outputs[0]), 0, sizeof(float) * vocab * dim);
+         cpu::embedding_backward_accumulate(e.i32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                                            size_attr(n, "tokens"), dim, vocab, size_attr(n, "padding_idx"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

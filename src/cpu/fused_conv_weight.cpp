@@ -1,6 +1,8 @@
 // The fused up/down-sampling weights on the CPU (src/cpu/fused_conv_weight.h).
 #include "src/cpu/fused_conv_weight.h"
 
+#include "src/cpu/cpu_bindings.h"
+
 namespace sb::cpu {
 
 void fused_conv_weight_forward(const float* w3, float* w4, int64_t out_channels, int64_t in_channels, float factor) {
@@ -41,3 +43,24 @@ void fused_conv_weight_backward(const float* dw4, float* dw3, int64_t out_channe
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_fused_conv_weight_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"fused_conv_weight",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::fused_conv_weight_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "out_channels"),
+                                        size_attr(n, "in_channels"), float_attr(n, "factor"));
+       }},
+      {"fused_conv_weight_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::fused_conv_weight_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "out_channels"),
+                                         size_attr(n, "in_channels"), float_attr(n, "factor"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

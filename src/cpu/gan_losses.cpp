@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "src/cpu/cpu_bindings.h"
+
 namespace sb::cpu {
 
 float softplus_loss_forward(const float* scores, int64_t n, float sign) {
@@ -36,3 +38,34 @@ void squared_norm_loss_backward(const float* x, float* dx, int64_t elements, int
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_gan_losses_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"softplus_loss",
+       [](CpuExecutor& e, const Node& n) {
+         *e.f32(n.outputs[0]) =
+             cpu::softplus_loss_forward(e.f32(n.inputs[0]), size_attr(n, "n"), float_attr(n, "sign"));
+       }},
+      {"softplus_loss_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::softplus_loss_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "sign"),
+                                     gradient_weight(n));
+       }},
+      {"squared_norm_loss",
+       [](CpuExecutor& e, const Node& n) {
+         *e.f32(n.outputs[0]) = cpu::squared_norm_loss_forward(e.f32(n.inputs[0]), size_attr(n, "n"),
+                                                               size_attr(n, "batch"), float_attr(n, "scale"));
+       }},
+      {"squared_norm_loss_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::squared_norm_loss_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"),
+                                         size_attr(n, "batch"), float_attr(n, "scale"), gradient_weight(n));
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/bias.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -86,3 +88,25 @@ void gemm_strided_batched(bool transpose_a, bool transpose_b, int64_t m, int64_t
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+void gemm(CpuExecutor& e, const Node& node) {
+  const bool ta = size_attr(node, "transpose_a") != 0, tb = size_attr(node, "transpose_b") != 0;
+  const int64_t m = size_attr(node, "m"), n = size_attr(node, "n"), k = size_attr(node, "k");
+  const int64_t batch = size_attr(node, "batch");
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  cpu::gemm_strided_batched(ta, tb, m, n, k, float_attr(node, "alpha"), e.f32(node.inputs[0]), lda,
+                            e.f32(node.inputs[1]), ldb, 0.0f, e.f32(node.outputs[0]), n, batch, m * k, k * n, m * n);
+  if (node.inputs.size() > 2) cpu::bias_add_forward(e.f32(node.outputs[0]), e.f32(node.inputs[2]), m * batch, n);
+}
+
+}  // namespace
+
+void bind_gemm_cpu(CpuKernelTable& table) { bind_cpu_kernels(table, {{"gemm", gemm}}); }
+
+}  // namespace sb::detail

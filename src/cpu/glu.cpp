@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -52,3 +53,23 @@ void glu_backward(const float* x, const float* dy, float* dx, int64_t rows, int6
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_glu_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"glu",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::glu_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"), size_attr(n, "cols"));
+       }},
+      {"glu_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::glu_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                           size_attr(n, "cols"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -63,3 +64,26 @@ void instance_norm_backward(const float* dy, const float* x, const float* mean, 
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_instance_norm_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"instance_norm",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::instance_norm_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), e.f32(n.outputs[2]),
+                                    size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                    float_attr(n, "epsilon"));
+       }},
+      {"instance_norm_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::instance_norm_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.inputs[3]),
+                                     e.f32(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "pixels"),
+                                     size_attr(n, "channels"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

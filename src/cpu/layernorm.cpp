@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 
@@ -73,3 +74,26 @@ void layernorm_backward(const float* dy, const float* x, const float* gamma, con
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_layernorm_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"layernorm",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::layernorm_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.outputs[0]),
+                                e.f32(n.outputs[1]), e.f32(n.outputs[2]), size_attr(n, "rows"), size_attr(n, "cols"),
+                                float_attr(n, "epsilon"));
+       }},
+      {"layernorm_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::layernorm_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.inputs[3]),
+                                 e.f32(n.inputs[4]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), e.f32(n.outputs[2]),
+                                 size_attr(n, "rows"), size_attr(n, "cols"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

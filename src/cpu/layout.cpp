@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "src/cpu/cpu_bindings.h"
+
 namespace sb::cpu {
 
 void add_broadcast_forward(const float* x, const float* table, float* y, int64_t repeats, int64_t block) {
@@ -22,3 +24,24 @@ void swap_middle(const float* x, float* y, int64_t a, int64_t b, int64_t c, int6
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_layout_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"add_broadcast",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::add_broadcast_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                                    size_attr(n, "repeats"), size_attr(n, "block"));
+       }},
+      {"swap_middle",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::swap_middle(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "a"), size_attr(n, "b"),
+                          size_attr(n, "c"), size_attr(n, "d"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -145,3 +146,39 @@ void minibatch_stddev_backward_backward(const float* x, const float* dy, const f
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+cpu::MinibatchStddevGeometry stddev_geometry(const Node& n) {
+  cpu::MinibatchStddevGeometry g;
+  g.batch = size_attr(n, "batch"), g.height = size_attr(n, "height"), g.width = size_attr(n, "width");
+  g.channels = size_attr(n, "channels"), g.group = size_attr(n, "group"), g.splits = size_attr(n, "splits");
+  return g;
+}
+
+}  // namespace
+
+void bind_minibatch_stddev_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"minibatch_stddev",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::minibatch_stddev_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), stddev_geometry(n));
+       }},
+      {"minibatch_stddev_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::minibatch_stddev_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                                        stddev_geometry(n));
+       }},
+      {"minibatch_stddev_backward_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::minibatch_stddev_backward_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]),
+                                                 e.f32(n.outputs[0]), e.f32(n.outputs[1]), stddev_geometry(n));
+       }},
+  });
+}
+
+}  // namespace sb::detail

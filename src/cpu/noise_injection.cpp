@@ -3,6 +3,8 @@
 
 #include <vector>
 
+#include "src/cpu/cpu_bindings.h"
+
 namespace sb::cpu {
 
 void noise_injection_forward(const float* x, const float* weight, const int32_t* sample_ids, float* y, int64_t batch,
@@ -30,3 +32,26 @@ void noise_injection_backward(const float* dy, const int32_t* sample_ids, float*
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_noise_injection_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"noise_injection",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::noise_injection_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.f32(n.outputs[0]),
+                                      size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"), e.seed(),
+                                      e.dropout_offset(n));
+       }},
+      {"noise_injection_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::noise_injection_backward(e.f32(n.inputs[0]), e.i32(n.inputs[1]), e.f32(n.outputs[0]),
+                                       size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                       e.seed(), e.dropout_offset(n));
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -46,3 +47,33 @@ void l1_loss_backward(const float* a, const float* b, float* da, float* db, int6
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_pixel_losses_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"mse_loss",
+       [](CpuExecutor& e, const Node& n) {
+         *e.f32(n.outputs[0]) = cpu::mse_loss_forward(e.f32(n.inputs[0]), size_attr(n, "n"), float_attr(n, "target"));
+       }},
+      {"mse_loss_backward",  // the loss starts the backward pass: dloss = 1 (times its weight in a sum)
+       [](CpuExecutor& e, const Node& n) {
+         cpu::mse_loss_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "n"), float_attr(n, "target"),
+                                gradient_weight(n));
+       }},
+      {"l1_loss",
+       [](CpuExecutor& e, const Node& n) {
+         *e.f32(n.outputs[0]) = cpu::l1_loss_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), size_attr(n, "n"));
+       }},
+      {"l1_loss_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::l1_loss_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                               n.outputs.size() > 1 ? e.f32(n.outputs[1]) : nullptr, size_attr(n, "n"),
+                               gradient_weight(n));
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "src/cpu/cpu_bindings.h"
+
 namespace sb::cpu {
 namespace {
 
@@ -34,3 +36,23 @@ void pixel_norm_backward(const float* x, const float* dy, float* dx, int64_t row
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_pixel_norm_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"pixel_norm",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::pixel_norm_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"), size_attr(n, "cols"));
+       }},
+      {"pixel_norm_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::pixel_norm_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                  size_attr(n, "cols"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

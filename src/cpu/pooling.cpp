@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -134,3 +135,34 @@ void avg_pool2d_backward(const float* dy, float* dx, const Conv2dGeometry& g, bo
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_pooling_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"max_pool2d",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::max_pool2d_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), e.i32(n.outputs[1]),
+                                 conv2d_geometry(n.attributes));
+       }},
+      {"max_pool2d_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::max_pool2d_backward(e.f32(n.inputs[0]), e.i32(n.inputs[1]), e.f32(n.outputs[0]),
+                                  conv2d_geometry(n.attributes));
+       }},
+      {"avg_pool2d",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::avg_pool2d_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), conv2d_geometry(n.attributes),
+                                 size_attr(n, "count_include_pad") != 0);
+       }},
+      {"avg_pool2d_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::avg_pool2d_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), conv2d_geometry(n.attributes),
+                                  size_attr(n, "count_include_pad") != 0);
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -6,7 +6,9 @@
 #include <numeric>
 #include <vector>
 
+#include "src/cpu/cpu_bindings.h"
 #include "src/cpu/detection_math.h"
+#include "src/engine/detection_geometry.h"
 
 namespace sb::cpu {
 
@@ -119,3 +121,24 @@ void rpn_proposals(const float* objectness, const float* deltas, const float* an
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_proposals_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"anchor_grid",
+       [](CpuExecutor& e, const Node& n) {
+         const std::vector<cpu::AnchorLevel> levels = anchor_levels(n.attributes);
+         cpu::anchor_grid(levels.data(), static_cast<int>(levels.size()), e.f32(n.outputs[0]));
+       }},
+      {"rpn_proposals",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::rpn_proposals(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), proposal_geometry(n.attributes),
+                            e.f32(n.outputs[0]), e.i32(n.outputs[1]));
+       }},
+  });
+}
+
+}  // namespace sb::detail

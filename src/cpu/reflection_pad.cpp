@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -53,3 +54,35 @@ void reflection_pad2d_backward(const float* dy, float* dx, const ReflectionPadGe
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+cpu::ReflectionPadGeometry pad_geometry(const Node& n) {
+  cpu::ReflectionPadGeometry g;
+  g.batch = size_attr(n, "batch"), g.in_h = size_attr(n, "in_h"), g.in_w = size_attr(n, "in_w");
+  g.channels = size_attr(n, "channels");
+  g.top = size_attr(n, "top"), g.bottom = size_attr(n, "bottom");
+  g.left = size_attr(n, "left"), g.right = size_attr(n, "right");
+  return g;
+}
+
+}  // namespace
+
+void bind_reflection_pad_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"reflection_pad2d",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::reflection_pad2d_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), pad_geometry(n));
+       }},
+      {"reflection_pad2d_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::reflection_pad2d_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), pad_geometry(n));
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -5,7 +5,9 @@
 #include <cstring>
 #include <vector>
 
+#include "src/cpu/cpu_bindings.h"
 #include "src/cpu/detection_math.h"
+#include "src/engine/detection_geometry.h"
 
 namespace sb::cpu {
 namespace {
@@ -80,3 +82,34 @@ void roi_align_backward(const float* dy, const float* rois, float* const* dfeatu
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+void roi_align(CpuExecutor& e, const Node& n) {
+  const cpu::RoiAlignGeometry g = roi_align_geometry(n.attributes);
+  std::vector<const float*> levels;
+  for (int l = 0; l < g.levels; ++l) levels.push_back(e.f32(n.inputs[size_t(l)]));
+  cpu::roi_align_forward(levels.data(), e.f32(n.inputs.back()), e.f32(n.outputs[0]), g);
+}
+
+void roi_align_backward(CpuExecutor& e, const Node& n) {
+  const cpu::RoiAlignGeometry g = roi_align_geometry(n.attributes);
+  std::vector<float*> levels;
+  for (TensorId id : n.outputs) levels.push_back(e.f32(id));
+  cpu::roi_align_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), levels.data(), g);
+}
+
+}  // namespace
+
+void bind_roi_align_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"roi_align", roi_align},
+      {"roi_align_backward", roi_align_backward},
+  });
+}
+
+}  // namespace sb::detail

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 
@@ -17,3 +18,19 @@ void scale_rows_forward(const float* x, const float* factors, float* y, int64_t 
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_scale_rows_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"scale_rows",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::scale_rows_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                 size_attr(n, "cols"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

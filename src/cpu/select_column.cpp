@@ -4,6 +4,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -28,3 +29,24 @@ void select_column_backward(const float* dy, float* dx, int64_t rows, int64_t co
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_select_column_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"select_column",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::select_column_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                    size_attr(n, "cols"), size_attr(n, "column"));
+       }},
+      {"select_column_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::select_column_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "rows"),
+                                     size_attr(n, "cols"), size_attr(n, "column"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

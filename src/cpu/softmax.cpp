@@ -8,6 +8,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -80,3 +81,28 @@ void masked_softmax_backward(const float* probs, const float* dprobs, float* dsc
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_softmax_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"masked_softmax",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::masked_softmax_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), size_attr(n, "batch"),
+                                     size_attr(n, "heads"), size_attr(n, "q"), size_attr(n, "k"),
+                                     float_attr(n, "scale"), n.inputs.size() > 1 ? e.i32(n.inputs[1]) : nullptr,
+                                     size_attr(n, "causal") != 0);
+       }},
+      {"masked_softmax_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::masked_softmax_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                                      size_attr(n, "batch"), size_attr(n, "heads"), size_attr(n, "q"),
+                                      size_attr(n, "k"), float_attr(n, "scale"),
+                                      n.inputs.size() > 2 ? e.i32(n.inputs[2]) : nullptr, size_attr(n, "causal") != 0);
+       }},
+  });
+}
+
+}  // namespace sb::detail

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 #include "src/cpu/cross_entropy.h"
 
 namespace sb::cpu {
@@ -75,3 +76,26 @@ void span_loss_backward(const float* start_logits, const float* end_logits, cons
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_span_loss_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"span_loss",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::span_loss_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]),
+                                e.f32(n.outputs[2]), e.f32(n.outputs[1]), e.f32(n.outputs[0]), size_attr(n, "batch"),
+                                size_attr(n, "seq"));
+       }},
+      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1 (times its weight in a sum)
+       [](CpuExecutor& e, const Node& n) {
+         cpu::span_loss_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.i32(n.inputs[2]), e.i32(n.inputs[3]),
+                                 e.f32(n.inputs[4]), e.f32(n.outputs[0]), e.f32(n.outputs[1]), size_attr(n, "batch"),
+                                 size_attr(n, "seq"), gradient_weight(n));
+       }},
+  });
+}
+
+}  // namespace sb::detail

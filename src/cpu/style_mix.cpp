@@ -2,6 +2,9 @@
 #include "src/cpu/style_mix.h"
 
 #include <cstring>
+#include <vector>
+
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 
@@ -27,3 +30,34 @@ void style_mix_backward(const float* const* dlayers, const int32_t* crossover, f
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+void style_mix(CpuExecutor& e, const Node& n) {
+  std::vector<float*> layers;
+  for (TensorId id : n.outputs) layers.push_back(e.f32(id));
+  cpu::style_mix_forward(e.f32(n.inputs[0]), e.i32(n.inputs[1]), layers.data(), size_attr(n, "layers"),
+                         size_attr(n, "batch"), size_attr(n, "dim"));
+}
+
+void style_mix_backward(CpuExecutor& e, const Node& n) {
+  std::vector<const float*> layers;
+  for (size_t l = 0; l + 1 < n.inputs.size(); ++l) layers.push_back(e.f32(n.inputs[l]));
+  cpu::style_mix_backward(layers.data(), e.i32(n.inputs.back()), e.f32(n.outputs[0]), size_attr(n, "layers"),
+                          size_attr(n, "batch"), size_attr(n, "dim"));
+}
+
+}  // namespace
+
+void bind_style_mix_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"style_mix", style_mix},
+      {"style_mix_backward", style_mix_backward},
+  });
+}
+
+}  // namespace sb::detail

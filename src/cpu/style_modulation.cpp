@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "src/cpu/cpu_bindings.h"
+
 namespace sb::cpu {
 
 void style_modulation_forward(const float* x, const float* style, float* y, int64_t batch, int64_t pixels,
@@ -40,3 +42,25 @@ void style_modulation_backward(const float* x, const float* style, const float* 
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+void bind_style_modulation_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"style_modulation",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::style_modulation_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
+                                       size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"));
+       }},
+      {"style_modulation_backward",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::style_modulation_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]), e.f32(n.outputs[0]),
+                                        e.f32(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "pixels"),
+                                        size_attr(n, "channels"));
+       }},
+  });
+}
+
+}  // namespace sb::detail

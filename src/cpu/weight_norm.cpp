@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -46,3 +47,30 @@ void weight_norm_backward(const float* dw, const float* v, const float* g, const
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+void weight_norm_backward(CpuExecutor& e, const Node& n) {
+  const auto& in = n.inputs;
+  cpu::weight_norm_backward(e.f32(in[0]), e.f32(in[1]), e.f32(in[2]), e.f32(in[3]), e.f32(n.outputs[0]),
+                            e.f32(n.outputs[1]), size_attr(n, "rows"), size_attr(n, "cols"));
+}
+
+}  // namespace
+
+void bind_weight_norm_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"weight_norm",
+       [](CpuExecutor& e, const Node& n) {
+         cpu::weight_norm_forward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]), e.f32(n.outputs[1]),
+                                  size_attr(n, "rows"), size_attr(n, "cols"));
+       }},
+      {"weight_norm_backward", weight_norm_backward},
+  });
+}
+
+}  // namespace sb::detail

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
 
 namespace sb::cpu {
 namespace {
@@ -122,3 +123,39 @@ void yolo_loss_backward(const float* const heads[kYoloHeads], const float* truth
 }
 
 }  // namespace sb::cpu
+
+// ---- Node bindings (src/cpu/cpu_bindings.h): the CPU executor's entries for this family's ops, each node's
+// tensors bound to the kernels above with the sizes the graph builder stored.
+namespace sb::detail {
+
+namespace {
+
+cpu::YoloGeometry yolo_geometry(const Node& n) {
+  cpu::YoloGeometry g;
+  g.batch = size_attr(n, "batch"), g.classes = size_attr(n, "classes"), g.boxes = size_attr(n, "boxes");
+  g.grid[0] = size_attr(n, "g0"), g.grid[1] = size_attr(n, "g1"), g.grid[2] = size_attr(n, "g2");
+  return g;
+}
+
+void yolo_loss(CpuExecutor& e, const Node& n) {
+  const float* heads[3] = {e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2])};
+  *e.f32(n.outputs[0]) = static_cast<float>(cpu::yolo_loss_forward(heads, e.f32(n.inputs[3]), yolo_geometry(n)));
+}
+
+void yolo_loss_backward(CpuExecutor& e, const Node& n) {  // the loss starts the backward pass: dloss = 1
+  const float* heads[3] = {e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2])};
+  float* const dheads[3] = {e.f32(n.outputs[0]), e.f32(n.outputs[1]), e.f32(n.outputs[2])};
+  cpu::yolo_loss_backward(heads, e.f32(n.inputs[3]), dheads, yolo_geometry(n),
+                          gradient_weight(n) * e.loss_weight(n.inputs[3]));
+}
+
+}  // namespace
+
+void bind_yolo_loss_cpu(CpuKernelTable& table) {
+  bind_cpu_kernels(table, {
+      {"yolo_loss", yolo_loss},
+      {"yolo_loss_backward", yolo_loss_backward},
+  });
+}
+
+}  // namespace sb::detail

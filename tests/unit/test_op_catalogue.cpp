@@ -111,7 +111,7 @@ TEST(OpCatalogue, EveryCataloguedOpHasACpuKernel) {
     if (kNoCpuKernel.count(name) != 0) {
       EXPECT_FALSE(has_cpu_kernel(name)) << "'" << name << "' has a CPU kernel now: drop it from kNoCpuKernel";
     } else {
-      EXPECT_TRUE(has_cpu_kernel(name)) << "op '" << name << "' has no CPU kernel (src/engine/cpu_executor.cpp chain)";
+      EXPECT_TRUE(has_cpu_kernel(name)) << "op '" << name << "' has no CPU kernel (src/cpu/cpu_bindings.cpp)";
     }
   }
 }

@@ -1,4 +1,4 @@
-// What each op lookup table binds, asked by name or listed: the backward-rule chain, the CPU kernel chain and
+// What each op lookup table binds, asked by name or listed: the backward-rule chain, the CPU kernel table and
 // the CUDA kernel table. Each function is defined next to its table (so the answer is the table itself, never a
 // copy) and none runs a kernel or touches a device, so a CPU-only test binary checks all three against the op
 // catalogue (src/core/ops/op_catalogue.h, tests/unit/test_op_catalogue.cpp).
@@ -15,7 +15,8 @@ namespace sb {
 std::vector<std::string> backward_rule_ops();
 bool has_backward_rule(const std::string& op);  // the chain answers for op (find_backward_rule)
 
-// src/engine/cpu_executor.cpp: the same for the CPU executor's kernel chain.
+// src/cpu/cpu_bindings.cpp: the same for the CPU executor's one kernel table (every family's bindings), names
+// sorted; the table refuses a name bound twice, so none is listed twice.
 std::vector<std::string> cpu_kernel_ops();
 bool has_cpu_kernel(const std::string& op);
 

@@ -1,0 +1,112 @@
+// The CPU executor (include/scalebench/executor.h): owns the plan's arena and runs each node through the kernel
+// its op family binds (src/cpu/cpu_bindings.h; the bindings read the sizes the graph builder stored).
+#include "scalebench/executor.h"
+
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "scalebench/error.h"
+#include "src/cpu/cpu_bindings.h"
+#include "src/cpu/optimizer.h"
+
+namespace sb {
+namespace {
+
+const detail::CpuKernel* find_kernel(const std::string& op) {
+  const detail::CpuKernelTable& table = detail::cpu_kernels();
+  auto it = table.find(op);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(graph, plan) {
+  for (const TensorInfo& tensor : graph.tensors()) {
+    if (dtype_is_floating(tensor.dtype) && tensor.dtype != DType::kFloat32) {
+      throw UsageError(std::string("the cpu device is the fp32 reference; tensor '") + tensor.name + "' is " +
+                       dtype_name(tensor.dtype) + " (use --precision fp32)");
+    }
+  }
+  for (const Node& node : graph.nodes()) {
+    if (find_kernel(node.op) == nullptr) throw UsageError("the cpu device has no kernel for op '" + node.op + "'");
+  }
+  arena_charge_ = AllocationCharge(plan.total_bytes, "the plan's arena");
+  try {
+    arena_.resize(plan.total_bytes);
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemory("out of host memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
+  }
+  initialize_state();
+}
+
+float* CpuExecutor::f32(TensorId id) {
+  return reinterpret_cast<float*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
+}
+const float* CpuExecutor::f32(TensorId id) const {
+  return reinterpret_cast<const float*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
+}
+int32_t* CpuExecutor::i32(TensorId id) {
+  return reinterpret_cast<int32_t*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
+}
+uint8_t* CpuExecutor::u8(TensorId id) { return arena_.data() + plan_.offsets.at(static_cast<size_t>(id)); }
+
+void CpuExecutor::write_tensor(TensorId id, const void* host, size_t bytes) { std::memcpy(u8(id), host, bytes); }
+void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) { std::memcpy(host, u8(id), bytes); }
+
+void CpuExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
+  const size_t n = plan_.parameter_bytes / sizeof(float);
+  const size_t state_size = static_cast<size_t>(optimizer_state_buffers(settings.kind)) *
+                            static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
+  if (optimizer_state_.size() != state_size || state_kind_ != settings.kind) {
+    state_charge_ = AllocationCharge();
+    optimizer_state_ = {};
+    state_charge_ = AllocationCharge(state_size * sizeof(float), "the optimizer's state");
+    optimizer_state_.assign(state_size, 0.0f);
+    state_kind_ = settings.kind;
+  }
+}
+
+void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
+  ensure_optimizer_state(settings);
+  const size_t n = plan_.parameter_bytes / sizeof(float);
+  const float* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
+  if (settings.max_grad_norm > 0) {
+    norm_scratch_.resize(cpu::kGradNormScratchDoubles);
+    cpu::grad_norm_squared(grads, static_cast<int64_t>(n), norm_scratch_.data());
+  }
+  cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()), grads, optimizer_state_.data(),
+                      static_cast<int64_t>(n), settings, step,
+                      settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr);
+}
+
+void CpuExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
+                                       int64_t count) {
+  const auto n = static_cast<int64_t>(plan_.parameter_bytes / sizeof(float));
+  if (!steps_in_ranges(settings)) throw UsageError("optimizer_step_range: clipping needs every gradient first");
+  if (first < 0 || count < 0 || first + count > n) throw UsageError("optimizer_step_range: range outside the parameters");
+  ensure_optimizer_state(settings);
+  auto* params = reinterpret_cast<float*>(arena_.data());
+  const auto* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
+  cpu::optimizer_step(params + first, grads + first, optimizer_state_.data() + first, count, settings, step, nullptr,
+                      cpu::optimizer_state_stride(n));
+}
+
+void CpuExecutor::mark(size_t index) {
+  if (marks_.size() <= index) marks_.resize(index + 1);
+  marks_[index] = std::chrono::steady_clock::now();
+}
+
+double CpuExecutor::elapsed_ms(size_t from, size_t to) {
+  return std::chrono::duration<double, std::milli>(marks_.at(to) - marks_.at(from)).count();
+}
+
+void CpuExecutor::run_nodes(size_t begin, size_t end) {
+  for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
+    const Node& node = graph_.nodes()[i];
+    (*find_kernel(node.op))(*this, node);
+  }
+}
+
+}  // namespace sb
