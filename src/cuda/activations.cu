@@ -20,6 +20,7 @@
 
 #include "scalebench/error.h"
 #include "src/cuda/activations.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
@@ -295,3 +296,53 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_ACTIVATIONS)
 #undef SB_ACTIVATIONS
 
 }  // namespace sb::cuda
+
+// The activations family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_activations_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"add", SB_TYPED({
+         const T* b = e.at<T>(n.inputs[1]);
+         if (n.attributes.count("weight_b") != 0) {  // a weighted sum of losses: a + w b
+           cuda::scale_forward(b, e.at<T>(n.outputs[0]), size_attr(n, "n"), float_attr(n, "weight_b"), e.stream());
+           b = e.at<T>(n.outputs[0]);
+         }
+         cuda::add_forward(e.at<T>(n.inputs[0]), b, e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream());
+       })},
+      {"add_n", SB_TYPED({  // the first two terms in one pass (no copy), then one pass per further term
+         if (n.inputs.size() == 1) return copy(e, n.outputs[0], n.inputs[0]);
+         cuda::add_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                           e.stream());
+         for (size_t i = 2; i < n.inputs.size(); ++i) {
+           cuda::add_forward(e.at<T>(n.outputs[0]), e.at<T>(n.inputs[i]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                             e.stream());
+         }
+       })},
+      {"scale", SB_TYPED(cuda::scale_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                             float_attr(n, "factor"), e.stream()))},
+      {"gelu", SB_TYPED(cuda::gelu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                           e.stream()))},
+      {"relu", SB_TYPED(cuda::relu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                           e.stream()))},
+      {"tanh", SB_TYPED(cuda::tanh_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                           e.stream()))},
+      {"gelu_backward", SB_TYPED(cuda::gelu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                     e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
+      {"relu_backward", SB_TYPED(cuda::relu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                     e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
+      {"tanh_backward", SB_TYPED(cuda::tanh_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                     e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
+      {"leaky_relu", SB_TYPED(cuda::leaky_relu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                       float_attr(n, "slope"), e.stream()))},
+      {"leaky_relu_backward", SB_TYPED(cuda::leaky_relu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                                 e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                                 float_attr(n, "slope"), e.stream()))},
+      {"sigmoid", SB_TYPED(cuda::sigmoid_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                 e.stream()))},
+      {"sigmoid_backward", SB_TYPED(cuda::sigmoid_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                           e.at<T>(n.outputs[0]), size_attr(n, "n"), e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

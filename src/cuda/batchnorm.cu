@@ -3,6 +3,7 @@
 // lanes are summed in shared memory and one partial per (chunk, channel) is written. Statistics groups: the
 // launchers run the kernels once per group with pointers offset to its rows and statistics.
 #include "src/cuda/batchnorm.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
 #include "src/engine/batchnorm_workspace.h"
@@ -290,3 +291,35 @@ void batchnorm_backward(const T* dy, const T* x, const T* y, const float* gamma,
 SB_INSTANTIATE_FOR_ELEMENTS(SB_BATCHNORM)
 
 }  // namespace sb::cuda
+
+// The batchnorm family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_batchnorm_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      // BatchNorm (src/cuda/batchnorm.h): activations in T, statistics, parameters and running state fp32; the
+      // node's uint8 workspace holds the partial sums (and, with statistics groups, each group's dgamma, dbeta).
+      {"batchnorm", SB_TYPED({
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::batchnorm_forward(e.at<T>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<T>(out[0]),
+                                 e.at<float>(out[1]), e.at<float>(out[2]), e.at<float>(in[3]), e.at<float>(in[4]),
+                                 size_attr(n, "rows"), size_attr(n, "channels"), size_attr(n, "groups"),
+                                 float_attr(n, "epsilon"), float_attr(n, "momentum"),
+                                 static_cast<cpu::BatchNormActivation>(size_attr(n, "activation")),
+                                 float_attr(n, "slope"), reinterpret_cast<float*>(e.u8(out[3])), e.stream());
+       })},
+      {"batchnorm_backward", SB_TYPED({
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::batchnorm_backward(e.at<T>(in[0]), e.at<T>(in[1]), e.at<T>(in[2]), e.at<float>(in[3]),
+                                  e.at<float>(in[4]), e.at<float>(in[5]), e.at<T>(out[0]), e.at<float>(out[1]),
+                                  e.at<float>(out[2]), size_attr(n, "rows"), size_attr(n, "channels"),
+                                  size_attr(n, "groups"),
+                                  static_cast<cpu::BatchNormActivation>(size_attr(n, "activation")),
+                                  float_attr(n, "slope"), reinterpret_cast<float*>(e.u8(out[3])), e.stream());
+       })},
+  });
+}
+
+}  // namespace sb::cuda_binding

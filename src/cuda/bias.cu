@@ -18,10 +18,11 @@
 
 #include "scalebench/error.h"
 #include "src/cuda/bias.h"
-#include "src/cuda/stream_scratch.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
+#include "src/cuda/stream_scratch.h"
 
 namespace sb::cuda {
 namespace {
@@ -199,3 +200,23 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_BIAS)
 #undef SB_BIAS
 
 }  // namespace sb::cuda
+
+// The bias family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_bias_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"bias_backward",  // dy in the compute dtype, the bias gradient fp32: dispatch on the input
+       [](CudaExecutor& e, const Node& n) {
+         if (dtype_of(e, n.outputs[0]) != DType::kFloat32) throw UsageError("bias_backward writes an fp32 gradient");
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::bias_backward(e.at<T>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "rows"),
+                               size_attr(n, "cols"), e.stream());
+         });
+       },
+       [](const Node& n) -> uint64_t { return cuda::bias_backward_scratch_bytes(size_attr(n, "cols")); }},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -6,6 +6,7 @@
 
 #include "scalebench/error.h"
 #include "src/cuda/blur.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
@@ -74,3 +75,16 @@ void blur2d(const T* x, T* y, int64_t batch, int64_t height, int64_t width, int6
 SB_INSTANTIATE_FOR_ELEMENTS(SB_BLUR)
 
 }  // namespace sb::cuda
+
+// The blur family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_blur_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"blur2d", SB_TYPED(cuda::blur2d(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "batch"),
+                                       size_attr(n, "height"), size_attr(n, "width"), size_attr(n, "channels"),
+                                       e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -7,6 +7,7 @@
 
 #include "scalebench/error.h"
 #include "src/cuda/cast.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
 
@@ -62,3 +63,36 @@ template void cast<float, fp16>(const float*, fp16*, int64_t, cudaStream_t);
 template void cast<fp16, float>(const fp16*, float*, int64_t, cudaStream_t);
 
 }  // namespace sb::cuda
+
+// The cast family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+namespace {
+
+void run_cast(CudaExecutor& e, const Node& n) {
+  const DType from = dtype_of(e, n.inputs[0]), to = dtype_of(e, n.outputs[0]);
+  const int64_t count = size_attr(n, "n");
+  if (from == to) return copy(e, n.outputs[0], n.inputs[0]);
+  if (from == DType::kFloat32 && to == DType::kBFloat16) {
+    return cuda::cast(e.at<float>(n.inputs[0]), e.at<cuda::bf16>(n.outputs[0]), count, e.stream());
+  }
+  if (from == DType::kBFloat16 && to == DType::kFloat32) {
+    return cuda::cast(e.at<cuda::bf16>(n.inputs[0]), e.at<float>(n.outputs[0]), count, e.stream());
+  }
+  if (from == DType::kFloat32 && to == DType::kFloat16) {
+    return cuda::cast(e.at<float>(n.inputs[0]), e.at<cuda::fp16>(n.outputs[0]), count, e.stream());
+  }
+  if (from == DType::kFloat16 && to == DType::kFloat32) {
+    return cuda::cast(e.at<cuda::fp16>(n.inputs[0]), e.at<float>(n.outputs[0]), count, e.stream());
+  }
+  throw UsageError(std::string("cast: no kernel from ") + dtype_name(from) + " to " + dtype_name(to));
+}
+
+}  // namespace
+
+void bind_cast_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"cast", run_cast},
+  });
+}
+
+}  // namespace sb::cuda_binding

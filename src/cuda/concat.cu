@@ -2,6 +2,7 @@
 // arguments; each thread finds its part by a short scan of the offsets (<= 16).
 #include "scalebench/error.h"
 #include "src/cuda/concat.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
 
@@ -82,3 +83,34 @@ void split_last(const T* x, const std::vector<T*>& parts, const std::vector<int6
 SB_INSTANTIATE_FOR_ELEMENTS(SB_CONCAT)
 
 }  // namespace sb::cuda
+
+// The concat family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+namespace {
+
+std::vector<int64_t> concat_widths(const Node& n) {
+  std::vector<int64_t> widths;
+  for (int64_t k = 0; k < size_attr(n, "parts"); ++k) {
+    widths.push_back(size_attr(n, ("w" + std::to_string(k)).c_str()));
+  }
+  return widths;
+}
+
+}  // namespace
+
+void bind_concat_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"concat", SB_TYPED({
+         std::vector<const T*> parts;
+         for (TensorId id : n.inputs) parts.push_back(e.at<T>(id));
+         cuda::concat_last(parts, concat_widths(n), e.at<T>(n.outputs[0]), size_attr(n, "rows"), e.stream());
+       })},
+      {"split", SB_TYPED({
+         std::vector<T*> parts;
+         for (TensorId id : n.outputs) parts.push_back(e.at<T>(id));
+         cuda::split_last(e.at<T>(n.inputs[0]), parts, concat_widths(n), size_attr(n, "rows"), e.stream());
+       })},
+  });
+}
+
+}  // namespace sb::cuda_binding

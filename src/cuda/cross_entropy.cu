@@ -13,8 +13,10 @@
 #include <string>
 
 #include "src/cuda/cross_entropy.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
+#include "src/cuda/loss_mean.h"
 #include "src/cuda/stream_scratch.h"
 
 namespace sb::cuda {
@@ -371,3 +373,38 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_CROSS_ENTROPY)
 #undef SB_CROSS_ENTROPY
 
 }  // namespace sb::cuda
+
+// The cross_entropy family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_cross_entropy_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"softmax_cross_entropy",  // logits in the compute dtype; loss and statistics fp32
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::softmax_cross_entropy_forward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]),
+                                               e.at<float>(n.outputs[2]), e.at<float>(n.outputs[1]), e.loss_sum(),
+                                               e.counted(), size_attr(n, "rows"), size_attr(n, "classes"),
+                                               float_attr(n, "label_smoothing"),
+                                               static_cast<int32_t>(size_attr(n, "ignore_index")), e.stream());
+         });
+         cuda::loss_mean(e.loss_sum(), e.counted(), e.at<float>(n.outputs[0]), e.stream());
+         e.counted_rows(n);  // first time only: learn the backward's scale
+       },
+       [](const Node&) -> uint64_t { return cuda::cross_entropy_forward_scratch_bytes(); }},
+      {"softmax_cross_entropy_backward", SB_TYPED({  // starts the backward pass: times the loss scale, if any
+         const int64_t counted = e.counted_rows(n);
+         cuda::softmax_cross_entropy_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]),
+                                              e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
+                                              size_attr(n, "classes"), float_attr(n, "label_smoothing"),
+                                              static_cast<int32_t>(size_attr(n, "ignore_index")),
+                                              counted > 0 ? gradient_weight(n) * e.loss_weight(n.inputs[1]) /
+                                                                static_cast<float>(counted)
+                                                          : 0.0f,
+                                              e.stream(), e.loss_gradient_scale());
+       })},
+  });
+}
+
+}  // namespace sb::cuda_binding

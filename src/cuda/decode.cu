@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/decode.h"
 #include "src/cuda/element.h"
@@ -164,3 +165,43 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_ARGMAX)
 #undef SB_ARGMAX
 
 }  // namespace sb::cuda
+
+// The decode family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_decode_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      // Greedy decoding (src/cuda/decode.h): the step counter stays on the device; copies switch inputs.
+      {"argmax",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::argmax_rows(e.at<T>(n.inputs[0]), e.at<int32_t>(n.outputs[0]), size_attr(n, "rows"),
+                             size_attr(n, "cols"), e.stream());
+         });
+       }},
+      {"write_at_counter",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::write_at_counter(e.u8(n.inputs[0]), e.u8(n.outputs[0]), e.at<int32_t>(n.inputs[1]),
+                                size_attr(n, "outer"), size_attr(n, "time"), size_attr(n, "inner"),
+                                size_attr(n, "element_bytes"), size_attr(n, "offset"), e.stream());
+       }},
+      {"fill_from_counter",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::fill_from_counter(e.at<int32_t>(n.inputs[0]), e.at<int32_t>(n.outputs[0]), size_attr(n, "n"),
+                                 size_attr(n, "offset"), e.stream());
+       }},
+      {"update_counter",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::update_counter(e.at<int32_t>(n.outputs[0]), size_attr(n, "keep"), size_attr(n, "add"), e.stream());
+       }},
+      {"end_sentences",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::end_sentences(e.at<int32_t>(n.outputs[0]), e.at<int32_t>(n.inputs[0]), size_attr(n, "rows"),
+                             size_attr(n, "time"), static_cast<int32_t>(size_attr(n, "eos")),
+                             static_cast<int32_t>(size_attr(n, "pad")), e.stream());
+       }},
+  });
+}
+
+}  // namespace sb::cuda_binding

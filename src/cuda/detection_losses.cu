@@ -5,9 +5,11 @@
 
 #include <algorithm>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/detection_losses.h"
 #include "src/cuda/stream_scratch.h"
+#include "src/engine/detection_geometry.h"
 
 namespace sb::cuda {
 namespace {
@@ -156,3 +158,52 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_DETECTION_LOSSES)
 #undef SB_DETECTION_LOSSES
 
 }  // namespace sb::cuda
+
+// The detection_losses family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+namespace {
+
+// The detection losses: x in the compute dtype (dispatch on it), optional int32 class columns as the 4th input.
+#define DETECTION_LOSS(body)                                                                     \
+  [](CudaExecutor& e, const Node& n) {                                                           \
+    with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {                          \
+      using T = decltype(element);                                                               \
+      const T* x = e.at<T>(n.inputs[0]);                                                         \
+      const int32_t* columns = n.inputs.size() > 3 ? e.at<int32_t>(n.inputs[3]) : nullptr;      \
+      body;                                                                                      \
+    });                                                                                          \
+  }
+
+// The scratch of the forward losses' class selection (src/cuda/detection_losses.h).
+uint64_t detection_loss_scratch(const Node& n) {
+  return cuda::detection_loss_scratch_bytes(detail::class_selection(n.attributes).elements());
+}
+
+}  // namespace
+
+void bind_detection_losses_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"bce_with_logits_loss", DETECTION_LOSS(cuda::bce_with_logits_forward(
+                                   x, e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]), columns,
+                                   e.at<float>(n.outputs[0]), detail::class_selection(n.attributes), e.stream())),
+       detection_loss_scratch},
+      {"smooth_l1_loss", DETECTION_LOSS(cuda::smooth_l1_forward(x, e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                                                columns, e.at<float>(n.outputs[0]),
+                                                                detail::class_selection(n.attributes),
+                                                                float_attr(n, "beta"), e.stream())),
+       detection_loss_scratch},
+      {"bce_with_logits_loss_backward",
+       DETECTION_LOSS(cuda::bce_with_logits_backward(x, e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]), columns,
+                                                     e.at<T>(n.outputs[0]), detail::class_selection(n.attributes),
+                                                     gradient_weight(n), e.stream(), e.loss_gradient_scale()))},
+      {"smooth_l1_loss_backward",
+       DETECTION_LOSS(cuda::smooth_l1_backward(x, e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]), columns,
+                                               e.at<T>(n.outputs[0]), detail::class_selection(n.attributes),
+                                               float_attr(n, "beta"), gradient_weight(n), e.stream(),
+                                               e.loss_gradient_scale()))},
+  });
+}
+
+}  // namespace sb::cuda_binding
+
+#undef DETECTION_LOSS

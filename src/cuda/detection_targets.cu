@@ -7,6 +7,7 @@
 
 #include "scalebench/error.h"
 #include "src/cpu/detection_math.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/detection_scratch.h"
 #include "src/cuda/detection_targets.h"
@@ -14,6 +15,7 @@
 #include "src/cuda/radix_key_bits.h"
 #include "src/cuda/radix_sort_bytes.h"
 #include "src/cuda/stream_scratch.h"
+#include "src/engine/detection_geometry.h"
 
 namespace sb::cuda {
 namespace {
@@ -350,3 +352,42 @@ void mask_targets(const float* mask_rois, const int32_t* mask_boxes, const float
 }
 
 }  // namespace sb::cuda
+
+// The detection_targets family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_detection_targets_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"rpn_targets",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::rpn_targets(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]), e.step(),
+                           detail::rpn_target_geometry(n.attributes), e.at<float>(n.outputs[0]),
+                           e.at<float>(n.outputs[1]), e.at<float>(n.outputs[2]), e.at<float>(n.outputs[3]), e.stream());
+       },
+       [](const Node& n) -> uint64_t {
+         return cuda::rpn_targets_scratch_bytes(detail::rpn_target_geometry(n.attributes));
+       }},
+      {"roi_sample",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& o = n.outputs;
+         const cpu::RoiSampleOutputs out{e.at<float>(o[0]), e.at<int32_t>(o[1]), e.at<float>(o[2]),
+                                         e.at<float>(o[3]), e.at<int32_t>(o[4]), e.at<float>(o[5]),
+                                         e.at<int32_t>(o[6]), e.at<int32_t>(o[7]), e.at<float>(o[8])};
+         cuda::roi_sample(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                          e.at<int32_t>(n.inputs[3]), e.step(), detail::roi_sample_geometry(n.attributes), out,
+                          e.stream());
+       },
+       [](const Node& n) -> uint64_t {
+         return cuda::roi_sample_scratch_bytes(detail::roi_sample_geometry(n.attributes));
+       }},
+      {"mask_targets",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::mask_targets(e.at<float>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                            e.at<float>(n.inputs[3]), size_attr(n, "rois"), size_attr(n, "boxes"),
+                            size_attr(n, "resolution"), e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]),
+                            e.stream());
+       }},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -1,6 +1,7 @@
 // Drop-path kernel (drop_path.h): one thread per element, the keep decision recomputed from the sample index.
 #include "scalebench/error.h"
 #include "scalebench/philox.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/drop_path.h"
 #include "src/cuda/grid.h"
@@ -41,3 +42,16 @@ void drop_path_forward(const T* x, T* y, int64_t batch, int64_t per_sample, floa
 SB_INSTANTIATE_FOR_ELEMENTS(SB_DROP_PATH)
 
 }  // namespace sb::cuda
+
+// The drop_path family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_drop_path_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"drop_path", SB_TYPED(cuda::drop_path_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
+                                                     size_attr(n, "per_sample"), float_attr(n, "p"), e.seed(),
+                                                     e.dropout_offset(n), e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -11,6 +11,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/philox.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/dropout.h"
 #include "src/cuda/element.h"
@@ -145,3 +146,16 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_DROPOUT)
 #undef SB_DROPOUT
 
 }  // namespace sb::cuda
+
+// The dropout family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_dropout_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"dropout", SB_TYPED(cuda::dropout_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),  // no mask kept
+                                                 static_cast<uint8_t*>(nullptr), size_attr(n, "n"),
+                                                 float_attr(n, "p"), e.seed(), e.dropout_offset(n), e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/embedding.h"
@@ -116,3 +117,26 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_EMBEDDING)
 #undef SB_EMBEDDING
 
 }  // namespace sb::cuda
+
+// The embedding family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_embedding_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"embedding", SB_TYPED(cuda::embedding_forward(e.at<int32_t>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                     e.at<T>(n.outputs[0]), size_attr(n, "tokens"),
+                                                     size_attr(n, "dim"), size_attr(n, "vocab"), e.stream()))},
+      {"embedding_backward",  // the output gradient in the compute dtype, the table's gradient fp32
+       [](CudaExecutor& e, const Node& n) {
+         SB_CUDA_CHECK(cudaMemsetAsync(e.u8(n.outputs[0]), 0, e.graph().tensor(n.outputs[0]).bytes(), e.stream()));
+         with_element_type(dtype_of(e, n.inputs[1]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::embedding_backward_accumulate(e.at<int32_t>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                               e.at<float>(n.outputs[0]), size_attr(n, "tokens"), size_attr(n, "dim"),
+                                               size_attr(n, "vocab"), size_attr(n, "padding_idx"), e.stream());
+         });
+       }},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -2,6 +2,7 @@
 // (channels last, so neighbouring threads read neighbouring channels' scale and shift from the cache).
 #include <cuda_runtime.h>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/frozen_affine.h"
 #include "src/cuda/grid.h"
@@ -94,3 +95,22 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_FROZEN_AFFINE)
 #undef SB_FROZEN_AFFINE
 
 }  // namespace sb::cuda
+
+// The frozen_affine family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_frozen_affine_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      // Mask R-CNN (src/cuda/frozen_affine.h, roi_align.h, detection_losses.h, proposals.h, detection_targets.h).
+      {"frozen_affine", SB_TYPED(cuda::frozen_affine_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                             e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]),
+                                                             size_attr(n, "rows"), size_attr(n, "channels"),
+                                                             size_attr(n, "relu") != 0, e.stream()))},
+      {"frozen_affine_backward", SB_TYPED(cuda::frozen_affine_backward(
+                                     e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                     e.at<T>(n.outputs[0]), size_attr(n, "rows"), size_attr(n, "channels"),
+                                     size_attr(n, "relu") != 0, e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

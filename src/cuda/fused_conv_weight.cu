@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "scalebench/error.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/fused_conv_weight.h"
@@ -78,3 +79,19 @@ void fused_conv_weight_backward(const T* dw4, T* dw3, int64_t out_channels, int6
 SB_INSTANTIATE_FOR_ELEMENTS(SB_FUSED_CONV_WEIGHT)
 
 }  // namespace sb::cuda
+
+// The fused_conv_weight family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_fused_conv_weight_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"fused_conv_weight", SB_TYPED(cuda::fused_conv_weight_forward(
+                                e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "out_channels"),
+                                size_attr(n, "in_channels"), float_attr(n, "factor"), e.stream()))},
+      {"fused_conv_weight_backward", SB_TYPED(cuda::fused_conv_weight_backward(
+                                         e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "out_channels"),
+                                         size_attr(n, "in_channels"), float_attr(n, "factor"), e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

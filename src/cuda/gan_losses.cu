@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "scalebench/error.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/gan_losses.h"
 #include "src/cuda/grid.h"
@@ -81,3 +82,35 @@ void squared_norm_loss_backward(const float* x, float* dx, int64_t elements, int
 }
 
 }  // namespace sb::cuda
+
+// The gan_losses family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_gan_losses_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"softplus_loss",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::softplus_loss_forward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                     float_attr(n, "sign"), e.stream());
+       }},
+      {"softplus_loss_backward",  // starts the backward pass: dloss = 1 (times its weight and the loss scale)
+       [](CudaExecutor& e, const Node& n) {
+         cuda::softplus_loss_backward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                      float_attr(n, "sign"), gradient_weight(n), e.stream(), e.loss_gradient_scale());
+       }},
+      {"squared_norm_loss",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::squared_norm_loss_forward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                         size_attr(n, "batch"), float_attr(n, "scale"),
+                                         reinterpret_cast<double*>(e.u8(n.outputs[1])), e.stream());
+       }},
+      {"squared_norm_loss_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::squared_norm_loss_backward(e.at<float>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                          size_attr(n, "batch"), float_attr(n, "scale"), gradient_weight(n), e.stream(),
+                                          e.loss_gradient_scale());
+       }},
+  });
+}
+
+}  // namespace sb::cuda_binding

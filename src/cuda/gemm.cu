@@ -25,8 +25,9 @@
 #include <vector>
 
 #include "scalebench/error.h"
-#include "src/cuda/cublas_check.h"
 #include "src/cuda/bias.h"
+#include "src/cuda/cublas_check.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/gemm.h"
@@ -401,3 +402,48 @@ void take_back_gemm_workspace(cudaStream_t stream) {
 }
 
 }  // namespace sb::cuda
+
+// The gemm family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+namespace {
+
+// A and B share the compute dtype; C is the same or, for weight gradients under mixed precision, fp32.
+void run_gemm(CudaExecutor& e, const Node& n) {
+  const bool ta = size_attr(n, "transpose_a") != 0, tb = size_attr(n, "transpose_b") != 0;
+  const int64_t m = size_attr(n, "m"), cols = size_attr(n, "n"), k = size_attr(n, "k");
+  const DType operands = dtype_of(e, n.inputs[0]), result = dtype_of(e, n.outputs[0]);
+  if (dtype_of(e, n.inputs[1]) != operands) throw UsageError("gemm: operands of different dtypes");
+  // A bias (linear layers) has the result's dtype and is fused into the GEMM's epilogue.
+  const bool has_bias = n.inputs.size() > 2;
+  if (has_bias && dtype_of(e, n.inputs[2]) != result) throw UsageError("gemm: the bias must have the result's dtype");
+  auto launch = [&](auto* a, auto* b, auto* c) {
+    using C = std::remove_pointer_t<decltype(c)>;
+    cuda::gemm_strided_batched(ta, tb, m, cols, k, float_attr(n, "alpha"), a, ta ? m : k, b, tb ? k : cols, 0.0f, c,
+                               cols, size_attr(n, "batch"), m * k, k * cols, m * cols, e.stream(),
+                               has_bias ? e.at<C>(n.inputs[2]) : nullptr);
+  };
+  if (operands == DType::kFloat32 && result == DType::kFloat32) {
+    launch(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]));
+  } else if (operands == DType::kBFloat16 && result == DType::kBFloat16) {
+    launch(e.at<cuda::bf16>(n.inputs[0]), e.at<cuda::bf16>(n.inputs[1]), e.at<cuda::bf16>(n.outputs[0]));
+  } else if (operands == DType::kBFloat16 && result == DType::kFloat32) {
+    launch(e.at<cuda::bf16>(n.inputs[0]), e.at<cuda::bf16>(n.inputs[1]), e.at<float>(n.outputs[0]));
+  } else if (operands == DType::kFloat16 && result == DType::kFloat16) {
+    launch(e.at<cuda::fp16>(n.inputs[0]), e.at<cuda::fp16>(n.inputs[1]), e.at<cuda::fp16>(n.outputs[0]));
+  } else if (operands == DType::kFloat16 && result == DType::kFloat32) {
+    launch(e.at<cuda::fp16>(n.inputs[0]), e.at<cuda::fp16>(n.inputs[1]), e.at<float>(n.outputs[0]));
+  } else {
+    throw UsageError(std::string("gemm: no kernel for ") + dtype_name(operands) + " operands and a " +
+                     dtype_name(result) + " result");
+  }
+}
+
+}  // namespace
+
+void bind_gemm_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"gemm", run_gemm},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/glu.h"
@@ -114,3 +115,19 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_GLU)
 #undef SB_GLU
 
 }  // namespace sb::cuda
+
+// The glu family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_glu_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      // ConvS2S's ops: GLU and the row scaling in the compute dtype (the factors fp32), weight normalisation on
+      // the fp32 parameters and gradients; grad_multiply's forward is a view (its backward is a `scale` node).
+      {"glu", SB_TYPED(cuda::glu_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
+                                         size_attr(n, "cols"), e.stream()))},
+      {"glu_backward", SB_TYPED(cuda::glu_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                                   size_attr(n, "rows"), size_attr(n, "cols"), e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

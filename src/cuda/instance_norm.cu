@@ -6,12 +6,13 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/core/ops/instance_norm.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/instance_norm.h"
 #include "src/cuda/packs.h"
-#include "src/core/ops/instance_norm.h"
 
 namespace sb::cuda {
 namespace {
@@ -356,3 +357,22 @@ void instance_norm_backward(const T* dy, const T* x, const float* mean, const fl
 SB_INSTANTIATE_FOR_ELEMENTS(SB_INSTANCE_NORM)
 
 }  // namespace sb::cuda
+
+// The instance_norm family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_instance_norm_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"instance_norm", SB_TYPED(cuda::instance_norm_forward(
+                            e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), e.at<float>(n.outputs[1]),
+                            e.at<float>(n.outputs[2]), size_attr(n, "batch"), size_attr(n, "pixels"),
+                            size_attr(n, "channels"), float_attr(n, "epsilon"), e.u8(n.outputs[3]), e.stream()))},
+      {"instance_norm_backward", SB_TYPED(cuda::instance_norm_backward(
+                                     e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                     e.at<float>(n.inputs[3]), e.at<T>(n.outputs[0]), size_attr(n, "batch"),
+                                     size_attr(n, "pixels"), size_attr(n, "channels"), e.u8(n.outputs[1]),
+                                     e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/layernorm.h"
@@ -290,3 +291,24 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_LAYERNORM)
 #undef SB_LAYERNORM
 
 }  // namespace sb::cuda
+
+// The layernorm family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_layernorm_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"layernorm", SB_TYPED(cuda::layernorm_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                     e.at<float>(n.inputs[2]), e.at<T>(n.outputs[0]),
+                                                     e.at<float>(n.outputs[1]), e.at<float>(n.outputs[2]),
+                                                     size_attr(n, "rows"), size_attr(n, "cols"),
+                                                     float_attr(n, "epsilon"), e.stream()))},
+      {"layernorm_backward",
+       SB_TYPED(cuda::layernorm_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                         e.at<float>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),
+                                         e.at<float>(n.outputs[1]), e.at<float>(n.outputs[2]), size_attr(n, "rows"),
+                                         size_attr(n, "cols"), e.stream())),
+       [](const Node& n) -> uint64_t { return cuda::layernorm_backward_scratch_bytes(size_attr(n, "cols")); }},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/layout.h"
@@ -104,3 +105,19 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_LAYOUT)
 #undef SB_LAYOUT
 
 }  // namespace sb::cuda
+
+// The layout family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_layout_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"add_broadcast", SB_TYPED(cuda::add_broadcast_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                             e.at<T>(n.outputs[0]), size_attr(n, "repeats"),
+                                                             size_attr(n, "block"), e.stream()))},
+      {"swap_middle", SB_TYPED(cuda::swap_middle(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "a"),
+                                                 size_attr(n, "b"), size_attr(n, "c"), size_attr(n, "d"),
+                                                 e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

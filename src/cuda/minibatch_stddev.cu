@@ -3,6 +3,7 @@
 // group's members where a pass needs them (G = 4 reads) instead of keeping a buffer.
 #include <cuda_runtime.h>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/minibatch_stddev.h"
@@ -162,3 +163,32 @@ void minibatch_stddev_backward_backward(const T* x, const T* dy, const T* u, T* 
 SB_INSTANTIATE_FOR_ELEMENTS(SB_MINIBATCH_STDDEV)
 
 }  // namespace sb::cuda
+
+// The minibatch_stddev family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+namespace {
+
+cpu::MinibatchStddevGeometry stddev_geometry(const Node& n) {
+  cpu::MinibatchStddevGeometry g;
+  g.batch = size_attr(n, "batch"), g.height = size_attr(n, "height"), g.width = size_attr(n, "width");
+  g.channels = size_attr(n, "channels"), g.group = size_attr(n, "group"), g.splits = size_attr(n, "splits");
+  return g;
+}
+
+}  // namespace
+
+void bind_minibatch_stddev_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"minibatch_stddev", SB_TYPED(cuda::minibatch_stddev_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                   stddev_geometry(n), e.stream()))},
+      {"minibatch_stddev_backward",
+       SB_TYPED(cuda::minibatch_stddev_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                                stddev_geometry(n), e.stream()))},
+      {"minibatch_stddev_backward_backward",
+       SB_TYPED(cuda::minibatch_stddev_backward_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
+                                                         e.at<T>(n.inputs[2]), e.at<T>(n.outputs[0]),
+                                                         e.at<T>(n.outputs[1]), stddev_geometry(n), e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
@@ -136,3 +137,39 @@ void l1_loss_backward(const T* a, const T* b, T* da, T* db, int64_t n, float see
 SB_INSTANTIATE_FOR_ELEMENTS(SB_PIXEL_LOSSES)
 
 }  // namespace sb::cuda
+
+// The pixel_losses family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_pixel_losses_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      // The mean losses: inputs in the compute dtype, the loss fp32 (dispatch on the input); the backward pass
+      // starts here (its seed times the loss scale, if any).
+      {"mse_loss",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::mse_loss_forward(e.at<T>(n.inputs[0]), e.at<float>(n.outputs[0]), size_attr(n, "n"),
+                                  float_attr(n, "target"), e.u8(n.outputs[1]), e.stream());
+         });
+       }},
+      {"mse_loss_backward", SB_TYPED(cuda::mse_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                             size_attr(n, "n"), float_attr(n, "target"),
+                                                             gradient_weight(n), e.stream(),
+                                                             e.loss_gradient_scale()))},
+      {"l1_loss",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::l1_loss_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                 size_attr(n, "n"), e.u8(n.outputs[1]), e.stream());
+         });
+       }},
+      {"l1_loss_backward", SB_TYPED(cuda::l1_loss_backward(
+                               e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                               n.outputs.size() > 1 ? e.at<T>(n.outputs[1]) : nullptr, size_attr(n, "n"),
+                               gradient_weight(n), e.stream(), e.loss_gradient_scale()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

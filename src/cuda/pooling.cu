@@ -1,9 +1,11 @@
 // Pooling kernels (pooling.h). Channels are the fastest index, so consecutive threads read consecutive
 // channels of one pixel (coalesced in NHWC).
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/packs.h"
 #include "src/cuda/pooling.h"
+#include "src/engine/conv2d_geometry.h"
 
 namespace sb::cuda {
 namespace {
@@ -176,3 +178,26 @@ void avg_pool2d_backward(const T* dy, T* dx, const Conv2dGeometry& g, bool count
 SB_INSTANTIATE_FOR_ELEMENTS(SB_POOLING)
 
 }  // namespace sb::cuda
+
+// The pooling family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_pooling_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"max_pool2d", SB_TYPED(cuda::max_pool2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                       e.at<int32_t>(n.outputs[1]), conv2d_geometry(n.attributes),
+                                                       e.stream()))},
+      {"max_pool2d_backward", SB_TYPED(cuda::max_pool2d_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]),
+                                                                 e.at<T>(n.outputs[0]), conv2d_geometry(n.attributes),
+                                                                 e.stream()))},
+      {"avg_pool2d", SB_TYPED(cuda::avg_pool2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                       conv2d_geometry(n.attributes),
+                                                       size_attr(n, "count_include_pad") != 0, e.stream()))},
+      {"avg_pool2d_backward", SB_TYPED(cuda::avg_pool2d_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                 conv2d_geometry(n.attributes),
+                                                                 size_attr(n, "count_include_pad") != 0,
+                                                                 e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "src/cpu/detection_math.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/detection_scratch.h"
 #include "src/cuda/grid.h"
@@ -14,6 +15,7 @@
 #include "src/cuda/radix_key_bits.h"
 #include "src/cuda/radix_sort_bytes.h"
 #include "src/cuda/stream_scratch.h"
+#include "src/engine/detection_geometry.h"
 
 namespace sb::cuda {
 namespace {
@@ -366,3 +368,27 @@ void rpn_proposals(const float* objectness, const float* deltas, const float* an
 }
 
 }  // namespace sb::cuda
+
+// The proposals family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_proposals_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"anchor_grid",
+       [](CudaExecutor& e, const Node& n) {
+         const std::vector<cpu::AnchorLevel> levels = detail::anchor_levels(n.attributes);
+         cuda::anchor_grid(levels.data(), static_cast<int>(levels.size()), e.at<float>(n.outputs[0]), e.stream());
+       }},
+      {"rpn_proposals",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::rpn_proposals(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                             detail::proposal_geometry(n.attributes), e.at<float>(n.outputs[0]),
+                             e.at<int32_t>(n.outputs[1]), e.stream());
+       },
+       [](const Node& n) -> uint64_t {
+         return cuda::rpn_proposals_scratch_bytes(detail::proposal_geometry(n.attributes));
+       }},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -1,6 +1,7 @@
 // CUDA reflection padding (src/cuda/reflection_pad.h): grid-stride loops over NHWC elements.
 #include <cuda_runtime.h>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
@@ -85,3 +86,30 @@ void reflection_pad2d_backward(const T* dy, T* dx, const cpu::ReflectionPadGeome
 SB_INSTANTIATE_FOR_ELEMENTS(SB_REFLECTION_PAD)
 
 }  // namespace sb::cuda
+
+// The reflection_pad family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+namespace {
+
+cpu::ReflectionPadGeometry pad_geometry(const Node& n) {
+  cpu::ReflectionPadGeometry g;
+  g.batch = size_attr(n, "batch"), g.in_h = size_attr(n, "in_h"), g.in_w = size_attr(n, "in_w");
+  g.channels = size_attr(n, "channels");
+  g.top = size_attr(n, "top"), g.bottom = size_attr(n, "bottom");
+  g.left = size_attr(n, "left"), g.right = size_attr(n, "right");
+  return g;
+}
+
+}  // namespace
+
+void bind_reflection_pad_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"reflection_pad2d", SB_TYPED(cuda::reflection_pad2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                   pad_geometry(n), e.stream()))},
+      {"reflection_pad2d_backward", SB_TYPED(cuda::reflection_pad2d_backward(e.at<T>(n.inputs[0]),
+                                                                             e.at<T>(n.outputs[0]), pad_geometry(n),
+                                                                             e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

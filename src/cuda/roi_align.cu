@@ -6,10 +6,12 @@
 #include <cuda_runtime.h>
 
 #include "src/cpu/detection_math.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/packs.h"
 #include "src/cuda/roi_align.h"
+#include "src/engine/detection_geometry.h"
 
 namespace sb::cuda {
 namespace {
@@ -162,3 +164,29 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_ROI_ALIGN)
 #undef SB_ROI_ALIGN
 
 }  // namespace sb::cuda
+
+// The roi_align family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_roi_align_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"roi_align", SB_TYPED({
+         const cpu::RoiAlignGeometry g = detail::roi_align_geometry(n.attributes);
+         std::vector<const T*> levels;
+         for (int l = 0; l < g.levels; ++l) levels.push_back(e.at<T>(n.inputs[size_t(l)]));
+         cuda::roi_align_forward(levels.data(), e.at<float>(n.inputs.back()), e.at<T>(n.outputs[0]), g, e.stream());
+       })},
+      {"roi_align_backward",  // dy in the compute dtype, the level gradients fp32
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           const cpu::RoiAlignGeometry g = detail::roi_align_geometry(n.attributes);
+           std::vector<float*> levels;
+           for (TensorId id : n.outputs) levels.push_back(e.at<float>(id));
+           cuda::roi_align_backward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]), levels.data(), g, e.stream());
+         });
+       }},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -20,9 +20,11 @@
 #include <utility>
 
 #include "scalebench/error.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/grid.h"
+#include "src/cuda/random_uniform.h"
 #include "src/cuda/san.h"
 
 namespace sb::cuda {
@@ -491,3 +493,100 @@ void san_turn_average_backward(const float* dscores, const float* turn_mask, con
 }
 
 }  // namespace sb::cuda
+
+// The san family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_san_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      // MT-DNN's SAN answer module (src/cuda/san.h): fp32 kernels only; the graph builder converts the floating
+      // inputs of these ops to fp32 in a bf16 graph, so at<float> holds at any precision. Masks are uint8.
+      {"gru_cell",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         cuda::gru_cell_forward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<float>(in[3]),
+                                e.at<float>(in[4]), e.at<float>(in[5]), e.at<float>(n.outputs[0]),
+                                e.at<float>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "input_size"),
+                                size_attr(n, "hidden_size"), e.stream());
+       }},
+      {"gru_cell_backward",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::gru_cell_backward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<float>(in[3]),
+                                 e.at<float>(in[4]), e.at<float>(in[5]), e.at<float>(out[0]), e.at<float>(out[1]),
+                                 e.at<float>(out[2]), e.at<float>(out[3]), e.at<float>(out[4]), e.at<float>(out[5]),
+                                 size_attr(n, "batch"), size_attr(n, "input_size"), size_attr(n, "hidden_size"),
+                                 e.stream());
+       }},
+      {"san_self_attention",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         cuda::san_self_attention_forward(e.at<float>(in[0]), e.at<uint8_t>(in[1]), e.at<float>(in[2]),
+                                          e.at<float>(in[3]), e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]),
+                                          size_attr(n, "batch"), size_attr(n, "length"), size_attr(n, "hidden"),
+                                          e.stream());
+       }},
+      {"san_self_attention_backward",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::san_self_attention_backward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<uint8_t>(in[2]),
+                                           e.at<float>(in[3]), e.at<float>(in[4]), e.at<float>(out[0]),
+                                           e.at<float>(out[1]), e.at<float>(out[2]), size_attr(n, "batch"),
+                                           size_attr(n, "length"), size_attr(n, "hidden"), e.stream());
+       }},
+      {"san_bilinear_attention",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::san_bilinear_attention_forward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]),
+                                              e.at<uint8_t>(in[3]), e.at<float>(in[4]), e.at<float>(in[5]),
+                                              e.at<float>(out[0]), e.at<float>(out[1]), e.at<float>(out[2]),
+                                              size_attr(n, "batch"), size_attr(n, "length"),
+                                              size_attr(n, "memory_hidden"), size_attr(n, "state_hidden"), e.stream());
+       }},
+      {"san_bilinear_attention_backward",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         const auto& out = n.outputs;
+         cuda::san_bilinear_attention_backward(
+             e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<float>(in[3]), e.at<uint8_t>(in[4]),
+             e.at<float>(in[5]), e.at<float>(in[6]), e.at<float>(in[7]), e.at<float>(out[0]), e.at<float>(out[1]),
+             e.at<float>(out[2]), e.at<float>(out[3]), e.at<float>(out[4]), size_attr(n, "batch"),
+             size_attr(n, "length"), size_attr(n, "memory_hidden"), size_attr(n, "state_hidden"), e.stream());
+       }},
+      {"san_merge",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::san_merge_forward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                 size_attr(n, "batch"), size_attr(n, "hidden"), e.stream());
+       }},
+      {"san_merge_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::san_merge_backward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.inputs[2]),
+                                  e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "batch"),
+                                  size_attr(n, "hidden"), e.stream());
+       }},
+      {"san_turn_mask",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::philox_uniform(e.at<float>(n.outputs[0]), size_attr(n, "n"), e.seed(), e.dropout_offset(n),
+                              e.stream());
+         cuda::san_turn_mask(e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "batch"),
+                             size_attr(n, "turns"), float_attr(n, "p"), e.stream());
+       }},
+      {"san_turn_average",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::san_turn_average_forward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                        e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "turns"),
+                                        size_attr(n, "batch"), size_attr(n, "classes"), e.stream());
+       }},
+      {"san_turn_average_backward",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::san_turn_average_backward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                         e.at<float>(n.inputs[2]), e.at<float>(n.outputs[0]), size_attr(n, "turns"),
+                                         size_attr(n, "batch"), size_attr(n, "classes"), e.stream());
+       }},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
@@ -55,3 +56,16 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_SCALE_ROWS)
 #undef SB_SCALE_ROWS
 
 }  // namespace sb::cuda
+
+// The scale_rows family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_scale_rows_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"scale_rows", SB_TYPED(cuda::scale_rows_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]),
+                                                       e.at<T>(n.outputs[0]), size_attr(n, "rows"),
+                                                       size_attr(n, "cols"), e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
@@ -67,3 +68,19 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_SELECT_COLUMN)
 #undef SB_SELECT_COLUMN
 
 }  // namespace sb::cuda
+
+// The select_column family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_select_column_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"select_column", SB_TYPED(cuda::select_column_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                             size_attr(n, "rows"), size_attr(n, "cols"),
+                                                             size_attr(n, "column"), e.stream()))},
+      {"select_column_backward",
+       SB_TYPED(cuda::select_column_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "rows"),
+                                             size_attr(n, "cols"), size_attr(n, "column"), e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

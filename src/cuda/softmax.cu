@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/softmax.h"
@@ -220,3 +221,25 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_SOFTMAX)
 #undef SB_SOFTMAX
 
 }  // namespace sb::cuda
+
+// The softmax family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_softmax_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"masked_softmax",
+       SB_TYPED(cuda::masked_softmax_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "batch"),
+                                             size_attr(n, "heads"), size_attr(n, "q"), size_attr(n, "k"),
+                                             float_attr(n, "scale"),
+                                             n.inputs.size() > 1 ? e.at<int32_t>(n.inputs[1]) : nullptr,
+                                             size_attr(n, "causal") != 0, e.stream()))},
+      {"masked_softmax_backward",
+       SB_TYPED(cuda::masked_softmax_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                              size_attr(n, "batch"), size_attr(n, "heads"), size_attr(n, "q"),
+                                              size_attr(n, "k"), float_attr(n, "scale"),
+                                              n.inputs.size() > 2 ? e.at<int32_t>(n.inputs[2]) : nullptr,
+                                              size_attr(n, "causal") != 0, e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

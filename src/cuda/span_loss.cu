@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/span_loss.h"
@@ -183,3 +184,28 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_SPAN_LOSS)
 #undef SB_SPAN_LOSS
 
 }  // namespace sb::cuda
+
+// The span_loss family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_span_loss_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"span_loss",  // logits in the compute dtype; kept-row counts stay on the device (no host sync)
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::span_loss_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                                   e.at<int32_t>(n.inputs[3]), e.at<float>(n.outputs[2]), e.at<float>(n.outputs[1]),
+                                   e.at<float>(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "seq"), e.stream());
+         });
+       }},
+      {"span_loss_backward",  // the loss starts the backward pass: dloss = 1, times the loss scale if any
+       SB_TYPED(cuda::span_loss_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                                         e.at<int32_t>(n.inputs[3]), e.at<float>(n.inputs[4]), e.at<T>(n.outputs[0]),
+                                         e.at<T>(n.outputs[1]), size_attr(n, "batch"), size_attr(n, "seq"),
+                                         gradient_weight(n),
+                                         e.stream(), e.loss_gradient_scale()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

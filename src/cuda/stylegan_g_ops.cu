@@ -4,6 +4,7 @@
 #include "scalebench/error.h"
 #include "src/cpu/noise_injection.h"
 #include "src/cpu/style_modulation.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
@@ -454,3 +455,92 @@ void ema_update(const float* param, float* average, int64_t n, float beta, bool 
 SB_INSTANTIATE_FOR_ELEMENTS(SB_STYLEGAN_G_OPS)
 
 }  // namespace sb::cuda
+
+// The node bindings of the StyleGAN families whose kernels live in this file: pixel_norm, noise_injection,
+// style_modulation, style_mix and ema (src/cuda/cuda_bindings.h). StyleGAN's ops: activations in the compute
+// dtype (SB_TYPED dispatches on the output's, or on the input's for the nodes whose outputs are fp32), the losses'
+// scores and the R1 input gradient converted to fp32 by the builder, noise weights and the EMA fp32.
+// conv2d_backward_data (src/cuda/conv2d_bindings.cpp) is also the fused up-sampling conv's forward pass and a
+// second-order pass of R1.
+
+// The pixel_norm family's node bindings.
+namespace sb::cuda_binding {
+
+void bind_pixel_norm_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"pixel_norm", SB_TYPED(cuda::pixel_norm_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                       size_attr(n, "rows"), size_attr(n, "cols"), e.stream()))},
+      {"pixel_norm_backward",
+       SB_TYPED(cuda::pixel_norm_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                          size_attr(n, "rows"), size_attr(n, "cols"), e.stream()))},
+  });
+}
+
+// The noise_injection family's node bindings.
+
+void bind_noise_injection_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"noise_injection",
+       SB_TYPED(cuda::noise_injection_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                                              e.at<T>(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "pixels"),
+                                              size_attr(n, "channels"), e.seed(), e.dropout_offset(n), e.stream()))},
+      {"noise_injection_backward",  // dy in the compute dtype, the weight's gradient fp32
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::noise_injection_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                          reinterpret_cast<double*>(e.u8(n.outputs[1])), size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                          e.seed(), e.dropout_offset(n), e.stream());
+         });
+       }},
+  });
+}
+
+// The style_modulation family's node bindings.
+
+void bind_style_modulation_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"style_modulation",
+       SB_TYPED(cuda::style_modulation_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
+                                               size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
+                                               e.stream()))},
+      {"style_modulation_backward",
+       SB_TYPED(cuda::style_modulation_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
+                                                e.at<T>(n.outputs[0]), e.at<T>(n.outputs[1]),
+                                                reinterpret_cast<double*>(e.u8(n.outputs[2])), size_attr(n, "batch"),
+                                                size_attr(n, "pixels"), size_attr(n, "channels"), e.stream()))},
+  });
+}
+
+// The style_mix family's node bindings.
+
+void bind_style_mix_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"style_mix", SB_TYPED({
+         cuda::MutableLayerPointers layers{};
+         for (size_t l = 0; l < n.outputs.size(); ++l) layers.at[l] = e.at<T>(n.outputs[l]);
+         cuda::style_mix_forward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), layers, size_attr(n, "layers"),
+                                 size_attr(n, "batch"), size_attr(n, "dim"), e.stream());
+       })},
+      {"style_mix_backward", SB_TYPED({
+         cuda::LayerPointers layers{};
+         for (size_t l = 0; l + 1 < n.inputs.size(); ++l) layers.at[l] = e.at<T>(n.inputs[l]);
+         cuda::style_mix_backward(layers, e.at<int32_t>(n.inputs.back()), e.at<T>(n.outputs[0]),
+                                  size_attr(n, "layers"), size_attr(n, "batch"), size_attr(n, "dim"), e.stream());
+       })},
+  });
+}
+
+// The ema family's node bindings.
+
+void bind_ema_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"ema_update",  // the first step of a phase (executor step 0) copies: Gs starts as a clone of G
+       [](CudaExecutor& e, const Node& n) {
+         cuda::ema_update(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), size_attr(n, "n"), float_attr(n, "beta"),
+                          e.step() == 0, e.stream());
+       }},
+  });
+}
+
+}  // namespace sb::cuda_binding

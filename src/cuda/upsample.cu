@@ -1,4 +1,5 @@
 // Resizing kernels (upsample.h). Channels are the fastest index: consecutive threads, consecutive channels.
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/packs.h"
@@ -179,3 +180,32 @@ void upsample_bilinear_backward(const T* dy, T* dx, const cpu::ResizeGeometry& g
 SB_INSTANTIATE_FOR_ELEMENTS(SB_UPSAMPLE)
 
 }  // namespace sb::cuda
+
+// The upsample family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+namespace {
+
+cpu::ResizeGeometry resize_geometry(const Node& n) {
+  return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
+                             size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
+}
+
+}  // namespace
+
+void bind_upsample_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"upsample_nearest", SB_TYPED(cuda::upsample_nearest_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                   resize_geometry(n), e.stream()))},
+      {"upsample_nearest_backward", SB_TYPED(cuda::upsample_nearest_backward(e.at<T>(n.inputs[0]),
+                                                                             e.at<T>(n.outputs[0]),
+                                                                             resize_geometry(n), e.stream()))},
+      {"upsample_bilinear", SB_TYPED(cuda::upsample_bilinear_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
+                                                                     resize_geometry(n),
+                                                                     size_attr(n, "align_corners") != 0, e.stream()))},
+      {"upsample_bilinear_backward",
+       SB_TYPED(cuda::upsample_bilinear_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), resize_geometry(n),
+                                                 size_attr(n, "align_corners") != 0, e.stream()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "scalebench/error.h"
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/weight_norm.h"
@@ -95,3 +96,25 @@ void weight_norm_backward(const float* dw, const float* v, const float* g, const
 }
 
 }  // namespace sb::cuda
+
+// The weight_norm family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+
+void bind_weight_norm_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      {"weight_norm",
+       [](CudaExecutor& e, const Node& n) {
+         cuda::weight_norm_forward(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<float>(n.outputs[0]),
+                                   e.at<float>(n.outputs[1]), size_attr(n, "rows"), size_attr(n, "cols"), e.stream());
+       }},
+      {"weight_norm_backward",
+       [](CudaExecutor& e, const Node& n) {
+         const auto& in = n.inputs;
+         cuda::weight_norm_backward(e.at<float>(in[0]), e.at<float>(in[1]), e.at<float>(in[2]), e.at<float>(in[3]),
+                                    e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "rows"),
+                                    size_attr(n, "cols"), e.stream());
+       }},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -1,4 +1,5 @@
 // YOLOv3 loss kernels (yolo_loss.h). Predictions are numbered head by head, each head (n, gy, gx, anchor).
+#include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/yolo_loss.h"
@@ -204,3 +205,40 @@ void yolo_loss_backward(const T* head0, const T* head1, const T* head2, const fl
 SB_INSTANTIATE_FOR_ELEMENTS(SB_YOLO)
 
 }  // namespace sb::cuda
+
+// The yolo_loss family's node bindings (src/cuda/cuda_bindings.h).
+namespace sb::cuda_binding {
+namespace {
+
+cpu::YoloGeometry yolo_geometry(const Node& n) {
+  cpu::YoloGeometry g;
+  g.batch = size_attr(n, "batch"), g.classes = size_attr(n, "classes"), g.boxes = size_attr(n, "boxes");
+  g.grid[0] = size_attr(n, "g0"), g.grid[1] = size_attr(n, "g1"), g.grid[2] = size_attr(n, "g2");
+  return g;
+}
+
+}  // namespace
+
+void bind_yolo_loss_cuda(CudaKernelTable& table) {
+  add_kernels(table, {
+      // YOLOv3's loss (src/cuda/yolo_loss.h): heads in the compute dtype, truth and loss fp32; the backward
+      // starts the pass (dloss = 1, times the loss scale if any).
+      {"yolo_loss",
+       [](CudaExecutor& e, const Node& n) {
+         with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
+           using T = decltype(element);
+           cuda::yolo_loss_forward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
+                                   e.at<float>(n.inputs[3]), e.at<float>(n.outputs[0]), yolo_geometry(n),
+                                   e.u8(n.outputs[1]), e.stream());
+         });
+       }},
+      {"yolo_loss_backward", SB_TYPED(cuda::yolo_loss_backward(
+                                 e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.inputs[2]),
+                                 e.at<float>(n.inputs[3]), e.at<T>(n.outputs[0]), e.at<T>(n.outputs[1]),
+                                 e.at<T>(n.outputs[2]), yolo_geometry(n),
+                                 gradient_weight(n) * e.loss_weight(n.inputs[3]),
+                                 e.u8(n.outputs[3]), e.stream(), e.loss_gradient_scale()))},
+  });
+}
+
+}  // namespace sb::cuda_binding

@@ -136,7 +136,7 @@ TEST(OpCatalogue, EveryWorkloadOpHasACudaKernel) {
   for (const auto& [op, where] : workload_ops()) {
     if (kNoCudaKernel.count(op) != 0) continue;
     EXPECT_EQ(bound.count(op), 1u) << "op '" << op << "' (in " << where << ") has no CUDA kernel "
-                                   << "(src/cuda/cuda_executor.cpp kernels())";
+                                   << "(src/cuda/cuda_bindings.cpp: its family's bindings)";
   }
   for (const std::string& op : kNoCudaKernel) {
     EXPECT_EQ(bound.count(op), 0u) << "'" << op << "' has a CUDA kernel now: drop it from kNoCudaKernel";

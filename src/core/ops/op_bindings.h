@@ -20,7 +20,7 @@ bool has_backward_rule(const std::string& op);  // the chain answers for op (fin
 std::vector<std::string> cpu_kernel_ops();
 bool has_cpu_kernel(const std::string& op);
 
-// src/cuda/cuda_executor.cpp: the names of the CUDA executor's kernel table. Building the table runs no CUDA
+// src/cuda/cuda_bindings.cpp: the names of the CUDA executor's kernel table. Building the table runs no CUDA
 // call, so this works without a GPU. nullopt when scalebench is built without the CUDA toolkit
 // (src/cpu/cuda_executor_without_cuda.cpp): there is no table.
 std::optional<std::vector<std::string>> cuda_kernel_ops();
