@@ -128,10 +128,10 @@ class GraphBuilder {
   void set_batchnorm_groups(int64_t groups);
 
   // y (N, Ho, Wo, K) = x (N, H, W, C) convolved with weight (K, R, S, C / groups) (+ bias (K)), NHWC
-  // (src/engine/conv2d_geometry.h). The weight is cast to the compute dtype once per step like a linear
+  // (src/core/ops/conv2d.h). The weight is cast to the compute dtype once per step like a linear
   // layer's; the bias stays fp32 (added after the convolution). The node carries a workspace tensor (see
   // kConvWorkspaceFloorBytes); on CUDA the algorithms are chosen once per node, when the executor is built.
-  // Implemented in src/engine/graph_builder_conv.cpp.
+  // Implemented in src/core/ops/conv2d.cpp and pooling.cpp.
   TensorId conv2d(TensorId x, TensorId weight, TensorId bias = kNoTensor, const Conv2dOptions& options = {});
   // Pooling over kernel x kernel windows of x (N, H, W, C) -> (N, Ho, Wo, C) with the stride and padding of
   // `options` (no dilation, no groups): max pooling ignores the padding, average pooling divides by the
@@ -158,7 +158,8 @@ class GraphBuilder {
   // against an fp32 input of ground-truth boxes (N, B, 5) = (class, cx, cy, w, h) normalised, w <= 0 padding.
   // Returns a one-element fp32 loss; the graph's backward starts there.
   TensorId yolo_loss(TensorId head0, TensorId head1, TensorId head2, TensorId truth, int64_t classes);
-  // ConvS2S's ops (fairseq fconv.py), implemented in src/engine/graph_builder_convs2s.cpp.
+  // ConvS2S's ops (fairseq fconv.py), implemented in src/core/ops/glu.cpp, weight_norm.cpp,
+  // memory.cpp (grad_multiply) and scale_rows.cpp.
   // Gated linear unit over the last dimension (F.glu(x, dim=-1)): x (..., 2C) -> (..., C) = a · sigmoid(b) with
   // a, b the first and second halves (src/cpu/glu.h). The backward pass reads x.
   TensorId glu(TensorId x);
@@ -322,7 +323,8 @@ class GraphBuilder {
   // mt-dnn's F.cross_entropy on the SAN output.
   TensorId san_turn_average(TensorId turn_logits, TensorId turn_mask);
 
-  // Greedy decoding inside the graph (src/cpu/decode.h), implemented in src/engine/graph_builder_decode.cpp.
+  // Greedy decoding inside the graph (src/cpu/decode.h), implemented in src/core/ops/decode.cpp
+  // (copy: memory.cpp).
   // None of these has a gradient; the ops that write in place name their destination as their output.
   // An activation no node produces: a buffer that in-place ops write (a key/value cache, generated ids, a step
   // counter). Tensors a repeated graph part touches live for the whole repetition (StepPart, planner.h).

@@ -5,7 +5,7 @@
 #include "src/cuda/batchnorm.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
-#include "src/engine/batchnorm_workspace.h"
+#include "src/core/ops/batchnorm.h"
 
 namespace sb::cuda {
 namespace {

@@ -61,7 +61,7 @@
 #include "src/cuda/upsample.h"
 #include "src/cuda/weight_norm.h"
 #include "src/cuda/yolo_loss.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 #include "src/engine/detection_geometry.h"
 
 namespace sb {

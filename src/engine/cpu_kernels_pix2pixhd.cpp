@@ -9,7 +9,7 @@
 #include "src/cpu/instance_norm.h"
 #include "src/cpu/pixel_losses.h"
 #include "src/cpu/reflection_pad.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 
 namespace sb::detail {
 namespace {
