@@ -224,7 +224,8 @@ class GraphBuilder {
   // The mask head's targets (Q, resolution, resolution) and per-pixel loss weights from roi_sample's mask outputs.
   MaskTargets mask_targets(const RoiSamples& samples, TensorId gt_boxes, int64_t resolution);
 
-  // The GAN ops (pix2pixHD, shared with StyleGAN), implemented in src/engine/graph_builder_pix2pixhd.cpp.
+  // The GAN ops (pix2pixHD, shared with StyleGAN), implemented in src/engine/graph_builder_pix2pixhd.cpp
+  // (stop_gradient and discard_gradient, views: src/core/ops/memory.cpp).
   // The value of x with no gradient through it (PyTorch's .detach()): a view, nothing runs. Nothing upstream
   // of it computes a gradient on its account, and the tensors computed from it need none unless another input
   // does (autodiff's requires-gradient rule), so D(label, G(z).detach()) computes no gradient for its input.
@@ -361,7 +362,7 @@ class GraphBuilder {
   // StyleGAN's fused x2 up-sampling conv: x (N, H, W, K) -> (N, 2H, 2W, C), the transposed 4 x 4 stride-2 conv
   // (TF conv2d_transpose, padding SAME) with weight (K, 4, 4, C), i.e. the data gradient of the stride-2 conv
   // (N, 2H, 2W, C) -> (N, H, W, K) with padding 1: a `conv2d_backward_data` node run as a forward op (its rules
-  // in src/engine/backward_rules_second_order.cpp serve both uses).
+  // in src/core/ops/conv2d.cpp serve both uses).
   TensorId upscale_conv2d(TensorId x, TensorId weight4x4);
   // Pixel norm over the last dimension of x (rows, C) (src/cpu/pixel_norm.h).
   TensorId pixel_norm(TensorId x);
