@@ -128,10 +128,10 @@ class GraphBuilder {
   void set_batchnorm_groups(int64_t groups);
 
   // y (N, Ho, Wo, K) = x (N, H, W, C) convolved with weight (K, R, S, C / groups) (+ bias (K)), NHWC
-  // (src/engine/conv2d_geometry.h). The weight is cast to the compute dtype once per step like a linear
+  // (src/core/ops/conv2d.h). The weight is cast to the compute dtype once per step like a linear
   // layer's; the bias stays fp32 (added after the convolution). The node carries a workspace tensor (see
   // kConvWorkspaceFloorBytes); on CUDA the algorithms are chosen once per node, when the executor is built.
-  // Implemented in src/engine/graph_builder_conv.cpp.
+  // Implemented in src/core/ops/conv2d.cpp and pooling.cpp.
   TensorId conv2d(TensorId x, TensorId weight, TensorId bias = kNoTensor, const Conv2dOptions& options = {});
   // Pooling over kernel x kernel windows of x (N, H, W, C) -> (N, Ho, Wo, C) with the stride and padding of
   // `options` (no dilation, no groups): max pooling ignores the padding, average pooling divides by the
@@ -158,7 +158,8 @@ class GraphBuilder {
   // against an fp32 input of ground-truth boxes (N, B, 5) = (class, cx, cy, w, h) normalised, w <= 0 padding.
   // Returns a one-element fp32 loss; the graph's backward starts there.
   TensorId yolo_loss(TensorId head0, TensorId head1, TensorId head2, TensorId truth, int64_t classes);
-  // ConvS2S's ops (fairseq fconv.py), implemented in src/engine/graph_builder_convs2s.cpp.
+  // ConvS2S's ops (fairseq fconv.py), implemented in src/core/ops/glu.cpp, weight_norm.cpp,
+  // memory.cpp (grad_multiply) and scale_rows.cpp.
   // Gated linear unit over the last dimension (F.glu(x, dim=-1)): x (..., 2C) -> (..., C) = a · sigmoid(b) with
   // a, b the first and second halves (src/cpu/glu.h). The backward pass reads x.
   TensorId glu(TensorId x);
@@ -223,7 +224,8 @@ class GraphBuilder {
   // The mask head's targets (Q, resolution, resolution) and per-pixel loss weights from roi_sample's mask outputs.
   MaskTargets mask_targets(const RoiSamples& samples, TensorId gt_boxes, int64_t resolution);
 
-  // The GAN ops (pix2pixHD, shared with StyleGAN), implemented in src/engine/graph_builder_pix2pixhd.cpp.
+  // The GAN ops (pix2pixHD, shared with StyleGAN), implemented in src/engine/graph_builder_pix2pixhd.cpp
+  // (stop_gradient and discard_gradient, views: src/core/ops/memory.cpp).
   // The value of x with no gradient through it (PyTorch's .detach()): a view, nothing runs. Nothing upstream
   // of it computes a gradient on its account, and the tensors computed from it need none unless another input
   // does (autodiff's requires-gradient rule), so D(label, G(z).detach()) computes no gradient for its input.
@@ -322,7 +324,8 @@ class GraphBuilder {
   // mt-dnn's F.cross_entropy on the SAN output.
   TensorId san_turn_average(TensorId turn_logits, TensorId turn_mask);
 
-  // Greedy decoding inside the graph (src/cpu/decode.h), implemented in src/engine/graph_builder_decode.cpp.
+  // Greedy decoding inside the graph (src/cpu/decode.h), implemented in src/core/ops/decode.cpp
+  // (copy: memory.cpp).
   // None of these has a gradient; the ops that write in place name their destination as their output.
   // An activation no node produces: a buffer that in-place ops write (a key/value cache, generated ids, a step
   // counter). Tensors a repeated graph part touches live for the whole repetition (StepPart, planner.h).
@@ -359,7 +362,7 @@ class GraphBuilder {
   // StyleGAN's fused x2 up-sampling conv: x (N, H, W, K) -> (N, 2H, 2W, C), the transposed 4 x 4 stride-2 conv
   // (TF conv2d_transpose, padding SAME) with weight (K, 4, 4, C), i.e. the data gradient of the stride-2 conv
   // (N, 2H, 2W, C) -> (N, H, W, K) with padding 1: a `conv2d_backward_data` node run as a forward op (its rules
-  // in src/engine/backward_rules_second_order.cpp serve both uses).
+  // in src/core/ops/conv2d.cpp serve both uses).
   TensorId upscale_conv2d(TensorId x, TensorId weight4x4);
   // Pixel norm over the last dimension of x (rows, C) (src/cpu/pixel_norm.h).
   TensorId pixel_norm(TensorId x);

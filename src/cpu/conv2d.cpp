@@ -40,25 +40,6 @@ void for_each_tap(const Conv2dGeometry& g, Tap&& tap) {
 
 }  // namespace
 
-void check_conv2d_geometry(const Conv2dGeometry& g) {
-  const bool positive = g.batch > 0 && g.in_h > 0 && g.in_w > 0 && g.in_c > 0 && g.out_c > 0 && g.kernel_h > 0 &&
-                        g.kernel_w > 0 && g.stride_h > 0 && g.stride_w > 0 && g.dilation_h > 0 &&
-                        g.dilation_w > 0 && g.groups > 0;
-  if (!positive) throw UsageError("conv2d: sizes, strides, dilations and groups must be positive");
-  if (g.pad_top < 0 || g.pad_bottom < 0 || g.pad_left < 0 || g.pad_right < 0) {
-    throw UsageError("conv2d: padding must be >= 0");
-  }
-  if (g.in_c % g.groups != 0 || g.out_c % g.groups != 0) {
-    throw UsageError("conv2d: groups " + std::to_string(g.groups) + " must divide input channels " +
-                     std::to_string(g.in_c) + " and output channels " + std::to_string(g.out_c));
-  }
-  if (g.out_h != conv_output_size(g.in_h, g.kernel_h, g.stride_h, g.dilation_h, g.pad_top, g.pad_bottom) ||
-      g.out_w != conv_output_size(g.in_w, g.kernel_w, g.stride_w, g.dilation_w, g.pad_left, g.pad_right) ||
-      g.out_h <= 0 || g.out_w <= 0) {
-    throw UsageError("conv2d: the output extent does not follow from input, kernel, stride, dilation and padding");
-  }
-}
-
 void conv2d_forward(const float* x, const float* w, float* y, const Conv2dGeometry& g) {
   check_conv2d_geometry(g);
   std::vector<double> sum(static_cast<size_t>(g.y_elements()), 0.0);

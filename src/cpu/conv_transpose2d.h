@@ -1,5 +1,5 @@
 // Transposed 2-D convolution, CPU reference (sb::cpu; torch.nn.ConvTranspose2d with groups 1, no dilation), NHWC.
-// The geometry is that of the conv y -> x whose adjoint this is (src/engine/conv2d_geometry.h, as the graph
+// The geometry is that of the conv y -> x whose adjoint this is (src/core/ops/conv2d.h, as the graph
 // builder stores it): g.out_* are the transposed conv's input x (N, H, W, C_in = g.out_c), g.in_* its output
 // y (N, Ho, Wo, C_out = g.in_c), the weight (C_in, R, S, C_out) that conv's (K, R, S, C). The forward pass is
 // written here as its own scatter loop (every input pixel spreads over a kernel window of the output); the
@@ -7,7 +7,7 @@
 // Tests: tests/unit/test_cpu_conv_transpose2d.cpp (suite CpuConvTranspose2d).
 #pragma once
 
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 
 namespace sb::cpu {
 

@@ -39,34 +39,7 @@ void for_each_window_tap(const Conv2dGeometry& g, F&& f) {
   }
 }
 
-// Whether every window along one axis holds an input pixel: the first ends at or after pixel 0 and starts
-// before the input ends, and so does the last (the windows between start in between, so they hold one too).
-bool axis_windows_hold_input(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad_begin) {
-  const int64_t first = -pad_begin, last = (out - 1) * stride - pad_begin;
-  return first + kernel > 0 && first < in && last + kernel > 0 && last < in;
-}
-
 }  // namespace
-
-void check_pool_geometry(const Conv2dGeometry& g, bool windows_of_padding_allowed) {
-  const bool positive = g.batch > 0 && g.in_h > 0 && g.in_w > 0 && g.in_c > 0 && g.kernel_h > 0 && g.kernel_w > 0 &&
-                        g.stride_h > 0 && g.stride_w > 0;
-  if (!positive) throw UsageError("pooling: sizes, windows and strides must be positive");
-  if (g.in_c != g.out_c || g.groups != g.in_c || g.dilation_h != 1 || g.dilation_w != 1) {
-    throw UsageError("pooling: the geometry must keep the channels (groups = C) and have no dilation");
-  }
-  if (g.out_h != conv_output_size(g.in_h, g.kernel_h, g.stride_h, 1, g.pad_top, g.pad_bottom) ||
-      g.out_w != conv_output_size(g.in_w, g.kernel_w, g.stride_w, 1, g.pad_left, g.pad_right) || g.out_h <= 0 ||
-      g.out_w <= 0) {
-    throw UsageError("pooling: the output extent does not follow from input, window, stride and padding");
-  }
-  if (!windows_of_padding_allowed &&
-      !(axis_windows_hold_input(g.in_h, g.out_h, g.kernel_h, g.stride_h, g.pad_top) &&
-        axis_windows_hold_input(g.in_w, g.out_w, g.kernel_w, g.stride_w, g.pad_left))) {
-    throw UsageError("pooling: a window would hold padding only (max pooling and an average that does not count "
-                     "the padding need an input pixel in every window)");
-  }
-}
 
 void max_pool2d_forward(const float* x, float* y, int32_t* argmax, const Conv2dGeometry& g) {
   check_pool_geometry(g);

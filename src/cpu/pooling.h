@@ -1,5 +1,5 @@
 // Max and average pooling over NHWC windows, CPU reference (sb::cuda::*_pool2d_* take the same arguments plus
-// a stream). The window geometry is a depthwise Conv2dGeometry (src/engine/conv2d_geometry.h: in_c = out_c =
+// a stream). The window geometry is a depthwise Conv2dGeometry (src/core/ops/conv2d.h: in_c = out_c =
 // groups = C, dilation 1) with per-side padding: max pooling treats padding as -inf (never chosen; every
 // window must hold an input pixel), average pooling as zeros, dividing by the window size
 // (count_include_pad = true; a window of padding only is 0) or by the input pixels inside it (false, NASNet's
@@ -12,7 +12,8 @@
 
 #include <cstdint>
 
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
+#include "src/core/ops/pooling.h"
 
 namespace sb::cpu {
 
@@ -25,8 +26,7 @@ void max_pool2d_backward(const float* dy, const int32_t* argmax, float* dx, cons
 void avg_pool2d_forward(const float* x, float* y, const Conv2dGeometry& g, bool count_include_pad);
 void avg_pool2d_backward(const float* dy, float* dx, const Conv2dGeometry& g, bool count_include_pad);
 
-// Throws UsageError unless g is a pooling geometry whose windows each hold at least one input pixel; with
-// windows_of_padding_allowed (an average that counts the padding) windows of padding only are accepted.
-void check_pool_geometry(const Conv2dGeometry& g, bool windows_of_padding_allowed = false);
+// The geometry check lives with the pooling family (src/core/ops/pooling.h), where the graph builder uses it.
+using sb::check_pool_geometry;
 
 }  // namespace sb::cpu

@@ -6,7 +6,7 @@
 #include "src/cuda/cuda_bindings.h"
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
-#include "src/engine/batchnorm_workspace.h"
+#include "src/core/ops/batchnorm.h"
 
 namespace sb::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // BatchNorm (training mode) fused with its activation on the GPU: the same arguments as sb::cpu::batchnorm_*
-// (src/cpu/batchnorm.h) plus the partial-sum workspace (src/engine/batchnorm_workspace.h) and a stream; device
+// (src/cpu/batchnorm.h) plus the partial-sum workspace (src/core/ops/batchnorm.h) and a stream; device
 // pointers. x, y, dy, dx are T = float, bf16 or fp16; gamma, beta, their gradients, mean, invstd and the
 // running statistics are fp32. Three kernels per pass: fp32 partial sums per (chunk of rows, channel) — the
 // forward shifts every value by the channel's first element so that the variance does not cancel — then one

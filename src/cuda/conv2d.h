@@ -1,4 +1,4 @@
-// 2-D convolution on the GPU through cuDNN (NHWC; the geometry of src/engine/conv2d_geometry.h, the same
+// 2-D convolution on the GPU through cuDNN (NHWC; the geometry of src/core/ops/conv2d.h, the same
 // passes as src/cpu/conv2d.h). A Conv2dRunner is one pass of one conv node: its descriptors are built and its
 // algorithm chosen once, when the CUDA executor is constructed — cuDNN's v7 heuristics rank the algorithms,
 // the first that runs for these descriptors, with an allowed math mode and a workspace that fits the node's
@@ -25,7 +25,7 @@
 #include <string>
 
 #include "scalebench/dtype.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 
 namespace sb::cuda {
 

@@ -15,7 +15,7 @@
 
 #include "scalebench/dtype.h"
 #include "src/cuda/conv2d.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 
 namespace sb::cuda {
 

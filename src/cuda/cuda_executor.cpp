@@ -22,7 +22,7 @@
 #include "src/cuda/gemm.h"
 #include "src/cuda/optimizer.h"
 #include "src/cuda/stream_scratch.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 
 namespace sb {
 namespace {

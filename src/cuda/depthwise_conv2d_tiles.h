@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "scalebench/host_device.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 
 #if defined(__CUDACC__)
 #define SB_DEPTHWISE_UNROLL _Pragma("unroll")

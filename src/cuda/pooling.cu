@@ -5,7 +5,7 @@
 #include "src/cuda/grid.h"
 #include "src/cuda/packs.h"
 #include "src/cuda/pooling.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 
 namespace sb::cuda {
 namespace {

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "src/cuda/element.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 
 namespace sb::cuda {
 

@@ -3,7 +3,7 @@
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/yolo_loss.h"
-#include "src/engine/yolo_workspace.h"
+#include "src/core/ops/yolo_loss.h"
 
 namespace sb::cuda {
 namespace {

@@ -1,6 +1,5 @@
-// Backward rules of the GAN ops added for pix2pixHD (src/engine/backward_rules.h): stopped and discarded
-// gradients, instance normalisation, transposed convolution, reflection padding and the two mean losses.
-// Backward nodes carry the forward's size attributes.
+// Backward rules of the GAN ops added for pix2pixHD (src/engine/backward_rules.h): transposed convolution,
+// reflection padding and the two mean losses. Backward nodes carry the forward's size attributes.
 #include <map>
 
 #include "src/core/ops/backward_rule.h"
@@ -12,11 +11,6 @@ TensorId workspace_like(BackwardContext& ctx, TensorId forward_workspace, const 
   TensorInfo info = ctx.graph().tensor(forward_workspace);
   info.name += suffix;
   return ctx.graph().add_tensor(info);
-}
-
-// Nothing flows back (autodiff does not even count the input as used on this node's account).
-std::vector<Contribution> no_gradient(BackwardContext&, const Node&, const std::vector<TensorId>&) {
-  return {{kNoTensor, false}};
 }
 
 // The forward pass is the backward-data pass of the conv y -> x (its geometry is the node's), so dx is that
@@ -77,8 +71,6 @@ std::vector<Contribution> l1_loss_backward(BackwardContext& ctx, const Node& nod
 
 const BackwardRuleTable& pix2pixhd_backward_rules() {
   static const BackwardRuleTable table = {
-      {"stop_gradient", no_gradient},
-      {"discard_gradient", no_gradient},
       {"conv_transpose2d", conv_transpose2d_backward},
       {"reflection_pad2d", reflection_pad2d_backward},
       {"mse_loss", mse_loss_backward},

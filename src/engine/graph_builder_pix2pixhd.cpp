@@ -1,6 +1,6 @@
 // GraphBuilder's GAN ops (include/scalebench/graph_builder.h), added for pix2pixHD and shared with StyleGAN:
-// stopped and discarded gradients, frozen weights, instance normalisation, transposed convolution, reflection
-// padding and the LSGAN / L1 losses. Shapes are checked and the sizes the kernels need stored as attributes.
+// frozen weights, transposed convolution, reflection padding and the LSGAN / L1 losses. Shapes are checked and
+// the sizes the kernels need stored as attributes.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -8,24 +8,12 @@
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
 #include "src/cpu/conv2d.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 #include "src/engine/pixel_loss_workspace.h"
 #include "src/core/ops/shape_text.h"
 
 namespace sb {
 namespace {
-
-// An output of `op` that shares x's storage (a view: the planner places it with x, no kernel runs).
-TensorId view_node(Graph& graph, const std::string& op, TensorId x, const std::string& name) {
-  TensorInfo info;
-  info.name = name;
-  info.shape = graph.tensor(x).shape;
-  info.dtype = graph.tensor(x).dtype;
-  info.view_of = x;
-  const TensorId y = graph.add_tensor(info);
-  graph.add_node(Node{op, {x}, {y}, {{"n", double(graph.tensor(x).elements())}}, false});
-  return y;
-}
 
 TensorId workspace_tensor(Graph& graph, const std::string& name, int64_t bytes) {
   TensorInfo scratch;
@@ -42,16 +30,6 @@ TensorId GraphBuilder::frozen_parameter(const std::string& name, std::vector<int
   const TensorId id = input(name, std::move(dims), DType::kFloat32);
   graph_.tensor(id).frozen_weight = true;
   return id;
-}
-
-TensorId GraphBuilder::stop_gradient(TensorId x) {
-  if (!gradient_scaling_enabled_) return x;
-  return view_node(graph_, "stop_gradient", x, next_name(graph_.tensor(x).name + ".stop_gradient"));
-}
-
-TensorId GraphBuilder::discard_gradient(TensorId x) {
-  if (!gradient_scaling_enabled_) return x;
-  return view_node(graph_, "discard_gradient", x, next_name(graph_.tensor(x).name + ".discard_gradient"));
 }
 
 TensorId GraphBuilder::conv_transpose2d(TensorId x, TensorId weight, TensorId bias, const Conv2dOptions& options,

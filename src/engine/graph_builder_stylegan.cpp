@@ -8,7 +8,7 @@
 #include "src/cpu/minibatch_stddev.h"
 #include "src/cpu/noise_injection.h"
 #include "src/cpu/optimizer.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 #include "src/core/ops/shape_text.h"
 
 namespace sb {

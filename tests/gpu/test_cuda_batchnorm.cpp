@@ -16,7 +16,7 @@
 #include "src/cpu/batchnorm.h"
 #include "src/cuda/activations.h"
 #include "src/cuda/batchnorm.h"
-#include "src/engine/batchnorm_workspace.h"
+#include "src/core/ops/batchnorm.h"
 #include "tests/gpu/cnn_graph_check.h"
 #include "tests/support/bf16_data.h"
 #include "tests/support/cuda_array.h"

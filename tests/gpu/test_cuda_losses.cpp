@@ -15,7 +15,7 @@
 #include "src/cpu/yolo_loss.h"
 #include "src/cuda/drop_path.h"
 #include "src/cuda/yolo_loss.h"
-#include "src/engine/yolo_workspace.h"
+#include "src/core/ops/yolo_loss.h"
 #include "tests/gpu/cnn_graph_check.h"
 #include "tests/support/bf16_data.h"
 #include "tests/support/cuda_array.h"

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 
 namespace sb::test {
 

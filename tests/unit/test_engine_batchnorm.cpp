@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "src/cpu/batchnorm.h"
-#include "src/engine/batchnorm_workspace.h"
+#include "src/core/ops/batchnorm.h"
 #include "tests/unit/engine_op_graph.h"
 
 namespace sb {

@@ -6,7 +6,7 @@
 
 #include "src/cpu/bias.h"
 #include "src/cpu/conv2d.h"
-#include "src/engine/conv2d_geometry.h"
+#include "src/core/ops/conv2d.h"
 #include "tests/support/conv_geometry.h"
 #include "tests/unit/engine_op_graph.h"
 

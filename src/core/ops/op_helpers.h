@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "scalebench/graph.h"
 #include "src/core/ops/backward_rule.h"
@@ -18,5 +19,16 @@ TensorId workspace_like(detail::BackwardContext& ctx, TensorId forward_workspace
 TensorId view_node(Graph& graph, const std::string& op, TensorId x, const std::string& name);
 
 inline double attribute(const Node& node, const char* name) { return node.attributes.at(name); }
+// An integer size attribute (sizes are stored as doubles, exact up to 2^53).
+inline int64_t size_attribute(const Node& node, const char* name) {
+  return static_cast<int64_t>(node.attributes.at(name));
+}
+
+// The product of dims[begin, end): the rows of a tensor viewed as (rows, last dimension).
+inline int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t value = 1;
+  for (size_t i = begin; i < end; ++i) value *= dims[i];
+  return value;
+}
 
 }  // namespace sb::ops

@@ -31,5 +31,29 @@ const OpDef* find_op_def(std::string_view name);  // nullptr for an op no family
 
 // The families' rows (src/core/ops/<family>.cpp), one function each; op_registry.cpp lists them.
 const OpDefs& instance_norm_ops();
+const OpDefs& gemm_ops();
+const OpDefs& activations_ops();
+const OpDefs& bias_ops();
+const OpDefs& layout_ops();
+const OpDefs& select_column_ops();
+const OpDefs& dropout_ops();
+const OpDefs& layernorm_ops();
+const OpDefs& embedding_ops();
+const OpDefs& softmax_ops();
+const OpDefs& cross_entropy_ops();
+const OpDefs& span_loss_ops();
+const OpDefs& cast_ops();
+const OpDefs& memory_ops();
+const OpDefs& conv2d_ops();
+const OpDefs& batchnorm_ops();
+const OpDefs& pooling_ops();
+const OpDefs& upsample_ops();
+const OpDefs& concat_ops();
+const OpDefs& drop_path_ops();
+const OpDefs& yolo_loss_ops();
+const OpDefs& glu_ops();
+const OpDefs& weight_norm_ops();
+const OpDefs& scale_rows_ops();
+const OpDefs& decode_ops();
 
 }  // namespace sb

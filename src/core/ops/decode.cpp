@@ -1,11 +1,38 @@
-// GraphBuilder's greedy-decoding ops (include/scalebench/graph_builder.h, src/cpu/decode.h): argmax, the step
-// counter and the in-place writes of a decode loop, and a device-to-device copy. None has a gradient
-// (src/engine/backward_rules_decode.cpp says so); in-place ops list their destination as their output.
+// The decode family (src/core/ops/decode.h): GraphBuilder's greedy-decoding ops (argmax, the step counter and
+// the in-place writes of a decode loop), their rules (which refuse) and rows.
+#include "src/core/ops/decode.h"
+
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
+#include "src/core/ops/op_helpers.h"
+#include "src/core/ops/op_registry.h"
 #include "src/core/ops/shape_text.h"
 
 namespace sb {
+
+NodeAttributes encode(const WriteAtCounterParams& params) {
+  return {{"outer", double(params.outer)},
+          {"time", double(params.time)},
+          {"inner", double(params.inner)},
+          {"element_bytes", double(params.element_bytes)},
+          {"offset", double(params.offset)}};
+}
+
+WriteAtCounterParams write_at_counter_params(const Node& node) {
+  return {ops::size_attribute(node, "outer"), ops::size_attribute(node, "time"), ops::size_attribute(node, "inner"),
+          ops::size_attribute(node, "element_bytes"), ops::size_attribute(node, "offset")};
+}
+
+NodeAttributes encode(const EndSentencesParams& params) {
+  return {{"rows", double(params.rows)}, {"time", double(params.time)}, {"eos", double(params.eos)},
+          {"pad", double(params.pad)}};
+}
+
+EndSentencesParams end_sentences_params(const Node& node) {
+  return {ops::size_attribute(node, "rows"), ops::size_attribute(node, "time"), ops::size_attribute(node, "eos"),
+          ops::size_attribute(node, "pad")};
+}
+
 namespace {
 
 void require(bool ok, const std::string& message) {
@@ -15,10 +42,6 @@ void require(bool ok, const std::string& message) {
 bool is_counter(const TensorInfo& info) { return info.dtype == DType::kInt32 && info.elements() == 1; }
 
 }  // namespace
-
-TensorId GraphBuilder::buffer(const std::string& name, std::vector<int64_t> dims, DType dtype) {
-  return activation(name, std::move(dims), dtype);
-}
 
 TensorId GraphBuilder::argmax(TensorId logits) {
   const TensorInfo& info = graph_.tensor(logits);
@@ -50,11 +73,7 @@ void GraphBuilder::write_at_counter(TensorId dst, TensorId src, TensorId counter
   graph_.add_node(Node{"write_at_counter",
                        {src, counter},
                        {dst},
-                       {{"outer", double(outer)},
-                        {"time", double(time)},
-                        {"inner", double(inner)},
-                        {"element_bytes", double(dtype_size(d.dtype))},
-                        {"offset", double(offset)}},
+                       encode(WriteAtCounterParams{outer, time, inner, int64_t(dtype_size(d.dtype)), offset}),
                        false});
 }
 
@@ -81,21 +100,32 @@ void GraphBuilder::end_sentences(TensorId ids, TensorId lengths, int64_t eos, in
               l.shape == std::vector<int64_t>{i.shape[0]},
           "end_sentences: ids (rows, time) and lengths (rows) must be int32, got " + shape_text(i.shape) + " and " +
               shape_text(l.shape));
-  graph_.add_node(Node{"end_sentences",
-                       {lengths},
-                       {ids},
-                       {{"rows", double(i.shape[0])}, {"time", double(i.shape[1])}, {"eos", double(eos)},
-                        {"pad", double(pad)}},
-                       false});
+  graph_.add_node(
+      Node{"end_sentences", {lengths}, {ids}, encode(EndSentencesParams{i.shape[0], i.shape[1], eos, pad}), false});
 }
 
-void GraphBuilder::copy(TensorId dst, TensorId src) {
-  const TensorInfo& d = graph_.tensor(dst);
-  const TensorInfo& s = graph_.tensor(src);
-  require(d.dtype == s.dtype && d.elements() == s.elements(),
-          "copy: '" + s.name + "' " + shape_text(s.shape) + " " + dtype_name(s.dtype) + " does not fit '" + d.name +
-              "' " + shape_text(d.shape) + " " + dtype_name(d.dtype));
-  graph_.add_node(Node{"copy", {src}, {dst}, {{"bytes", double(d.bytes())}}, false});
+namespace {
+
+// Generation runs without gradients (XLM's generate is under torch.no_grad) and writes int32 ids, counters and
+// caches. Autodiff never reaches these nodes from a loss; if it does, the graph differentiates through
+// generation by mistake, and the rule says so.
+std::vector<detail::Contribution> no_gradient(detail::BackwardContext&, const Node& node,
+                                              const std::vector<TensorId>&) {
+  throw UsageError("op '" + node.op + "' has no gradient: a loss depends on a no-gradient generation or copy node");
+}
+
+}  // namespace
+
+const OpDefs& decode_ops() {
+  constexpr OpGradient kStop = OpGradient::kStopsGradient;
+  static const OpDefs ops = {
+      {"argmax", "decode", kStop, no_gradient},
+      {"write_at_counter", "decode", kStop, no_gradient},
+      {"fill_from_counter", "decode", kStop, no_gradient},
+      {"update_counter", "decode", kStop, no_gradient},
+      {"end_sentences", "decode", kStop, no_gradient},
+  };
+  return ops;
 }
 
 }  // namespace sb

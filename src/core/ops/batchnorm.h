@@ -1,4 +1,5 @@
-// The scratch BatchNorm's reductions need on a device that sums in parallel (src/cuda/batchnorm.h): per
+// The batchnorm family (batchnorm, batchnorm_backward): the node's parameters, and the scratch BatchNorm's
+// reductions need on a device that sums in parallel (src/cuda/batchnorm.h): per
 // chunk of rows and per channel, two fp32 partial sums, combined afterwards in a fixed order (deterministic,
 // no atomics). With statistics groups (GraphBuilder::set_batchnorm_groups) the groups run one after another
 // and share the partial sums; the backward pass adds each group's (dbeta, dgamma) pair (groups, 2, C), summed
@@ -8,7 +9,20 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "scalebench/graph.h"
+
 namespace sb {
+
+// Per-channel normalisation of a (rows, channels) view of x over its rows, in `groups` statistics groups of whole
+// samples, with the running statistics' momentum and a fused activation (BatchNormOptions::Activation's number).
+struct BatchNormParams {
+  int64_t rows = 0, channels = 0, groups = 1;
+  double epsilon = 1e-5, momentum = 0.1;
+  int activation = 0;
+  double slope = 0.1;
+};
+NodeAttributes encode(const BatchNormParams& params);
+BatchNormParams batchnorm_params(const Node& node);  // of batchnorm and batchnorm_backward
 
 constexpr int64_t kBatchNormRowsPerChunk = 64;
 constexpr int64_t kBatchNormMaxChunks = 1024;

@@ -1,5 +1,7 @@
-// The sizes of one 2-D convolution in NHWC, shared by the graph builder (which computes them once and stores
-// them as node attributes), the CPU reference (src/cpu/conv2d.h) and the cuDNN runner (src/cuda/conv2d.h).
+// The conv2d family (conv2d, conv2d_backward_data, conv2d_backward_filter): the sizes of one 2-D convolution in
+// NHWC, shared by the graph builder (which computes them once and stores them as node attributes: encode), the
+// CPU reference (src/cpu/conv2d.h) and the cuDNN runner (src/cuda/conv2d.h); the workspace sizes; the shape
+// checks the builders of conv2d, pooling and the transposed conv share.
 // Layouts: x (N, H, W, C), y (N, Ho, Wo, K), weight (K, R, S, C / groups) — cuDNN's NHWC filter layout (KRSC),
 // so the CUDA device reads the parameter as stored. Padding is per side (TF "SAME" on even inputs with
 // stride 2 pads one more at the bottom/right than at the top/left).
@@ -8,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "scalebench/graph.h"
 #include "scalebench/graph_builder.h"
@@ -94,6 +97,15 @@ inline void store_conv2d_geometry(const Conv2dGeometry& g, NodeAttributes& a) {
   a["groups"] = double(g.groups);
 }
 
+// Throws UsageError when the geometry is inconsistent (non-positive sizes, groups not dividing C and K, an
+// output extent that conv_output_size does not give).
+void check_conv2d_geometry(const Conv2dGeometry& g);
+
+// The geometry of a window op (conv2d, pooling) over x (N, H, W, C) with `out_c` outputs and a kh x kw window:
+// the options' padding, or TF "SAME" padding for this input; throws UsageError naming `op` when it does not fit.
+Conv2dGeometry window_geometry(const char* op, const std::vector<int64_t>& xs, int64_t out_c, int64_t kh, int64_t kw,
+                               const Conv2dOptions& options);
+
 inline Conv2dGeometry conv2d_geometry(const NodeAttributes& a) {
   auto get = [&](const char* name) { return static_cast<int64_t>(a.at(name)); };
   Conv2dGeometry g;
@@ -107,5 +119,14 @@ inline Conv2dGeometry conv2d_geometry(const NodeAttributes& a) {
   g.groups = get("groups");
   return g;
 }
+
+// The typed-params names every family uses (encode / <family>_params) for the same two functions above: a conv
+// node's attributes are its geometry plus matmul_flops (conv2d) or count_include_pad (pooling).
+inline NodeAttributes encode(const Conv2dGeometry& g) {
+  NodeAttributes a;
+  store_conv2d_geometry(g, a);
+  return a;
+}
+inline Conv2dGeometry conv2d_params(const Node& node) { return conv2d_geometry(node.attributes); }
 
 }  // namespace sb
