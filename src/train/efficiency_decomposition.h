@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/result.h"
+
 namespace sb {
 
 // One step of one rank, from the step's first node (solo: no buckets).
@@ -42,31 +44,9 @@ struct WaitInterval {
 // placed at the all-reduce's start. Steps and buckets that some rank lacks are left out on every rank.
 std::vector<std::vector<std::vector<WaitInterval>>> wait_for_slowest(const std::vector<RankTimelines>& ranks);
 
-struct DecompositionTerms {
-  double dilation_ms = 0, tail_ms = 0, skew_ms = 0;
-};
-
 // One rank's step against that rank's solo medians (solo_backward_ms, solo_after_backward_ms: step_done − nodes_done).
 DecompositionTerms decompose_step(const StepMarks& dp, double solo_backward_ms, double solo_after_backward_ms,
                                   const std::vector<WaitInterval>& waits, bool comm_on_compute_timeline);
-
-struct EfficiencyDecomposition {
-  bool measured = false;
-  std::string not_measured;  // why not, when !measured
-  double efficiency = 0;     // E(N), as summarize_scaling measured it
-  double loss = 0;           // 1 − E
-  double dp_step_ms = 0;     // the median over steps of the slowest rank's step: the fractions' denominator
-  DecompositionTerms ms;     // medians over steps, each step's slowest rank
-  double dilation = 0, tail = 0, skew = 0;  // fractions of the dp step
-  double residual = 0;       // loss − (dilation + tail + skew)
-  bool adds_up = false;      // |residual| ≤ kDecompositionTolerance
-  struct Rank {
-    DecompositionTerms ms;   // medians over this rank's steps
-    double solo_step_ms = 0, dp_step_ms = 0;  // this rank's medians
-  };
-  std::vector<Rank> ranks;
-};
-constexpr double kDecompositionTolerance = 0.005;  // half a point of E
 
 // The decomposition of `efficiency`'s loss from every rank's solo and dp timelines (solo and dp both timed, at
 // least one step each, the dp steps with their buckets).
