@@ -165,7 +165,7 @@ struct ScalingSummary {
   double in_training_busbw_gbps = 0;
 };
 // Why E(N) < 1: 1 − E = dilation + tail + skew, measured per rank and step (src/train/efficiency_decomposition.h
-// defines each term), reduced as the dp step is (each step's slowest rank, the median over steps) and given as
+// defines each term), reduced as the dp step is (each step's slowest rank, the median step) and given as
 // fractions of the dp step's median, with what they leave unexplained.
 struct DecompositionTerms {
   double dilation_ms = 0, tail_ms = 0, skew_ms = 0;
@@ -176,12 +176,12 @@ struct EfficiencyDecomposition {
   double efficiency = 0;     // E(N), as summarize_scaling measured it
   double loss = 0;           // 1 − E
   double dp_step_ms = 0;     // the median over steps of the slowest rank's step: the fractions' denominator
-  DecompositionTerms ms;     // medians over steps, each step's slowest rank
+  DecompositionTerms ms;     // in the median step, on its slowest rank
   double dilation = 0, tail = 0, skew = 0;  // fractions of the dp step
   double residual = 0;       // loss − (dilation + tail + skew), as measured
   bool adds_up = false;      // |residual| ≤ kDecompositionTolerance
   struct Rank {
-    DecompositionTerms ms;   // medians over this rank's steps
+    DecompositionTerms ms;   // in this rank's median dp step
     double solo_step_ms = 0, dp_step_ms = 0;  // this rank's medians
   };
   std::vector<Rank> ranks;

@@ -17,6 +17,26 @@ double overlap(const WaitInterval& wait, double from, double to) {
   return std::max(0.0, std::min(wait.start_ms + wait.ms, to) - std::max(wait.start_ms, from));
 }
 
+// The median of `values` as stats.h's percentile(…, 50) interpolates it: the steps below and above it and the weight
+// of the one above. The terms are taken at that step, interpolated alike, so that they add up as the step does.
+struct MedianStep {
+  size_t below = 0, above = 0;
+  double fraction = 0;
+};
+MedianStep median_step(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
+  const double position = (static_cast<double>(values.size()) - 1) / 2;
+  const auto below = static_cast<size_t>(std::floor(position));
+  return {order[below], order[std::min(below + 1, order.size() - 1)], position - static_cast<double>(below)};
+}
+double at(const MedianStep& m, double below, double above) { return below + (above - below) * m.fraction; }
+DecompositionTerms at(const MedianStep& m, const DecompositionTerms& below, const DecompositionTerms& above) {
+  return {at(m, below.dilation_ms, above.dilation_ms), at(m, below.tail_ms, above.tail_ms),
+          at(m, below.skew_ms, above.skew_ms)};
+}
+
 size_t common_steps(const std::vector<RankTimelines>& ranks) {
   size_t steps = std::numeric_limits<size_t>::max();
   for (const RankTimelines& rank : ranks) steps = std::min(steps, rank.dp.size());
@@ -90,39 +110,36 @@ EfficiencyDecomposition decompose_efficiency(const std::vector<RankTimelines>& r
       solo_steps.push_back(step.step_ms);
     }
     const double solo_backward = median(backward), solo_after = median(after);
-    std::vector<double> dilation, tail, skew;
     for (size_t s = 0; s < steps; ++s) {
       terms[r].push_back(decompose_step(ranks[r].dp[s], solo_backward, solo_after, waits[r][s],
                                         comm_on_compute_timeline));
-      dilation.push_back(terms[r].back().dilation_ms);
-      tail.push_back(terms[r].back().tail_ms);
-      skew.push_back(terms[r].back().skew_ms);
       dp_steps.push_back(ranks[r].dp[s].step_ms);
     }
+    const MedianStep m = median_step(dp_steps);
     EfficiencyDecomposition::Rank rank;
-    rank.ms = {median(dilation), median(tail), median(skew)};
+    rank.ms = at(m, terms[r][m.below], terms[r][m.above]);
     rank.solo_step_ms = median(solo_steps);
-    rank.dp_step_ms = median(dp_steps);
+    rank.dp_step_ms = at(m, dp_steps[m.below], dp_steps[m.above]);
     out.ranks.push_back(rank);
   }
-  // As the dp step's statistics: per step its slowest rank, then the median over steps.
-  std::vector<double> slowest_step, dilation, tail, skew;
+  // As the dp step's statistics: per step its slowest rank, then the median step.
+  std::vector<double> slowest_step;
+  std::vector<DecompositionTerms> slowest_terms;
   for (size_t s = 0; s < steps; ++s) {
     size_t slowest = 0;
     for (size_t r = 1; r < ranks.size(); ++r) {
       if (ranks[r].dp[s].step_ms > ranks[slowest].dp[s].step_ms) slowest = r;
     }
     slowest_step.push_back(ranks[slowest].dp[s].step_ms);
-    dilation.push_back(terms[slowest][s].dilation_ms);
-    tail.push_back(terms[slowest][s].tail_ms);
-    skew.push_back(terms[slowest][s].skew_ms);
+    slowest_terms.push_back(terms[slowest][s]);
   }
-  out.dp_step_ms = median(slowest_step);
+  const MedianStep m = median_step(slowest_step);
+  out.dp_step_ms = at(m, slowest_step[m.below], slowest_step[m.above]);
   if (!(out.dp_step_ms > 0)) {
     out.not_measured = "no dp step time";
     return out;
   }
-  out.ms = {median(dilation), median(tail), median(skew)};
+  out.ms = at(m, slowest_terms[m.below], slowest_terms[m.above]);
   out.dilation = out.ms.dilation_ms / out.dp_step_ms;
   out.tail = out.ms.tail_ms / out.dp_step_ms;
   out.skew = out.ms.skew_ms / out.dp_step_ms;

@@ -13,10 +13,11 @@
 //   dilation  = (nodes_done − forward_done) − solo backward − skew inside the backward pass;
 //   tail      = (step_done − nodes_done) − solo (step end − last node) − skew after the last backward node:
 //               the exposed all-reduces and the updates that wait on them, beyond the solo step's update.
-// The dp step that E uses is, per step, its slowest rank's (max over ranks); the terms are taken on that rank, their
-// medians over steps divided by the dp step's median, so that they add up to 1 − E = (dp − solo) / dp. What is left
-// (the forward pass's and the step edges' differences, noise, a median of sums not being the sum of medians) is the
-// residual, reported as measured.
+// The dp step that E uses is, per step, its slowest rank's (max over ranks), its median over steps; the terms are
+// that rank's in the median step (interpolated between the two middle steps as the median is), divided by the dp
+// step's median, so that they add up as the step does to 1 − E = (dp − solo) / dp. What is left (the forward pass's
+// and the step edges' differences between the phases, the rank's solo step against the median solo GPU's) is the
+// residual, reported as measured. Per rank: the terms of that rank's own median step.
 #pragma once
 
 #include <string>

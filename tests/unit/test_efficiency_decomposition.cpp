@@ -135,7 +135,27 @@ TEST(EfficiencyDecomposition, TakesEachStepsSlowestRankThenTheMedian) {
   ASSERT_TRUE(d.measured);
   EXPECT_NEAR(d.dp_step_ms, 11.5, 1e-9);
   EXPECT_NEAR(d.ms.skew_ms, 0.5, 1e-9);
-  EXPECT_NEAR(d.ranks[1].ms.skew_ms, 0.25, 1e-9);  // its own median over steps: 0, 0.25, 0.75
+  EXPECT_NEAR(d.ranks[1].ms.skew_ms, 0.25, 1e-9);  // its own median step (11, 11.25, 11.75 ms): 0.25
+}
+
+TEST(EfficiencyDecomposition, TermsOfTheMedianStepAddUpWhereSeparateMediansWouldNot) {
+  // Steps of 12, 13 and 14 ms: dilation 1; tail 2; dilation 3. Medians term by term would say dilation 1, tail 0.
+  std::vector<RankTimelines> ranks = ranks_of({solo_step(), solo_step()}, 3);
+  ranks[0].dp = {dp_step(4, 11, 12, {6}, {8}), dp_step(4, 10, 13, {10}, {12}), dp_step(4, 13, 14, {6}, {8})};
+  ranks[1].dp = ranks[0].dp;
+  auto d = decompose_efficiency(ranks, efficiency(11, 13), false);
+  ASSERT_TRUE(d.measured);
+  EXPECT_NEAR(d.ms.dilation_ms, 0, 1e-9);
+  EXPECT_NEAR(d.ms.tail_ms, 2, 1e-9);
+  EXPECT_NEAR(d.residual, 0, 1e-9);
+  // An even count: halfway between the two middle steps (12 and 13 ms), as the median is.
+  for (RankTimelines& rank : ranks) rank.dp.pop_back();
+  d = decompose_efficiency(ranks, efficiency(11, 12.5), false);
+  EXPECT_NEAR(d.dp_step_ms, 12.5, 1e-9);
+  EXPECT_NEAR(d.ms.dilation_ms, 0.5, 1e-9);
+  EXPECT_NEAR(d.ms.tail_ms, 1, 1e-9);
+  EXPECT_NEAR(d.residual, 0, 1e-9);
+  EXPECT_TRUE(d.adds_up);
 }
 
 TEST(EfficiencyDecomposition, WaitIsTheExcessOverTheShortestRank) {
