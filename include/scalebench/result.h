@@ -46,7 +46,8 @@ struct RankPhase {
   std::vector<double> nodes_done_ms;
   std::vector<std::vector<double>> bucket_ready_ms, bucket_start_ms, bucket_end_ms;
   // dp, for the trace: each step's first node from the phase's start on this rank's device, and from the step's
-  // first node the end of the forward pass and of the optimizer.
+  // first node the end of the forward pass and of the optimizer. forward_done_ms, nodes_done_ms and step_done_ms
+  // also for solo (from the step's start): the decomposition of 1 − E compares the two phases' timelines.
   std::vector<double> step_start_ms, forward_done_ms, step_done_ms;
   float loss_first = 0, loss_last = 0;         // solo and dp
 };
@@ -163,8 +164,33 @@ struct ScalingSummary {
   double efficiency_bound = 0;  // min(1, solo step / comm-only step): perfect overlap's scaling efficiency
   double in_training_busbw_gbps = 0;
 };
+// Why E(N) < 1: 1 − E = dilation + tail + skew, measured per rank and step (src/train/efficiency_decomposition.h
+// defines each term), reduced as the dp step is (each step's slowest rank, the median step) and given as
+// fractions of the dp step's median, with what they leave unexplained.
+struct DecompositionTerms {
+  double dilation_ms = 0, tail_ms = 0, skew_ms = 0;
+};
+struct EfficiencyDecomposition {
+  bool measured = false;
+  std::string not_measured;  // why not, when !measured
+  double efficiency = 0;     // E(N), as summarize_scaling measured it
+  double loss = 0;           // 1 − E
+  double dp_step_ms = 0;     // the median over steps of the slowest rank's step: the fractions' denominator
+  DecompositionTerms ms;     // in the median step, on its slowest rank
+  double dilation = 0, tail = 0, skew = 0;  // fractions of the dp step
+  double residual = 0;       // loss − (dilation + tail + skew), as measured
+  bool adds_up = false;      // |residual| ≤ kDecompositionTolerance
+  struct Rank {
+    DecompositionTerms ms;   // in this rank's median dp step
+    double solo_step_ms = 0, dp_step_ms = 0;  // this rank's medians
+  };
+  std::vector<Rank> ranks;
+};
+constexpr double kDecompositionTolerance = 0.005;  // half a point of E
+
 PhaseSummary summarize_phase(const TrainingReport& report, const PhaseRecord& phase, bool max_over_ranks);
 CommSummary summarize_comm(const TrainingReport& report, const PhaseRecord& phase);
 ScalingSummary summarize_scaling(const TrainingReport& report);
+EfficiencyDecomposition summarize_decomposition(const TrainingReport& report);
 
 }  // namespace sb

@@ -150,6 +150,12 @@ std::string row_name(const ComparisonModel& model, const std::string& workload) 
   return workload + " (" + model.row_units.at(workload) + "/s)";
 }
 
+// "3.9 / 1.3 / 0.1 / 0.9" in points of E, starred when the residual is beyond half a point.
+std::string decomposition_cell(const RunSummary::Decomposition& d) {
+  return format("%.1f", 100 * d.dilation) + " / " + format("%.1f", 100 * d.tail) + " / " +
+         format("%.1f", 100 * d.skew) + " / " + format("%.1f", 100 * d.residual) + (d.adds_up ? "" : " *");
+}
+
 }  // namespace
 
 std::vector<Table> comparison_tables(const ComparisonModel& model) {
@@ -177,6 +183,21 @@ std::vector<Table> comparison_tables(const ComparisonModel& model) {
       exposed.rows.push_back(exps);
     }
     tables.insert(tables.end(), {throughput, relative, efficiency, exposed});
+    // Only where some run measured it (files before it have none).
+    Table decomposed = labelled_table("1 - E decomposed (points of E): dilation / tail / skew / residual "
+                                      "(* the residual is beyond 0.5 points)",
+                                      "workload", model.run_labels);
+    bool any = false;
+    for (const std::string& workload : model.rows) {
+      std::vector<std::string> cells{workload};
+      for (const std::string& label : model.run_labels) {
+        const RunSummary* run = cell(model, workload, label);
+        cells.push_back(run != nullptr && run->decomposition ? decomposition_cell(*run->decomposition) : "-");
+        any = any || (run != nullptr && run->decomposition);
+      }
+      decomposed.rows.push_back(cells);
+    }
+    if (any) tables.push_back(decomposed);
   }
   if (!model.bandwidth_labels.empty()) {
     Table peaks = labelled_table("Peak bus bandwidth (GB/s)", "collective", model.bandwidth_labels);
@@ -290,6 +311,17 @@ std::vector<Table> run_report_tables(const ResultFile& file) {
       {"last all-reduce end (ms into dp step)", format_or_dash("%.3f", run.last_reduce_end_ms)},
       {"communication after backward (ms)", format_or_dash("%.3f", run.tail_ms)},
   };
+  if (run.decomposition) {  // docs/RESULTS.md, efficiency_decomposition
+    const RunSummary::Decomposition& d = *run.decomposition;
+    derived.rows.push_back({"1 - E (points)", format("%.1f", 100 * d.loss)});
+    derived.rows.push_back({"  dilation: slower backward beside the all-reduces (points)", format("%.1f", 100 * d.dilation)});
+    derived.rows.push_back({"  tail: all-reduces and update after the backward (points)", format("%.1f", 100 * d.tail)});
+    derived.rows.push_back({"  skew: waiting for the slowest rank (points)", format("%.1f", 100 * d.skew)});
+    derived.rows.push_back({"  residual: not measured by the three (points)",
+                            format("%.1f", 100 * d.residual) + (d.adds_up ? "" : " (beyond 0.5: they do not add up)")});
+  } else if (!run.decomposition_not_measured.empty()) {
+    derived.rows.push_back({"1 - E decomposed", "not measured: " + run.decomposition_not_measured});
+  }
   tables.push_back(derived);
   return tables;
 }

@@ -37,6 +37,13 @@ struct RunSummary {
   // dp timeline (rank 0's medians, ms from the step's first node); absent without a dp phase.
   std::optional<double> nodes_done_ms, last_reduce_end_ms, tail_ms;
   std::vector<double> bucket_ready_ms, bucket_start_ms, bucket_end_ms;  // per bucket, same origin; may be empty
+  // efficiency_decomposition (docs/RESULTS.md), fractions of the dp step; present only where it was measured.
+  struct Decomposition {
+    double loss = 0, dilation = 0, tail = 0, skew = 0, residual = 0;
+    bool adds_up = false;
+  };
+  std::optional<Decomposition> decomposition;
+  std::string decomposition_not_measured;  // why not, where the file says so
   // Median of each rank's step_ms[] (ms), in rank order; empty when the phase did not run.
   std::vector<double> solo_rank_step_ms, dp_rank_step_ms;
 };

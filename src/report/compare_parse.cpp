@@ -199,6 +199,20 @@ void read_run(const Fields& fields, ResultFile& file) {
   run.overlap_pct = fields.optional_number("overlap_pct");
   run.efficiency_bound = fields.optional_number("efficiency_bound");
   run.busbw_gbps = fields.optional_number("busbw_gbps");
+  if (const json* d = fields.find("efficiency_decomposition"); d != nullptr && !d->is_null()) {
+    if (fields.boolean("efficiency_decomposition.measured")) {
+      RunSummary::Decomposition parts;
+      parts.loss = fields.number("efficiency_decomposition.loss");
+      parts.dilation = fields.number("efficiency_decomposition.dilation");
+      parts.tail = fields.number("efficiency_decomposition.tail");
+      parts.skew = fields.number("efficiency_decomposition.skew");
+      parts.residual = fields.number("efficiency_decomposition.residual");
+      parts.adds_up = fields.boolean("efficiency_decomposition.adds_up");
+      run.decomposition = parts;
+    } else {
+      run.decomposition_not_measured = fields.string("efficiency_decomposition.not_measured");
+    }
+  }
   run.comm_busbw_gbps = fields.optional_number("comm_busbw_gbps");
   if (const json* buckets = fields.find("buckets_bytes"); buckets != nullptr && !buckets->is_null()) {
     if (!buckets->is_array()) fields.fail("\"buckets_bytes\" is not an array");

@@ -106,6 +106,36 @@ std::string guide_chart(const ComparisonModel& model) {
   return any ? svg_bar_chart(chart) : "";
 }
 
+// 1 − E decomposed (docs/RESULTS.md, efficiency_decomposition): one stacked bar per run, in points of E. A negative
+// term draws no segment (a stack cannot hold it), so every bar's name carries 1 − E and the residual.
+std::string decomposition_chart(const std::vector<std::pair<std::string, RunSummary::Decomposition>>& runs) {
+  BarChart chart;
+  chart.title = "1 - E(N) decomposed: dilation + tail + skew + residual";
+  chart.value_axis_title = "points of E (1 - E = 100 - E%)";
+  chart.stacked = true;
+  chart.value_decimals = 1;
+  BarSeries dilation{"dilation: slower backward beside the all-reduces", {}},
+      tail{"tail: all-reduces and update after the backward", {}}, skew{"skew: waiting for the slowest rank", {}},
+      residual{"residual: not measured by the three", {}};
+  for (const auto& [name, d] : runs) {
+    char text[160];
+    std::snprintf(text, sizeof text, " (1 - E %.1f, residual %.1f%s)", 100 * d.loss, 100 * d.residual,
+                  d.adds_up ? "" : ": do not add up");
+    chart.categories.push_back(name + text);
+    dilation.values.push_back(100 * d.dilation);
+    tail.values.push_back(100 * d.tail);
+    skew.values.push_back(100 * d.skew);
+    residual.values.push_back(100 * d.residual);
+  }
+  chart.series = {dilation, tail, skew, residual};
+  return svg_bar_chart(chart);
+}
+constexpr const char* kDecompositionNote =
+    "Why E(N) is below 100%, each term measured per rank and step (docs/RESULTS.md): dilation, the backward pass "
+    "slower beside the all-reduces than alone; tail, the all-reduces and the update left after the backward; skew, "
+    "waiting for the slowest rank; residual, what the three do not measure. A negative term draws no segment: "
+    "its value is in the tooltip, 1 - E and the residual in the bar's name.";
+
 std::string efficiency_chart(const ComparisonModel& model, bool* any) {
   BarChart chart;
   chart.title = "Scaling efficiency E(N)";
@@ -290,6 +320,17 @@ std::string comparison_html(const ComparisonModel& model) {
                       "E(N): the dp phase's throughput over N times the solo phase's (every GPU alone); 100% is "
                       "perfect scaling. One-GPU files have none.");
     }
+    std::vector<std::pair<std::string, RunSummary::Decomposition>> decomposed;
+    for (const std::string& workload : model.rows) {
+      for (const std::string& label : model.run_labels) {
+        const ResultFile* file = run_cell(model, workload, label);
+        if (file != nullptr && file->run.decomposition) {
+          decomposed.emplace_back(workload + ", " + label, *file->run.decomposition);
+        }
+      }
+    }
+    if (!decomposed.empty()) body += section("Scaling efficiency decomposed", decomposition_chart(decomposed),
+                                             kDecompositionNote);
     for (const std::string& workload : model.rows) {
       const std::string throughput = throughput_lines(model, workload);
       if (!throughput.empty()) {
@@ -356,6 +397,10 @@ std::string run_report_html(const ResultFile& file) {
                     "Each rank's median solo step (the GPU alone: compute), then up to the dp phase's step "
                     "(p50; every rank waits for the slowest each step): the communication the backward did not "
                     "hide, as that rank sees it. For the median GPU this is the headline exposed communication.");
+  }
+  if (run.decomposition) {
+    body += section("Scaling efficiency decomposed", decomposition_chart({{run.workload, *run.decomposition}}),
+                    kDecompositionNote);
   }
   if (!run.bucket_ready_ms.empty()) {
     TimelineChart chart;

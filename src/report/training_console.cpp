@@ -189,6 +189,24 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
   }
 }
 
+// 1 − E in points of E, each term measured (efficiency_decomposition.h), and the residual said out loud when the
+// three do not add up.
+void print_decomposition(std::FILE* out, const EfficiencyDecomposition& d) {
+  if (!d.measured) {
+    std::fprintf(out, "# 1 - E not decomposed: %s\n", d.not_measured.c_str());
+    return;
+  }
+  std::fprintf(out, "# 1 - E = %.1f points = dilation %.1f (%.3f ms) + tail %.1f (%.3f ms) + skew %.1f (%.3f ms) "
+                    "+ residual %.1f (of the %.3f ms dp step; per step its slowest rank, medians)\n",
+               100 * d.loss, 100 * d.dilation, d.ms.dilation_ms, 100 * d.tail, d.ms.tail_ms, 100 * d.skew,
+               d.ms.skew_ms, 100 * d.residual, d.dp_step_ms);
+  if (!d.adds_up) {
+    std::fprintf(out, "# the three terms do NOT add up to 1 - E: residual %.1f points, beyond %.1f (the forward pass, "
+                      "the step's edges or noise differ between the solo and dp phases)\n",
+                 100 * d.residual, 100 * kDecompositionTolerance);
+  }
+}
+
 void print_training_footer(std::FILE* out, const TrainingReport& report) {
   if (report.dp.ran) {
     const ScalingSummary s = summarize_scaling(report);
@@ -197,6 +215,7 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
       std::fprintf(out, "# scaling efficiency E(%d) = X(%d) / (%d x X(1)) = %.1f%% (X(1): the median solo GPU); "
                         "exposed communication %.2f ms per step\n",
                    report.nranks, report.nranks, report.nranks, 100 * s.efficiency, s.exposed_comm_ms);
+      print_decomposition(out, summarize_decomposition(report));
       std::fprintf(out, "# slowest solo rank: %d (%.2f ms p50)\n", solo.slowest_rank, solo.slowest_rank_step_ms);
     }
     if (report.comm.ran && report.solo.ran) {

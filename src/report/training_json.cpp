@@ -100,6 +100,11 @@ json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::st
       entry["loss_last"] = rank.loss_last;
     }
     if (!rank.bucket_ms.empty()) entry["bucket_ms"] = rank.bucket_ms;
+    if (!rank.forward_done_ms.empty()) {  // solo and dp: the timelines the decomposition of 1 − E reads
+      entry["forward_done_ms"] = rank.forward_done_ms;
+      entry["nodes_done_ms"] = rank.nodes_done_ms;
+      entry["step_done_ms"] = rank.step_done_ms;
+    }
     if (!rank.bucket_end_ms.empty()) {
       entry["nodes_done_ms"] = rank.nodes_done_ms;
       entry["bucket_ready_ms"] = rank.bucket_ready_ms;
@@ -136,6 +141,32 @@ std::string hex(uint64_t value) {
 }
 
 json null_unless(bool known, double value) { return known ? json(value) : json(nullptr); }
+
+// docs/RESULTS.md, efficiency_decomposition: null without the solo and dp phases.
+json decomposition_json(const TrainingReport& r) {
+  if (!r.solo.ran || !r.dp.ran) return nullptr;
+  const EfficiencyDecomposition d = summarize_decomposition(r);
+  if (!d.measured) return {{"measured", false}, {"not_measured", d.not_measured}};
+  json ranks = json::array();
+  for (size_t rank = 0; rank < d.ranks.size(); ++rank) {
+    const EfficiencyDecomposition::Rank& e = d.ranks[rank];
+    ranks.push_back({{"rank", rank}, {"solo_step_ms_p50", e.solo_step_ms}, {"dp_step_ms_p50", e.dp_step_ms},
+                     {"dilation_ms", e.ms.dilation_ms}, {"tail_ms", e.ms.tail_ms}, {"skew_ms", e.ms.skew_ms}});
+  }
+  return {{"measured", true},
+          {"loss", d.loss},
+          {"dilation", d.dilation},
+          {"tail", d.tail},
+          {"skew", d.skew},
+          {"residual", d.residual},
+          {"adds_up", d.adds_up},
+          {"tolerance", kDecompositionTolerance},
+          {"dp_step_ms", d.dp_step_ms},
+          {"dilation_ms", d.ms.dilation_ms},
+          {"tail_ms", d.ms.tail_ms},
+          {"skew_ms", d.ms.skew_ms},
+          {"ranks", ranks}};
+}
 
 }  // namespace
 
@@ -185,6 +216,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"exposed_comm_ms", null_unless(r.dp.ran && r.solo.ran, s.exposed_comm_ms)},
               {"overlap_pct", null_unless(r.dp.ran && r.solo.ran && r.comm.ran, s.overlap_pct)},
               {"efficiency_bound", null_unless(r.dp.ran && r.solo.ran && r.comm.ran, s.efficiency_bound)},
+              {"efficiency_decomposition", decomposition_json(r)},
               {"busbw_gbps", null_unless(r.dp.ran, s.in_training_busbw_gbps)},
               {"comm_busbw_gbps", null_unless(r.comm.ran, summarize_comm(r, r.comm).busbw_gbps)},
               {"weights_identical_at_start", r.weights_identical_at_start},

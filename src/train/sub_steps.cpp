@@ -45,11 +45,23 @@ void for_each_sub_step(Replica& replica, const std::function<void(size_t sub_ste
   executor.set_random_stream(seed, random_step);
 }
 
-void run_local_step(Replica& replica, const OptimizerSettings& settings, int64_t step) {
+void run_local_step(Replica& replica, const OptimizerSettings& settings, int64_t step, const LocalStepMarks* marks) {
   Executor& executor = *replica.executor;
+  auto train_pass = [&](size_t) {
+    if (marks == nullptr) {
+      executor.run_nodes(replica.graph.training_begin(), replica.graph.nodes().size());
+      return;
+    }
+    // As the data-parallel step splits it (GradientReducer::run_nodes_and_reduce).
+    const size_t forward_end = executor.forward_node_count();
+    executor.run_nodes(replica.graph.training_begin(), forward_end);
+    executor.mark(marks->forward_done);
+    executor.run_nodes(forward_end, replica.graph.nodes().size());
+    executor.mark(marks->nodes_done);
+  };
   for_each_sub_step(
-      replica, [&](size_t) { executor.run_nodes(replica.graph.training_begin(), replica.graph.nodes().size()); },
-      [&](size_t, int64_t optimizer_step) { executor.optimizer_step(settings, optimizer_step); }, step);
+      replica, train_pass, [&](size_t, int64_t optimizer_step) { executor.optimizer_step(settings, optimizer_step); },
+      step);
 }
 
 SubStepProfile profile_sub_steps(Replica& replica, const OptimizerSettings& settings, int64_t step) {

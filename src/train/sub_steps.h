@@ -43,7 +43,14 @@ void for_each_sub_step(Replica& replica, const std::function<void(size_t sub_ste
                        const std::function<void(size_t sub_step)>& parts = nullptr);
 
 // One step on this rank alone (no communication): parts, every training node and the optimizer, per sub-step.
-void run_local_step(Replica& replica, const OptimizerSettings& settings, int64_t step);
+// With `marks`, each sub-step's training pass marks the executor's timeline (Executor::mark) at
+// `marks->forward_done` after its forward nodes and at `marks->nodes_done` after its last node: the solo phase's
+// counterpart of the data-parallel step's timeline (the last sub-step's marks survive).
+struct LocalStepMarks {
+  size_t forward_done = 0, nodes_done = 0;
+};
+void run_local_step(Replica& replica, const OptimizerSettings& settings, int64_t step,
+                    const LocalStepMarks* marks = nullptr);
 
 // One step with a mark between nodes, each repetition of a repeated part included: time per node (summed over
 // its runs), per category (op_category, "decode" for every node of a generation part) and of the optimizer.

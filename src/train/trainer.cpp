@@ -199,12 +199,21 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     if (!report.weights_identical_at_start) {
       throw RuntimeFailure("the ranks' initial weights differ (checksums of the parameters disagree)");
     }
-    auto train_step = [&](int64_t step) { run_local_step(*replica, options.optimizer, step); };
+    // Solo steps marked as the dp step's timeline is (forward done, last node done), for the decomposition of
+    // 1 − E (efficiency_decomposition.h); marks 0 and 1 are run_steps' own, around the step.
+    const LocalStepMarks solo_marks{2, 3};
+    auto train_step = [&](int64_t step) { run_local_step(*replica, options.optimizer, step, &solo_marks); };
+    auto solo_timeline = [&](RankPhase& phase, bool timed) {
+      if (!timed) return;
+      phase.forward_done_ms.push_back(executor.elapsed_ms(0, solo_marks.forward_done));
+      phase.nodes_done_ms.push_back(executor.elapsed_ms(0, solo_marks.nodes_done));
+      phase.step_done_ms.push_back(executor.elapsed_ms(0, 1));
+    };
 
     if (options.solo) {
       weight_losses_by_global_rows(group, *replica, false);
       record_phase(
-          group, report.solo, "solo", [&] { return run_steps(group, *replica, options, "solo", train_step, nullptr); },
+          group, report.solo, "solo", [&] { return run_steps(group, *replica, options, "solo", train_step, solo_timeline); },
           [&](bool complete) {
             if (complete && options.profile) {
               profile_solo_step(*replica, options, options.warmup_steps + options.steps + 1, report);

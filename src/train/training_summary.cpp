@@ -9,6 +9,7 @@
 #include "scalebench/plan_database.h"
 #include "scalebench/stats.h"
 #include "scalebench/training.h"
+#include "src/train/efficiency_decomposition.h"
 
 namespace sb {
 namespace {
@@ -150,6 +151,44 @@ ScalingSummary summarize_scaling(const TrainingReport& report) {
     }
   }
   return summary;
+}
+
+EfficiencyDecomposition summarize_decomposition(const TrainingReport& report) {
+  EfficiencyDecomposition none;
+  if (!report.solo.ran || !report.dp.ran) {
+    none.not_measured = "needs the solo and dp phases";
+    return none;
+  }
+  if (report.sub_steps.size() > 1) {  // the marks hold the step's last sub-step only
+    none.not_measured = "a step of " + std::to_string(report.sub_steps.size()) + " sub-steps";
+    return none;
+  }
+  auto marks = [](const RankPhase& phase, bool with_buckets) {
+    std::vector<StepMarks> steps;
+    const size_t count = std::min({phase.step_ms.size(), phase.forward_done_ms.size(), phase.nodes_done_ms.size(),
+                                   phase.step_done_ms.size()});
+    for (size_t s = 0; s < count; ++s) {
+      StepMarks step;
+      step.step_ms = phase.step_ms[s];
+      step.forward_done_ms = phase.forward_done_ms[s];
+      step.nodes_done_ms = phase.nodes_done_ms[s];
+      step.step_done_ms = phase.step_done_ms[s];
+      if (with_buckets) {
+        if (s >= phase.bucket_start_ms.size() || s >= phase.bucket_end_ms.size()) break;
+        step.bucket_start_ms = phase.bucket_start_ms[s];
+        step.bucket_end_ms = phase.bucket_end_ms[s];
+      }
+      steps.push_back(std::move(step));
+    }
+    return steps;
+  };
+  std::vector<RankTimelines> ranks(std::min(report.solo.ranks.size(), report.dp.ranks.size()));
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    ranks[r].solo = marks(report.solo.ranks[r], false);
+    ranks[r].dp = marks(report.dp.ranks[r], true);
+  }
+  // The CPU device's all-reduces run on the host between nodes: on the compute timeline.
+  return decompose_efficiency(ranks, summarize_scaling(report).efficiency, report.device_kind != "cuda");
 }
 
 double peak_tflops(const std::string& device_name, Precision precision) {

@@ -289,6 +289,50 @@ TEST(CompareReport, OneRunsTables) {
   EXPECT_NE(markdown.find("| communication after backward (ms) | 0.750 |"), std::string::npos) << markdown;
 }
 
+// efficiency_decomposition (docs/RESULTS.md): 1 − E = 5 points = dilation 2 + tail 2 + skew 0.6 + residual 0.4.
+json decomposed_doc(double residual) {
+  json doc = run_doc();
+  doc["efficiency_decomposition"] = {{"measured", true}, {"loss", 0.05}, {"dilation", 0.02}, {"tail", 0.02},
+                                     {"skew", 0.006}, {"residual", residual}, {"adds_up", residual <= 0.005},
+                                     {"tolerance", 0.005}, {"dp_step_ms", 34.0}, {"dilation_ms", 0.68},
+                                     {"tail_ms", 0.68}, {"skew_ms", 0.204}, {"ranks", json::array()}};
+  return doc;
+}
+
+TEST(CompareReport, DecompositionRowsAndTheirResidual) {
+  std::vector<Table> tables = run_report_tables(parse("a.json", decomposed_doc(0.004)));
+  std::string markdown = tables_markdown({tables[1]});
+  EXPECT_NE(markdown.find("| 1 - E (points) | 5.0 |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("dilation: slower backward beside the all-reduces (points) | 2.0 |"), std::string::npos);
+  EXPECT_NE(markdown.find("skew: waiting for the slowest rank (points) | 0.6 |"), std::string::npos);
+  EXPECT_NE(markdown.find("residual: not measured by the three (points) | 0.4 |"), std::string::npos) << markdown;
+  tables = run_report_tables(parse("a.json", decomposed_doc(0.009)));
+  markdown = tables_markdown({tables[1]});
+  EXPECT_NE(markdown.find("| 0.9 (beyond 0.5: they do not add up) |"), std::string::npos) << markdown;
+  json not_measured = run_doc();
+  not_measured["efficiency_decomposition"] = {{"measured", false}, {"not_measured", "a step of 2 sub-steps"}};
+  markdown = tables_markdown({run_report_tables(parse("a.json", not_measured))[1]});
+  EXPECT_NE(markdown.find("| 1 - E decomposed | not measured: a step of 2 sub-steps |"), std::string::npos);
+  // Files from before it: no rows about it.
+  markdown = tables_markdown({run_report_tables(parse("a.json", run_doc()))[1]});
+  EXPECT_EQ(markdown.find("1 - E"), std::string::npos) << markdown;
+}
+
+TEST(CompareModel, DecompositionTableOnlyWhereMeasured) {
+  std::vector<ResultFile> files{parse("a.json", decomposed_doc(0.004)), parse("b.json", sockets_doc(1000))};
+  assign_labels(files, {});
+  std::vector<Table> tables = comparison_tables(build_comparison(files, ""));
+  const std::string markdown = tables_markdown(tables);
+  EXPECT_NE(markdown.find("1 - E decomposed (points of E): dilation / tail / skew / residual"), std::string::npos);
+  EXPECT_NE(markdown.find("| bert_base | 2.0 / 2.0 / 0.6 / 0.4 | - |"), std::string::npos) << markdown;
+  files = {parse("a.json", decomposed_doc(0.009))};
+  assign_labels(files, {});
+  EXPECT_NE(tables_markdown(comparison_tables(build_comparison(files, ""))).find("0.6 / 0.9 *"), std::string::npos);
+  files = {parse("a.json", run_doc()), parse("b.json", sockets_doc(1000))};
+  assign_labels(files, {});
+  EXPECT_EQ(tables_markdown(comparison_tables(build_comparison(files, ""))).find("1 - E"), std::string::npos);
+}
+
 CommandLine parse_args(std::vector<const char*> args) {
   args.insert(args.begin(), "scalebench");
   return parse_command_line(static_cast<int>(args.size()), args.data());

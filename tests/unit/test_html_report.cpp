@@ -3,6 +3,8 @@
 // labels XML-escaped, no URL anywhere; the bandwidth series parse and its rejection; ticks, byte labels, --html.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
@@ -227,6 +229,44 @@ TEST(HtmlReport, StackedStepTimePerRankAndTheBucketTimeline) {
   EXPECT_EQ(count(charts[1], "class=\"bar\""), 3u);  // one all-reduce per bucket
   EXPECT_NE(charts[1].find(">backward done 33.50 ms</text>"), std::string::npos);
   EXPECT_EQ(html.find("http"), std::string::npos);
+}
+
+// efficiency_decomposition (docs/RESULTS.md): 1 − E = 5 points = dilation 2 + tail 2 + skew 0.6 + residual 0.4.
+json decomposed(json doc, double tail, double residual) {
+  doc["efficiency_decomposition"] = {{"measured", true}, {"loss", 0.05}, {"dilation", 0.02}, {"tail", tail},
+                                     {"skew", 0.006}, {"residual", residual},
+                                     {"adds_up", std::abs(residual) <= 0.005}};
+  return doc;
+}
+
+TEST(HtmlReport, DecompositionIsOneStackedBarPerRun) {
+  const std::string html = run_report_html(parse("run.json", decomposed(run_doc("bert_base", "sequences"), 0.02, 0.004)));
+  const std::vector<std::string> charts = svgs(html);
+  ASSERT_EQ(charts.size(), 3u);  // step time, decomposition, timeline
+  const std::string& chart = charts[1];
+  EXPECT_NE(chart.find("1 - E(N) decomposed"), std::string::npos) << chart;
+  EXPECT_EQ(count(chart, "class=\"bar\""), 4u);  // dilation, tail, skew, residual
+  EXPECT_NE(chart.find("bert_base (1 - E 5.0, residual 0.4)"), std::string::npos) << chart;
+  EXPECT_NE(chart.find(">skew: waiting for the slowest rank</text>"), std::string::npos);
+  // Without it (files before it): no such chart.
+  EXPECT_EQ(run_report_html(parse("run.json", run_doc("bert_base", "sequences"))).find("decomposed"),
+            std::string::npos);
+}
+
+TEST(HtmlCompare, DecompositionBarsPerRunSayWhenTheyDoNotAddUp) {
+  std::vector<ResultFile> files{parse("a.json", decomposed(run_doc("bert_base", "sequences"), 0.02, 0.004)),
+                                parse("b.json", decomposed(run_doc("transformer_big", "tokens"), -0.01, 0.03))};
+  assign_labels(files, {});
+  const std::string html = comparison_html(build_comparison(files, ""));
+  std::string chart;
+  for (const std::string& svg : svgs(html)) {
+    if (svg.find("1 - E(N) decomposed") != std::string::npos) chart = svg;
+  }
+  ASSERT_FALSE(chart.empty()) << html;
+  EXPECT_NE(chart.find("transformer_big, "), std::string::npos);
+  EXPECT_NE(chart.find("(1 - E 5.0, residual 3.0: do not add up)"), std::string::npos) << chart;
+  EXPECT_NE(chart.find("tail: all-reduces and update after the backward / "), std::string::npos);
+  EXPECT_NE(chart.find(": -1.0</title>"), std::string::npos);  // a negative tail: no segment, its value in the tip
 }
 
 TEST(SvgChart, RoundTicksBytesAndEscaping) {
