@@ -233,7 +233,7 @@ void CudaExecutor::reserve_outside_plan(const Graph& graph) {
 }
 
 // Every conv pass gets its cuDNN algorithm here, once: within the bytes of its workspace tensor (the
-// graph builder's budget, src/engine/graph_builder_conv.cpp), in the dtype of its output.
+// graph builder's budget, src/core/ops/conv2d.cpp), in the dtype of its output.
 void CudaExecutor::choose_conv_algorithms(bool tf32) {
   static const std::map<std::string, cuda::ConvPass> passes = {
       {"conv2d", cuda::ConvPass::kForward},
