@@ -12,6 +12,13 @@ const OpDefs& op_registry() {
   static const OpDefs ops = [] {
     OpDefs all;
     for (const OpDefs* family : {&instance_norm_ops()}) all.insert(all.end(), family->begin(), family->end());
+    // core-b's families (issue 24): the GAN, detection, SAN and StyleGAN ops.
+    const OpDefs* const kCoreB[] = {
+        &conv_transpose2d_ops(),
+        &reflection_pad_ops(),
+        &pixel_losses_ops(),
+    };
+    for (const OpDefs* family : kCoreB) all.insert(all.end(), family->begin(), family->end());
     for (size_t i = 0; i < all.size(); ++i) {
       for (size_t j = 0; j < i; ++j) {
         if (all[i].name == all[j].name) throw std::logic_error("op '" + std::string(all[i].name) + "' defined twice");

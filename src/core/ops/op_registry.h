@@ -31,5 +31,9 @@ const OpDef* find_op_def(std::string_view name);  // nullptr for an op no family
 
 // The families' rows (src/core/ops/<family>.cpp), one function each; op_registry.cpp lists them.
 const OpDefs& instance_norm_ops();
+// core-b's families (issue 24): the GAN, detection, SAN and StyleGAN ops.
+const OpDefs& conv_transpose2d_ops();
+const OpDefs& reflection_pad_ops();
+const OpDefs& pixel_losses_ops();
 
 }  // namespace sb
