@@ -62,7 +62,10 @@
 #include "src/cuda/weight_norm.h"
 #include "src/cuda/yolo_loss.h"
 #include "src/engine/conv2d_geometry.h"
-#include "src/engine/detection_geometry.h"
+#include "src/core/ops/detection_losses.h"
+#include "src/core/ops/detection_targets.h"
+#include "src/core/ops/proposals.h"
+#include "src/core/ops/roi_align.h"
 
 namespace sb {
 namespace {

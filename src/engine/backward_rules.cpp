@@ -267,11 +267,9 @@ bool detached_op(const std::string& op) {
 const std::vector<const BackwardRuleTable*>& backward_rule_tables() {
   static const std::vector<const BackwardRuleTable*> chain = {
       &rules(),
-      &san_backward_rules(),
       &cnn_backward_rules(),
       &convs2s_backward_rules(),
       &pix2pixhd_backward_rules(),
-      &detection_backward_rules(),
       &stylegan_backward_rules(),
       &decode_backward_rules(),  // the last: its rules refuse (generation has no gradient)
   };

@@ -1,5 +1,5 @@
 // CPU executor entries of Mask R-CNN's ops (src/engine/cpu_kernels_detection.h): each node's tensors bound to
-// the sb::cpu reference with the sizes of src/engine/detection_geometry.h. The samplers draw with the executor's
+// the sb::cpu reference with the sizes of src/core/ops/<family>.h. The samplers draw with the executor's
 // step (Executor::step), so a step's forward replays exactly and the next one draws afresh.
 #include "src/engine/cpu_kernels_detection.h"
 
@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "src/cpu/frozen_affine.h"
-#include "src/engine/detection_geometry.h"
+#include "src/cpu/detection_losses.h"
+#include "src/cpu/detection_targets.h"
+#include "src/cpu/proposals.h"
+#include "src/cpu/roi_align.h"
 
 namespace sb::detail {
 namespace {

@@ -51,23 +51,19 @@ const BackwardRule* find_backward_rule(const std::string& op);
 // The chain find_backward_rule walks, in order (src/core/ops/op_bindings.h lists its names).
 const std::vector<const BackwardRuleTable*>& backward_rule_tables();
 
-// The rules of the SAN answer-module ops (backward_rules_san.cpp).
-const BackwardRuleTable& san_backward_rules();
 // The rules of the convolutional-network ops (backward_rules_cnn.cpp).
 const BackwardRuleTable& cnn_backward_rules();
 // The rules of the ConvS2S ops (backward_rules_convs2s.cpp).
 const BackwardRuleTable& convs2s_backward_rules();
-// The rules of the GAN ops added for pix2pixHD (backward_rules_pix2pixhd.cpp).
+// The gradient stops added for pix2pixHD (backward_rules_pix2pixhd.cpp).
 const BackwardRuleTable& pix2pixhd_backward_rules();
-// The rules of Mask R-CNN's ops (backward_rules_detection.cpp).
-const BackwardRuleTable& detection_backward_rules();
 // The greedy-decoding ops and the copy (backward_rules_decode.cpp), the last in the chain: no gradient.
 const BackwardRuleTable& decode_backward_rules();
 // Ops whose outputs are detached from their inputs (torch's .detach(): stop_gradient; Mask R-CNN's anchors,
 // proposals and target assignment): their outputs require no gradient, and autodiff neither waits for
 // gradients through them nor counts them as uses of their inputs (backward_rules.cpp).
 bool detached_op(const std::string& op);
-// The rules of StyleGAN's ops and the second-order rules of the backward ops on its discriminator's path
+// The second-order rules of the backward ops on StyleGAN's discriminator's path that belong to other families
 // (backward_rules_second_order.cpp: conv2d_backward_data, leaky_relu_backward, ...).
 const BackwardRuleTable& stylegan_backward_rules();
 

@@ -50,24 +50,6 @@ constexpr OpInfo kOps[] = {
     {"glu", "glu", kDiff},
     {"weight_norm", "weight_norm", kDiff},
     {"scale_rows", "scale_rows", kDiff},  // its backward is scale_rows again
-    {"frozen_affine", "frozen_affine", kDiff},
-    {"roi_align", "roi_align", kDiff},
-    {"bce_with_logits_loss", "detection_losses", kDiff},
-    {"smooth_l1_loss", "detection_losses", kDiff},
-    {"gru_cell", "san", kDiff},
-    {"san_self_attention", "san", kDiff},
-    {"san_bilinear_attention", "san", kDiff},
-    {"san_merge", "san", kDiff},
-    {"san_turn_average", "san", kDiff},
-    {"blur2d", "blur", kDiff},  // also StyleGAN's R1 path: blur2d's rule is blur2d (the kernel is symmetric)
-    {"minibatch_stddev", "minibatch_stddev", kDiff},
-    {"softplus_loss", "gan_losses", kDiff},
-    {"squared_norm_loss", "gan_losses", kDiff},
-    {"fused_conv_weight", "fused_conv_weight", kDiff},
-    {"pixel_norm", "pixel_norm", kDiff},
-    {"noise_injection", "noise_injection", kDiff},
-    {"style_modulation", "style_modulation", kDiff},
-    {"style_mix", "style_mix", kDiff},
 
     // ---- Backward ops with a second-order rule. StyleGAN's R1 penalty differentiates the discriminator's input
     // gradient (append_input_gradient emits these as forward nodes), so every backward op on that path has a
@@ -76,7 +58,6 @@ constexpr OpInfo kOps[] = {
     {"conv2d_backward_data", "conv2d", kDiff},
     {"leaky_relu_backward", "activations", kDiff},
     {"avg_pool2d_backward", "pooling", kDiff},
-    {"minibatch_stddev_backward", "minibatch_stddev", kDiff},
 
     // ---- A rule that passes no gradient on: the outputs are detached from the inputs, as torch's .detach().
     // stop_gradient and discard_gradient are views that cut the path (pix2pixHD: D(G(z).detach()), and G's loss
@@ -84,11 +65,6 @@ constexpr OpInfo kOps[] = {
     // Mask R-CNN's anchors, proposals and target assignment are computed from boxes and scores as data.
     {"stop_gradient", "memory", kStop},
     {"discard_gradient", "memory", kStop},
-    {"anchor_grid", "proposals", kStop},
-    {"rpn_proposals", "proposals", kStop},
-    {"rpn_targets", "detection_targets", kStop},
-    {"roi_sample", "detection_targets", kStop},
-    {"mask_targets", "detection_targets", kStop},
 
     // ---- A rule that refuses (UsageError): greedy generation runs without gradients (XLM's generate is under
     // torch.no_grad) and writes int32 ids and counters; copy only switches a sub-step's data inputs. A loss that
@@ -118,29 +94,12 @@ constexpr OpInfo kOps[] = {
     {"upsample_bilinear_backward", "upsample", kNone},
     {"glu_backward", "glu", kNone},
     {"weight_norm_backward", "weight_norm", kNone},
-    {"frozen_affine_backward", "frozen_affine", kNone},
-    {"roi_align_backward", "roi_align", kNone},
-    {"gru_cell_backward", "san", kNone},
-    {"san_self_attention_backward", "san", kNone},
-    {"san_bilinear_attention_backward", "san", kNone},
-    {"san_merge_backward", "san", kNone},
-    {"san_turn_average_backward", "san", kNone},
-    {"minibatch_stddev_backward_backward", "minibatch_stddev", kNone},
-    {"fused_conv_weight_backward", "fused_conv_weight", kNone},
-    {"pixel_norm_backward", "pixel_norm", kNone},
-    {"noise_injection_backward", "noise_injection", kNone},
-    {"style_modulation_backward", "style_modulation", kNone},
-    {"style_mix_backward", "style_mix", kNone},
 
     // ---- No rule: a loss's backward op starts the backward pass (dloss = 1, times its weight and the loss
     // scale), and nothing differentiates a loss's gradient.
     {"softmax_cross_entropy_backward", "cross_entropy", kNone},
     {"span_loss_backward", "span_loss", kNone},
     {"yolo_loss_backward", "yolo_loss", kNone},
-    {"bce_with_logits_loss_backward", "detection_losses", kNone},
-    {"smooth_l1_loss_backward", "detection_losses", kNone},
-    {"softplus_loss_backward", "gan_losses", kNone},
-    {"squared_norm_loss_backward", "gan_losses", kNone},
 
     // ---- No rule: outputs with no inputs to differentiate, or outside every loss. zero_fill (the gradient of a
     // declared-unused parameter, or a split part with no gradient) and unstack (stack's gradient) come from
@@ -149,8 +108,6 @@ constexpr OpInfo kOps[] = {
     {"zero_fill", "memory", kNone},
     {"unstack", "memory", kNone},
     {"fill", "memory", kNone},
-    {"san_turn_mask", "san", kNone},
-    {"ema_update", "ema", kNone},
 };
 
 }  // namespace

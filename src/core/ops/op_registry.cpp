@@ -17,6 +17,21 @@ const OpDefs& op_registry() {
         &conv_transpose2d_ops(),
         &reflection_pad_ops(),
         &pixel_losses_ops(),
+        &blur_ops(),
+        &minibatch_stddev_ops(),
+        &gan_losses_ops(),
+        &fused_conv_weight_ops(),
+        &pixel_norm_ops(),
+        &noise_injection_ops(),
+        &style_modulation_ops(),
+        &style_mix_ops(),
+        &ema_ops(),
+        &frozen_affine_ops(),
+        &roi_align_ops(),
+        &detection_losses_ops(),
+        &proposals_ops(),
+        &detection_targets_ops(),
+        &san_ops(),
     };
     for (const OpDefs* family : kCoreB) all.insert(all.end(), family->begin(), family->end());
     for (size_t i = 0; i < all.size(); ++i) {
