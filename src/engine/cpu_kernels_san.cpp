@@ -1,5 +1,5 @@
 // CPU executor entries of the SAN ops (src/engine/cpu_kernels_san.h): each node's tensors bound to the
-// sb::cpu kernel of src/cpu/san.h with the sizes the graph builder stored (graph_builder_san.cpp).
+// sb::cpu kernel of src/cpu/san.h with the sizes the graph builder stored (src/core/ops/san.cpp).
 #include "src/engine/cpu_kernels_san.h"
 
 #include <map>

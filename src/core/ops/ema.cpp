@@ -1,5 +1,6 @@
 // The EMA family (ema_update): GraphBuilder::moving_average, StyleGAN's exponential moving average of G's weights
-// (Gs), a state tensor updated after every step, and its op's row. Kernels: src/cpu/ema.cpp, src/cuda/stylegan_g_ops.cu.
+// (Gs), a state tensor updated after every step, and its op's row. Kernels: src/cpu/ema.cpp,
+// src/cuda/stylegan_g_ops.cu.
 #include "scalebench/error.h"
 #include "scalebench/graph_builder.h"
 #include "src/core/ops/op_registry.h"

@@ -40,7 +40,8 @@ TensorId GraphBuilder::reflection_pad2d(TensorId x, int64_t top, int64_t bottom,
                      shape_text(xs));
   }
   const ReflectionPadParams params{xs[0], xs[1], xs[2], xs[3], top, bottom, left, right};
-  const TensorId y = activation(next_name("reflection_pad"), {xs[0], xs[1] + top + bottom, xs[2] + left + right, xs[3]});
+  const TensorId y =
+      activation(next_name("reflection_pad"), {xs[0], xs[1] + top + bottom, xs[2] + left + right, xs[3]});
   graph_.add_node(Node{"reflection_pad2d", {x}, {y}, encode(params), false});
   return y;
 }

@@ -212,7 +212,8 @@ struct InputGradients {
   std::vector<detail::Contribution> contributions;
 };
 
-InputGradients input_gradients(detail::BackwardContext& ctx, const Node& node, const std::vector<size_t>& differentiable) {
+InputGradients input_gradients(detail::BackwardContext& ctx, const Node& node,
+                               const std::vector<size_t>& differentiable) {
   InputGradients result;
   result.contributions.assign(node.inputs.size(), detail::Contribution{});
   for (size_t i : differentiable) {
@@ -224,7 +225,8 @@ InputGradients input_gradients(detail::BackwardContext& ctx, const Node& node, c
 }
 
 // inputs x, h, w_ih, w_hh, b_ih, b_hh; outputs h_next, saved_gates.
-std::vector<detail::Contribution> gru_cell_backward(detail::BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+std::vector<detail::Contribution> gru_cell_backward(detail::BackwardContext& ctx, const Node& node,
+                                                    const std::vector<TensorId>& dout) {
   InputGradients g = input_gradients(ctx, node, {0, 1, 2, 3, 4, 5});
   const auto& in = node.inputs;
   ctx.emit(Node{"gru_cell_backward", {dout[0], in[0], in[1], in[2], in[3], node.outputs[1]}, g.buffers,
@@ -234,7 +236,7 @@ std::vector<detail::Contribution> gru_cell_backward(detail::BackwardContext& ctx
 
 // inputs memory, mask, weight, bias; outputs summary, saved_alpha.
 std::vector<detail::Contribution> self_attention_backward(detail::BackwardContext& ctx, const Node& node,
-                                                  const std::vector<TensorId>& dout) {
+                                                          const std::vector<TensorId>& dout) {
   InputGradients g = input_gradients(ctx, node, {0, 2, 3});
   const auto& in = node.inputs;
   ctx.emit(Node{"san_self_attention_backward", {dout[0], in[0], in[1], in[2], node.outputs[1]}, g.buffers,
@@ -245,7 +247,7 @@ std::vector<detail::Contribution> self_attention_backward(detail::BackwardContex
 // inputs keys, values, state, mask, weight, bias; outputs summary, saved_projection, saved_alpha. When keys
 // and values are one tensor, its two contributions are summed by autodiff.
 std::vector<detail::Contribution> bilinear_attention_backward(detail::BackwardContext& ctx, const Node& node,
-                                                      const std::vector<TensorId>& dout) {
+                                                              const std::vector<TensorId>& dout) {
   InputGradients g = input_gradients(ctx, node, {0, 1, 2, 4, 5});
   const auto& in = node.inputs;
   ctx.emit(Node{"san_bilinear_attention_backward",
@@ -255,7 +257,8 @@ std::vector<detail::Contribution> bilinear_attention_backward(detail::BackwardCo
 }
 
 // inputs x, s; output features.
-std::vector<detail::Contribution> merge_backward(detail::BackwardContext& ctx, const Node& node, const std::vector<TensorId>& dout) {
+std::vector<detail::Contribution> merge_backward(detail::BackwardContext& ctx, const Node& node,
+                                                 const std::vector<TensorId>& dout) {
   InputGradients g = input_gradients(ctx, node, {0, 1});
   ctx.emit(Node{"san_merge_backward", {dout[0], node.inputs[0], node.inputs[1]}, g.buffers,
                 backward_attributes(node), true});
@@ -264,7 +267,7 @@ std::vector<detail::Contribution> merge_backward(detail::BackwardContext& ctx, c
 
 // inputs turn_logits, turn_mask; outputs scores, saved_probs.
 std::vector<detail::Contribution> turn_average_backward(detail::BackwardContext& ctx, const Node& node,
-                                                const std::vector<TensorId>& dout) {
+                                                        const std::vector<TensorId>& dout) {
   InputGradients g = input_gradients(ctx, node, {0});
   ctx.emit(Node{"san_turn_average_backward", {dout[0], node.inputs[1], node.outputs[1]}, g.buffers,
                 backward_attributes(node), true});
