@@ -22,10 +22,9 @@ std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss);
 // The gradient of sum(output) with respect to x (an input or activation that `output` depends on), built of
 // FORWARD nodes: the backward rules' nodes are emitted with backward = false, seeded by a `fill` node of ones,
 // so a loss that contains the result (StyleGAN's R1 penalty ||d sum D(x) / dx||^2) is differentiated again by
-// append_backward. That second pass needs a rule for every backward op on the path (second-order rules: the
-// op's family in src/core/ops, or src/engine/backward_rules_second_order.cpp); an op without one is a UsageError
-// there. Only tensors on a path from x to output get gradients here (no parameter gradients). Returns a tensor
-// shaped like x.
+// append_backward. That second pass needs a rule for every backward op on the path (second-order rules, in each
+// backward op's family, src/core/ops/<family>.cpp); an op without one is a UsageError there. Only tensors on a
+// path from x to output get gradients here (no parameter gradients). Returns a tensor shaped like x.
 // Throws UsageError when output does not depend on x or x is not floating-point.
 TensorId append_input_gradient(Graph& graph, TensorId output, TensorId x);
 

@@ -1,5 +1,5 @@
-// Settings and multi-tensor results of GraphBuilder's Mask R-CNN ops (graph_builder.h,
-// src/engine/graph_builder_detection.cpp). Defaults are torchvision's maskrcnn_resnet50_fpn training settings
+// Settings and multi-tensor results of GraphBuilder's Mask R-CNN ops (graph_builder.h; src/core/ops/proposals.cpp,
+// detection_targets.cpp). Defaults are torchvision's maskrcnn_resnet50_fpn training settings
 // (shared/WORKLOADS.md §6).
 #pragma once
 

@@ -189,7 +189,8 @@ class GraphBuilder {
   }
   bool true_gradients() const { return true_gradients_; }
 
-  // Mask R-CNN's ops (src/engine/graph_builder_detection.cpp; options and outputs in detection_options.h).
+  // Mask R-CNN's ops (src/core/ops/{frozen_affine,roi_align,detection_losses,proposals,detection_targets}.cpp;
+  // options and outputs in detection_options.h).
   // Its frozen stem and res2 are frozen_parameter() inputs (above).
   // FrozenBatchNorm2d: y = x · scale[c] + shift[c] over the last (channel) dimension, then ReLU if `relu`;
   // scale and shift are fp32 inputs (C), no gradient; x's gradient is dy · scale (src/cpu/frozen_affine.h).
@@ -224,8 +225,7 @@ class GraphBuilder {
   // The mask head's targets (Q, resolution, resolution) and per-pixel loss weights from roi_sample's mask outputs.
   MaskTargets mask_targets(const RoiSamples& samples, TensorId gt_boxes, int64_t resolution);
 
-  // The GAN ops (pix2pixHD, shared with StyleGAN), implemented in src/engine/graph_builder_pix2pixhd.cpp
-  // (stop_gradient and discard_gradient, views: src/core/ops/memory.cpp).
+  // The GAN ops (pix2pixHD, shared with StyleGAN), implemented in their families' src/core/ops/<family>.cpp.
   // The value of x with no gradient through it (PyTorch's .detach()): a view, nothing runs. Nothing upstream
   // of it computes a gradient on its account, and the tensors computed from it need none unless another input
   // does (autodiff's requires-gradient rule), so D(label, G(z).detach()) computes no gradient for its input.
@@ -301,7 +301,7 @@ class GraphBuilder {
   // unrolls the turns. fp32 only: the kernels have no bf16 path, so in a bf16 graph every floating input is
   // converted to fp32 (cached casts; their backward casts the gradient back) and every output is fp32.
   // Masks are uint8 inputs shaped (B, L), nonzero = excluded (PyTorch's masked_fill masks). Implemented in
-  // src/engine/graph_builder_san.cpp.
+  // src/core/ops/san.cpp.
   // torch.nn.GRUCell: x (B, I), h (B, H), w_ih (3H, I), w_hh (3H, H), b_ih and b_hh (3H) -> h' (B, H).
   TensorId gru_cell(TensorId x, TensorId h, TensorId w_ih, TensorId w_hh, TensorId b_ih, TensorId b_hh);
   // LinearSelfAttn: sum over unmasked l of softmax_l(memory_l . weight + bias) memory_l.
@@ -343,7 +343,8 @@ class GraphBuilder {
   void end_sentences(TensorId ids, TensorId lengths, int64_t eos, int64_t pad);
   // dst := src, the same dtype and element count (a device-to-device copy: switching a graph's inputs).
   void copy(TensorId dst, TensorId src);
-  // StyleGAN's ops (shared/WORKLOADS.md §5), implemented in src/engine/graph_builder_stylegan.cpp; NHWC.
+  // StyleGAN's ops (shared/WORKLOADS.md §5), implemented in their families' src/core/ops/<family>.cpp (constant
+  // and upscale_conv2d in src/engine/graph_builder_stylegan.cpp); NHWC.
   // A tensor of `value` everywhere, written by a `fill` node without inputs (a constant for autodiff).
   TensorId constant(std::vector<int64_t> shape, double value);
   // The fixed [1, 2, 1] ⊗ [1, 2, 1] / 16 depthwise blur, zero padding 1, stride 1 (src/cpu/blur.h).

@@ -76,4 +76,10 @@ void GraphBuilder::declare_unused_parameter(TensorId parameter) {
   info.unused_this_step = true;
 }
 
+TensorId GraphBuilder::frozen_parameter(const std::string& name, std::vector<int64_t> dims) {
+  const TensorId id = input(name, std::move(dims), DType::kFloat32);
+  graph_.tensor(id).frozen_weight = true;
+  return id;
+}
+
 }  // namespace sb

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "src/cpu/cpu_bindings.h"
-#include "src/engine/detection_geometry.h"
+#include "src/core/ops/detection_losses.h"
 
 namespace sb::cpu {
 namespace {

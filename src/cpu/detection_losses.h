@@ -10,13 +10,12 @@
 
 #include <cstdint>
 
+#include "src/core/ops/detection_losses.h"
+
 namespace sb::cpu {
 
-struct ClassSelection {
-  int64_t groups = 0, rows = 1, classes = 1, inner = 1;
-  int64_t elements() const { return groups * rows * inner; }            // of targets and weights
-  int64_t input_elements() const { return groups * rows * classes * inner; }  // of x
-};
+// The selection lives with the family's graph-builder code (src/core/ops/detection_losses.h).
+using sb::ClassSelection;
 
 // The sums, accumulated in double in element order and rounded once. columns may be null (classes = 1).
 float bce_with_logits_forward(const float* x, const float* targets, const float* weights, const int32_t* columns,

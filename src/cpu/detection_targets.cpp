@@ -7,7 +7,7 @@
 
 #include "src/cpu/cpu_bindings.h"
 #include "src/cpu/detection_math.h"
-#include "src/engine/detection_geometry.h"
+#include "src/core/ops/detection_targets.h"
 
 namespace sb::cpu {
 namespace {

@@ -11,21 +11,16 @@
 #include <cstdint>
 
 #include "scalebench/host_device.h"
+#include "src/core/ops/detection_targets.h"
 
 namespace sb::cpu {
 
 // Random streams of the two samplers (detection::random_bits).
 constexpr uint32_t kRpnSamplerStream = 1, kRoiSamplerStream = 2;
 
-struct RpnTargetGeometry {
-  int64_t batch = 0, anchors = 0, boxes = 0;
-  int64_t sampled_per_image = 256;
-  float positive_fraction = 0.5f;
-  float foreground_iou = 0.7f, background_iou = 0.3f;
-  SB_HOST_DEVICE int64_t max_positives() const {
-    return static_cast<int64_t>(static_cast<float>(sampled_per_image) * positive_fraction);
-  }
-};
+// The geometries live with the family's graph-builder code (src/core/ops/detection_targets.h).
+using sb::RoiSampleGeometry;
+using sb::RpnTargetGeometry;
 
 // Anchors (anchors, 4) matched to each image's boxes: positive at IoU >= 0.7 or when the anchor is (one of) a
 // box's best (allow_low_quality_matches), negative below 0.3, else ignored. min(#positive, 128) positives and
@@ -35,16 +30,6 @@ struct RpnTargetGeometry {
 void rpn_targets(const float* anchors, const float* gt_boxes, const int32_t* sample_ids, uint64_t step,
                  const RpnTargetGeometry& g, float* labels, float* label_weights, float* box_targets,
                  float* box_weights);
-
-struct RoiSampleGeometry {
-  int64_t batch = 0, proposals = 0, boxes = 0;
-  int64_t rois_per_image = 512, mask_rois_per_image = 64;
-  float positive_fraction = 0.25f, foreground_iou = 0.5f;
-  SB_HOST_DEVICE int64_t candidates() const { return proposals + boxes; }  // proposals, then the ground truth itself
-  SB_HOST_DEVICE int64_t max_positives() const {
-    return static_cast<int64_t>(static_cast<float>(rois_per_image) * positive_fraction);
-  }
-};
 
 // Per image: the candidates (proposals then ground-truth boxes) matched to the boxes (foreground at IoU >= 0.5),
 // min(#foreground, 128) positives and rois_per_image - that negatives drawn (if there are too few negatives, more

@@ -2,7 +2,8 @@
 #include "src/cpu/frozen_affine.h"
 
 #include "src/cpu/cpu_bindings.h"
-#include "src/engine/detection_geometry.h"
+#include "src/core/ops/detection_sizes.h"
+#include "src/core/ops/frozen_affine.h"
 
 namespace sb::cpu {
 

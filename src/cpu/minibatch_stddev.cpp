@@ -52,14 +52,6 @@ double statistic_upstream(const float* dy, const MinibatchStddevGeometry& g, int
 
 }  // namespace
 
-void check_minibatch_stddev_geometry(const MinibatchStddevGeometry& g) {
-  if (g.batch < 1 || g.height < 1 || g.width < 1 || g.channels < 1 || g.group < 1 || g.splits < 1 ||
-      g.batch % g.splits != 0 || g.part() % g.group != 0) {
-    throw UsageError("minibatch_stddev: a batch of " + std::to_string(g.batch) + " in " + std::to_string(g.splits) +
-                     " parts does not divide into groups of " + std::to_string(g.group));
-  }
-}
-
 void minibatch_stddev_forward(const float* x, float* y, const MinibatchStddevGeometry& g) {
   check_minibatch_stddev_geometry(g);
   const int64_t pixels = g.height * g.width, C = g.channels, K = g.positions();

@@ -6,21 +6,14 @@
 
 #include <cstdint>
 
+#include "src/core/ops/minibatch_stddev.h"
+
 namespace sb::cpu {
 
-// The batch is `splits` contiguous parts of equal size P (one part per data-parallel rank in the --check's
-// one-rank reference; 1 otherwise). Within a part, sample p = g·M + m (M = P / group) is member g of group m,
-// as the reference's reshape to [group, M, ...] makes it. For each group and each k of the H·W·C positions:
-// sigma_k = sqrt(var_g(x) + 1e-8) with the biased variance over the group's members; the group's statistic is
-// the mean of sigma_k over k, appended to every member's pixels as channel C.
-struct MinibatchStddevGeometry {
-  int64_t batch = 0, height = 0, width = 0, channels = 0;
-  int64_t group = 4;   // members per group, dividing batch / splits
-  int64_t splits = 1;  // contiguous parts grouped separately
-  int64_t part() const { return batch / splits; }
-  int64_t groups_per_part() const { return part() / group; }
-  int64_t positions() const { return height * width * channels; }  // K
-};
+// The geometry and its check live with the family's graph-builder code (src/core/ops/minibatch_stddev.h).
+using sb::MinibatchStddevGeometry;
+using sb::check_minibatch_stddev_geometry;
+
 constexpr double kMinibatchStddevEpsilon = 1e-8;
 
 // x (N, H, W, C) -> y (N, H, W, C + 1). Throws UsageError on an inconsistent geometry.
@@ -34,7 +27,5 @@ void minibatch_stddev_backward(const float* x, const float* dy, float* dx, const
 // dx2 (N, H, W, C) and ddy (N, H, W, C + 1) are overwritten. Linear in u.
 void minibatch_stddev_backward_backward(const float* x, const float* dy, const float* u, float* dx2, float* ddy,
                                         const MinibatchStddevGeometry& g);
-
-void check_minibatch_stddev_geometry(const MinibatchStddevGeometry& g);
 
 }  // namespace sb::cpu

@@ -17,6 +17,7 @@
 
 #include "scalebench/host_device.h"
 #include "scalebench/philox.h"
+#include "src/core/ops/noise_injection.h"
 
 namespace sb::cpu {
 
@@ -31,9 +32,11 @@ SB_HOST_DEVICE inline float noise_value(uint64_t seed, uint64_t offset, uint32_t
   return static_cast<float>(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
 }
 
-// Philox blocks one sample's noise over `pixels` takes per step (the node's "n" attribute is 2 · pixels: four
-// uniforms per block).
-constexpr int64_t noise_blocks(int64_t pixels) { return (pixels + 1) / 2; }
+// The Philox blocks a node takes and the CUDA backward pass's scratch live with the family's graph-builder code
+// (src/core/ops/noise_injection.h), which sizes them without a device.
+using sb::noise_blocks;
+using sb::noise_injection_chunks;
+using sb::noise_injection_workspace_bytes;
 
 // y (N, H, W, C) = x + weight[c] · noise(sample_ids[n], h·W + w); y may be x.
 void noise_injection_forward(const float* x, const float* weight, const int32_t* sample_ids, float* y, int64_t batch,
@@ -41,15 +44,5 @@ void noise_injection_forward(const float* x, const float* weight, const int32_t*
 // dweight[c] = sum over n, pixels of dy · noise (the same draws); dx is dy itself (the rule passes it on).
 void noise_injection_backward(const float* dy, const int32_t* sample_ids, float* dweight, int64_t batch,
                               int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset);
-
-// The CUDA backward pass (src/cuda/stylegan_g_ops.h) sums over chunks of the batch's (sample, pixel) rows in
-// parallel, each chunk's partial sums (double, one per channel) in the node's workspace, then adds the chunks in
-// order (deterministic).
-constexpr int64_t noise_injection_chunks(int64_t rows) {
-  return (rows + 4095) / 4096 < 1 ? 1 : ((rows + 4095) / 4096 > 1024 ? 1024 : (rows + 4095) / 4096);
-}
-constexpr int64_t noise_injection_workspace_bytes(int64_t batch, int64_t pixels, int64_t channels) {
-  return noise_injection_chunks(batch * pixels) * channels * int64_t(sizeof(double));
-}
 
 }  // namespace sb::cpu

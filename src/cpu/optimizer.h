@@ -14,12 +14,12 @@
 #include <cstdint>
 
 #include "scalebench/optimizer.h"
+#include "src/core/ops/grad_norm.h"
 
 namespace sb::cpu {
 
-// Doubles the `grad_norm_squared` scratch holds: [0] the result, then one partial per CUDA block.
-constexpr int64_t kGradNormBlocks = 1024;
-constexpr int64_t kGradNormScratchDoubles = 1 + kGradNormBlocks;
+using sb::kGradNormBlocks;  // the scratch's layout (src/core/ops/grad_norm.h)
+using sb::kGradNormScratchDoubles;
 
 // scratch[0] = sum of grads[i]^2 in double. `scratch` holds kGradNormScratchDoubles (only [0] is used here).
 void grad_norm_squared(const float* grads, int64_t n, double* scratch);

@@ -8,7 +8,7 @@
 
 #include "src/cpu/cpu_bindings.h"
 #include "src/cpu/detection_math.h"
-#include "src/engine/detection_geometry.h"
+#include "src/core/ops/proposals.h"
 
 namespace sb::cpu {
 

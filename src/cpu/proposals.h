@@ -11,38 +11,19 @@
 #include <cstdint>
 
 #include "scalebench/host_device.h"
+#include "src/core/ops/proposals.h"
 
 namespace sb::cpu {
 
-constexpr int kMaxAnchorLevels = 5;
-constexpr int kAnchorsPerCell = 3;  // aspect ratios 0.5, 1, 2 (height / width)
-
-struct AnchorLevel {
-  int64_t height = 0, width = 0;      // feature map cells
-  int64_t stride_h = 0, stride_w = 0;  // image pixels per cell (image size // map size)
-  float size = 0;                      // anchor side at aspect ratio 1, pixels (32 ... 512)
-  int64_t anchors() const { return height * width * kAnchorsPerCell; }
-};
+// The geometry lives with the family's graph-builder code (src/core/ops/proposals.h).
+using sb::AnchorLevel;
+using sb::kAnchorsPerCell;
+using sb::kMaxAnchorLevels;
+using sb::ProposalGeometry;
 
 // anchors (sum of levels' anchors, 4) in (level, y, x, ratio) order, the order of an NHWC RPN output with
 // 3 anchors per cell: torchvision's base anchors round(+-(w, h) / 2) shifted by the cell's top-left pixel.
 void anchor_grid(const AnchorLevel* levels, int count, float* anchors);
-
-struct ProposalGeometry {
-  int64_t batch = 0, anchors = 0;  // anchors per image, all levels
-  int levels = 0;
-  int64_t level_anchors[kMaxAnchorLevels] = {};
-  int64_t pre_nms_top_n = 2000, post_nms_top_n = 2000;
-  float nms_threshold = 0.7f, min_size = 1e-3f;
-  float image_height = 0, image_width = 0;
-  bool decode = true;  // false: proposals are the anchors themselves, clipped (the finite-difference form)
-  int64_t level_candidates(int l) const { return level_anchors[l] < pre_nms_top_n ? level_anchors[l] : pre_nms_top_n; }
-  int64_t candidates() const {
-    int64_t n = 0;
-    for (int l = 0; l < levels; ++l) n += level_candidates(l);
-    return n;
-  }
-};
 
 // indices (batch, candidates): per image and level, the anchor indices (into the image's anchors) of the
 // level's top level_candidates(l) logits, descending, equal logits in anchor order; levels one after another.

@@ -7,19 +7,13 @@
 
 #include <cstdint>
 
+#include "src/core/ops/roi_align.h"
+
 namespace sb::cpu {
 
-constexpr int kMaxRoiLevels = 4;
-
-struct RoiAlignGeometry {
-  int64_t batch = 0, channels = 0, rois = 0, output_size = 0;
-  int sampling_ratio = 2;
-  int levels = 0;       // feature maps, finest first
-  int first_level = 2;  // the FPN level of levels[0] (P2: 2); level k has scale 2^-k
-  int64_t height[kMaxRoiLevels] = {}, width[kMaxRoiLevels] = {};
-  bool aligned = false;
-  float scale(int level) const { return 1.0f / static_cast<float>(int64_t{1} << (first_level + level)); }
-};
+// The geometry lives with the family's graph-builder code (src/core/ops/roi_align.h).
+using sb::kMaxRoiLevels;
+using sb::RoiAlignGeometry;
 
 // features[l] (batch, height[l], width[l], channels); rois (rois, 5) = (image index, x1, y1, x2, y2) in image
 // pixels; y (rois, output_size, output_size, channels).

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "src/core/ops/style_modulation.h"
+
 namespace sb::cpu {
 
 void style_modulation_forward(const float* x, const float* style, float* y, int64_t batch, int64_t pixels,
@@ -14,12 +16,8 @@ void style_modulation_forward(const float* x, const float* style, float* y, int6
 void style_modulation_backward(const float* x, const float* style, const float* dy, float* dx, float* dstyle,
                                int64_t batch, int64_t pixels, int64_t channels);
 
-// The CUDA backward pass (src/cuda/stylegan_g_ops.h) sums dstyle over chunks of pixels in parallel, each chunk's
-// partial sums (double) in the node's workspace, then adds the chunks in order (deterministic): at 1024² with 16
-// channels, one thread per (sample, channel) over a million pixels would leave the GPU nearly idle.
-inline int64_t style_modulation_chunks(int64_t pixels) { return std::clamp<int64_t>((pixels + 2047) / 2048, 1, 256); }
-inline int64_t style_modulation_workspace_bytes(int64_t batch, int64_t pixels, int64_t channels) {
-  return style_modulation_chunks(pixels) * batch * 2 * channels * int64_t(sizeof(double));
-}
+// The CUDA backward pass's scratch lives with the family's graph-builder code (src/core/ops/style_modulation.h).
+using sb::style_modulation_chunks;
+using sb::style_modulation_workspace_bytes;
 
 }  // namespace sb::cpu

@@ -9,7 +9,7 @@
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/detection_losses.h"
 #include "src/cuda/stream_scratch.h"
-#include "src/engine/detection_geometry.h"
+#include "src/core/ops/detection_losses.h"
 
 namespace sb::cuda {
 namespace {

@@ -9,7 +9,7 @@
 #include "src/cuda/element.h"
 #include "src/cuda/grid.h"
 #include "src/cuda/pixel_losses.h"
-#include "src/engine/pixel_loss_workspace.h"
+#include "src/core/ops/pixel_losses.h"
 
 namespace sb::cuda {
 namespace {

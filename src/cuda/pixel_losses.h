@@ -1,5 +1,5 @@
 // CUDA mean losses over whole tensors (sb::cuda): the same arguments as src/cpu/pixel_losses.h, device pointers,
-// a workspace of pixel_loss_workspace_bytes (src/engine/pixel_loss_workspace.h) and a stream. Inputs in T = float,
+// a workspace of pixel_loss_workspace_bytes (src/core/ops/pixel_losses.h) and a stream. Inputs in T = float,
 // bf16 or fp16, the loss fp32 on the device. The forward pass sums in double over a fixed grid of
 // kPixelLossBlocks blocks and adds their partials by a fixed tree (the same bits on every run). The backward
 // pass seeds with `seed` times the fp16 loss scale read from `gradient_scale` when it is not null.

@@ -15,7 +15,7 @@
 #include "src/cuda/radix_key_bits.h"
 #include "src/cuda/radix_sort_bytes.h"
 #include "src/cuda/stream_scratch.h"
-#include "src/engine/detection_geometry.h"
+#include "src/core/ops/proposals.h"
 
 namespace sb::cuda {
 namespace {

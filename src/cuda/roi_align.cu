@@ -11,7 +11,7 @@
 #include "src/cuda/grid.h"
 #include "src/cuda/packs.h"
 #include "src/cuda/roi_align.h"
-#include "src/engine/detection_geometry.h"
+#include "src/core/ops/roi_align.h"
 
 namespace sb::cuda {
 namespace {

@@ -1,7 +1,7 @@
 // CUDA multi-scale RoIAlign (sb::cuda): the same names and arguments as src/cpu/roi_align.h plus the stream;
 // device pointers (the level pointer arrays themselves on the host). Features and dy in T = float, bf16 or fp16,
 // RoIs fp32; the backward pass writes fp32 level gradients (atomic adds: many RoIs overlap on P2), which a bf16
-// graph casts once (src/engine/backward_rules_detection.cpp). Tests: tests/gpu/test_cuda_detection_ops.cpp.
+// graph casts once (src/core/ops/roi_align.cpp). Tests: tests/gpu/test_cuda_detection_ops.cpp.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -25,7 +25,7 @@
 #include "src/cuda/pixel_losses.h"
 #include "src/cuda/reflection_pad.h"
 #include "src/core/ops/instance_norm.h"
-#include "src/engine/pixel_loss_workspace.h"
+#include "src/core/ops/pixel_losses.h"
 #include "tests/gpu/cnn_graph_check.h"
 #include "tests/support/bf16_data.h"
 #include "tests/support/cuda_array.h"

@@ -42,28 +42,11 @@ class BackwardContext {
 using BackwardRule =
     std::function<std::vector<Contribution>(BackwardContext&, const Node&, const std::vector<TensorId>&)>;
 
-// One family's rules by op name.
-using BackwardRuleTable = std::map<std::string, BackwardRule>;
-
-// The rule for op: its OpDef row's (src/core/ops/op_registry.h), else the tables of the families not moved yet,
-// in backward_rule_tables() order; nullptr for an op without one.
+// The rule of op's OpDef row (src/core/ops/op_registry.h); nullptr for an op without one.
 const BackwardRule* find_backward_rule(const std::string& op);
-// The chain find_backward_rule walks, in order (src/core/ops/op_bindings.h lists its names).
-const std::vector<const BackwardRuleTable*>& backward_rule_tables();
-
-// The rules of the SAN answer-module ops (backward_rules_san.cpp).
-const BackwardRuleTable& san_backward_rules();
-// The rules of the GAN ops added for pix2pixHD (backward_rules_pix2pixhd.cpp).
-const BackwardRuleTable& pix2pixhd_backward_rules();
-// The rules of Mask R-CNN's ops (backward_rules_detection.cpp).
-const BackwardRuleTable& detection_backward_rules();
-// Ops whose outputs are detached from their inputs (torch's .detach(): stop_gradient; Mask R-CNN's anchors,
-// proposals and target assignment): their outputs require no gradient, and autodiff neither waits for
-// gradients through them nor counts them as uses of their inputs (OpDef::detached, else backward_rules.cpp).
+// Ops whose outputs are detached from their inputs (OpDef::detached; torch's .detach(): stop_gradient, Mask
+// R-CNN's anchors, proposals and target assignment): their outputs require no gradient, and autodiff neither
+// waits for gradients through them nor counts them as uses of their inputs.
 bool detached_op(const std::string& op);
-// The rules of StyleGAN's ops and the second-order rules of their backward ops on its discriminator's path
-// (backward_rules_second_order.cpp; those of conv2d_backward_data, leaky_relu_backward, avg_pool2d_backward and
-// add_n are their families', src/core/ops).
-const BackwardRuleTable& stylegan_backward_rules();
 
 }  // namespace sb::detail

@@ -177,4 +177,38 @@ const OpDefs& conv2d_ops() {
   return ops;
 }
 
+// StyleGAN's fused upsampling: the data gradient of a stride-2 4x4 conv (a conv2d_backward_data node built
+// forward).
+TensorId GraphBuilder::upscale_conv2d(TensorId x, TensorId weight4x4) {
+  x = in_compute_dtype(x);
+  const std::vector<int64_t> xs = graph_.tensor(x).shape;
+  if (xs.size() != 4) throw UsageError("upscale_conv2d: input must be (N, H, W, C), got " + shape_text(xs));
+  const std::vector<int64_t> ws = shape(weight4x4);
+  if (ws.size() != 4 || ws[1] != 4 || ws[2] != 4 || ws[0] != xs[3]) {
+    throw UsageError("upscale_conv2d: weight " + shape_text(ws) + " must be (K, 4, 4, C) with K = the channels of " +
+                     shape_text(xs));
+  }
+  // The stride-2 conv whose data gradient this is: input (N, 2H, 2W, C), output (N, H, W, K).
+  Conv2dGeometry g;
+  g.batch = xs[0], g.in_h = 2 * xs[1], g.in_w = 2 * xs[2], g.in_c = ws[3];
+  g.out_h = xs[1], g.out_w = xs[2], g.out_c = ws[0];
+  g.kernel_h = g.kernel_w = 4, g.stride_h = g.stride_w = 2;
+  g.pad_top = g.pad_bottom = g.pad_left = g.pad_right = 1;
+  check_conv2d_geometry(g);
+  const TensorId w = in_compute_dtype(weight4x4);
+  const TensorId y = activation(next_name("upscale_conv"), {g.batch, g.in_h, g.in_w, g.in_c});
+  // The conv runner's workspace, padded-channel copies included (a C > 8 not a multiple of 8 would need them).
+  TensorInfo scratch;
+  scratch.name = next_name("upscale_conv_workspace");
+  scratch.shape = {int64_t(conv2d_workspace_bytes(g, dtype_size(compute_), conv_workspace_limit_))};
+  scratch.dtype = DType::kUInt8;
+  scratch.role = TensorRole::kWorkspace;
+  const TensorId workspace = graph_.add_tensor(scratch);
+  Node node{"conv2d_backward_data", {x, w}, {y, workspace}, {}, false};
+  store_conv2d_geometry(g, node.attributes);
+  node.attributes["matmul_flops"] = 2 * g.macs();
+  graph_.add_node(node);
+  return y;
+}
+
 }  // namespace sb

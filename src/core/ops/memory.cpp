@@ -141,4 +141,11 @@ const OpDefs& memory_ops() {
   return ops;
 }
 
+// A tensor filled with `value` (StyleGAN's constant input, an input gradient's seed).
+TensorId GraphBuilder::constant(std::vector<int64_t> dims, double value) {
+  const TensorId out = activation(next_name("constant"), std::move(dims));
+  graph_.add_node(Node{"fill", {}, {out}, {{"n", double(graph_.tensor(out).elements())}, {"value", value}}, false});
+  return out;
+}
+
 }  // namespace sb

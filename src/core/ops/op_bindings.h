@@ -1,4 +1,4 @@
-// What each op lookup table binds, asked by name or listed: the backward-rule chain, the CPU kernel table and
+// What each op lookup table binds, asked by name or listed: the backward rules, the CPU kernel table and
 // the CUDA kernel table. Each function is defined next to its table (so the answer is the table itself, never a
 // copy) and none runs a kernel or touches a device, so a CPU-only test binary checks all three against the op
 // catalogue (src/core/ops/op_catalogue.h, tests/unit/test_op_catalogue.cpp).
@@ -10,10 +10,9 @@
 
 namespace sb {
 
-// src/engine/backward_rules.cpp: every table of the chain in lookup order, names in table order. A name listed
-// twice is a rule shadowed by an earlier table's.
+// src/core/ops/op_registry.cpp: the ops whose OpDef row carries a backward rule, in registry order.
 std::vector<std::string> backward_rule_ops();
-bool has_backward_rule(const std::string& op);  // the chain answers for op (find_backward_rule)
+bool has_backward_rule(const std::string& op);  // find_backward_rule answers for op
 
 // src/cpu/cpu_bindings.cpp: the same for the CPU executor's one kernel table (every family's bindings), names
 // sorted; the table refuses a name bound twice, so none is listed twice.

@@ -1,6 +1,5 @@
-// The op catalogue's table (src/core/ops/op_catalogue.h). Rows are grouped by how autodiff treats the op;
-// each group says why, from today's backward rules (src/engine/backward_rules*.cpp). Within a group, rows
-// follow their family. tests/unit/test_op_catalogue.cpp checks this list against every lookup table.
+// The op catalogue (src/core/ops/op_catalogue.h): the registry's rows (src/core/ops/op_registry.h), each
+// family's written beside its builders and rules in src/core/ops/<family>.cpp.
 #include "src/core/ops/op_catalogue.h"
 
 #include <algorithm>
@@ -8,88 +7,10 @@
 #include "src/core/ops/op_registry.h"
 
 namespace sb {
-namespace {
-
-constexpr OpGradient kDiff = OpGradient::kDifferentiable;
-constexpr OpGradient kStop = OpGradient::kStopsGradient;
-constexpr OpGradient kNone = OpGradient::kNotDifferentiable;
-
-constexpr OpInfo kOps[] = {
-    // ---- Forward ops with a backward rule that emits their inputs' gradients.
-    {"conv_transpose2d", "conv_transpose2d", kDiff},
-    {"frozen_affine", "frozen_affine", kDiff},
-    {"roi_align", "roi_align", kDiff},
-    {"bce_with_logits_loss", "detection_losses", kDiff},
-    {"smooth_l1_loss", "detection_losses", kDiff},
-    {"reflection_pad2d", "reflection_pad", kDiff},
-    {"mse_loss", "pixel_losses", kDiff},
-    {"l1_loss", "pixel_losses", kDiff},
-    {"gru_cell", "san", kDiff},
-    {"san_self_attention", "san", kDiff},
-    {"san_bilinear_attention", "san", kDiff},
-    {"san_merge", "san", kDiff},
-    {"san_turn_average", "san", kDiff},
-    {"blur2d", "blur", kDiff},  // also StyleGAN's R1 path: blur2d's rule is blur2d (the kernel is symmetric)
-    {"minibatch_stddev", "minibatch_stddev", kDiff},
-    {"softplus_loss", "gan_losses", kDiff},
-    {"squared_norm_loss", "gan_losses", kDiff},
-    {"fused_conv_weight", "fused_conv_weight", kDiff},
-    {"pixel_norm", "pixel_norm", kDiff},
-    {"noise_injection", "noise_injection", kDiff},
-    {"style_modulation", "style_modulation", kDiff},
-    {"style_mix", "style_mix", kDiff},
-
-    // ---- Backward ops with a second-order rule. StyleGAN's R1 penalty differentiates the discriminator's input
-    // gradient (append_input_gradient emits these as forward nodes), so every backward op on that path has a
-    // rule of its own (backward_rules_second_order.cpp, or its family's file in src/core/ops).
-    {"minibatch_stddev_backward", "minibatch_stddev", kDiff},
-
-    // ---- A rule that passes no gradient on: the outputs are detached from the inputs, as torch's .detach().
-    // Mask R-CNN's anchors, proposals and target assignment are computed from boxes and scores as data.
-    {"anchor_grid", "proposals", kStop},
-    {"rpn_proposals", "proposals", kStop},
-    {"rpn_targets", "detection_targets", kStop},
-    {"roi_sample", "detection_targets", kStop},
-    {"mask_targets", "detection_targets", kStop},
-
-    // ---- No rule: backward ops emitted by a rule and never differentiated again (only StyleGAN's R1 path is
-    // differentiated twice, and its ops are above). Reaching one is autodiff's "no backward rule" error.
-    {"frozen_affine_backward", "frozen_affine", kNone},
-    {"roi_align_backward", "roi_align", kNone},
-    {"reflection_pad2d_backward", "reflection_pad", kNone},
-    {"gru_cell_backward", "san", kNone},
-    {"san_self_attention_backward", "san", kNone},
-    {"san_bilinear_attention_backward", "san", kNone},
-    {"san_merge_backward", "san", kNone},
-    {"san_turn_average_backward", "san", kNone},
-    {"minibatch_stddev_backward_backward", "minibatch_stddev", kNone},
-    {"fused_conv_weight_backward", "fused_conv_weight", kNone},
-    {"pixel_norm_backward", "pixel_norm", kNone},
-    {"noise_injection_backward", "noise_injection", kNone},
-    {"style_modulation_backward", "style_modulation", kNone},
-    {"style_mix_backward", "style_mix", kNone},
-
-    // ---- No rule: a loss's backward op starts the backward pass (dloss = 1, times its weight and the loss
-    // scale), and nothing differentiates a loss's gradient.
-    {"bce_with_logits_loss_backward", "detection_losses", kNone},
-    {"smooth_l1_loss_backward", "detection_losses", kNone},
-    {"mse_loss_backward", "pixel_losses", kNone},
-    {"l1_loss_backward", "pixel_losses", kNone},
-    {"softplus_loss_backward", "gan_losses", kNone},
-    {"squared_norm_loss_backward", "gan_losses", kNone},
-
-    // ---- No rule: outputs with no inputs to differentiate, or outside every loss. san_turn_mask draws a random
-    // mask the turn average treats as data; ema_update moves StyleGAN's Gs towards G after the step.
-    {"san_turn_mask", "san", kNone},
-    {"ema_update", "ema", kNone},
-};
-
-}  // namespace
 
 const std::vector<OpInfo>& op_catalogue() {
-  // The rows not yet moved into their family's core file, then the registry's (src/core/ops/op_registry.h).
   static const std::vector<OpInfo> ops = [] {
-    std::vector<OpInfo> all(std::begin(kOps), std::end(kOps));
+    std::vector<OpInfo> all;
     for (const OpDef& op : op_registry()) all.push_back(OpInfo{op.name, op.family, op.gradient});
     return all;
   }();

@@ -1,8 +1,8 @@
-// The op catalogue: every op name the engine knows (Node::op), its family and how autodiff treats it. One
-// list to check the lookup tables against (src/core/ops/op_bindings.h; tests/unit/test_op_catalogue.cpp):
-// every op a GraphBuilder or a backward rule emits is here, and every op here has its backward rule (or is
-// marked as having none), a CPU kernel and a CUDA kernel. The engine does not read it yet (issue 24's first,
-// behaviour-preserving step); docs/DESIGN.md "Op catalogue" has the recipe for adding an op.
+// The op catalogue: every op name the engine knows (Node::op), its family and how autodiff treats it, read from
+// the op registry (src/core/ops/op_registry.h) — a name-only view the lookup tables are checked against
+// (src/core/ops/op_bindings.h; tests/unit/test_op_catalogue.cpp): every op a GraphBuilder or a backward rule
+// emits is here, and every op here has its backward rule (or is marked as having none), a CPU kernel and a CUDA
+// kernel. docs/DESIGN.md "One home per op family" has the recipe for adding an op.
 #pragma once
 
 #include <string_view>

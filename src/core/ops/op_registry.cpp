@@ -2,6 +2,8 @@
 // in an existing family adds only its row in the family's file.
 #include "src/core/ops/op_registry.h"
 
+#include "src/core/ops/op_bindings.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -38,6 +40,25 @@ const OpDefs& op_registry() {
         &weight_norm_ops(),
         &scale_rows_ops(),
         &decode_ops(),
+        // The GAN, detection, SAN and StyleGAN ops.
+        &conv_transpose2d_ops(),
+        &reflection_pad_ops(),
+        &pixel_losses_ops(),
+        &blur_ops(),
+        &minibatch_stddev_ops(),
+        &gan_losses_ops(),
+        &fused_conv_weight_ops(),
+        &pixel_norm_ops(),
+        &noise_injection_ops(),
+        &style_modulation_ops(),
+        &style_mix_ops(),
+        &ema_ops(),
+        &frozen_affine_ops(),
+        &roi_align_ops(),
+        &detection_losses_ops(),
+        &proposals_ops(),
+        &detection_targets_ops(),
+        &san_ops(),
     };
     for (const OpDefs* family : families) all.insert(all.end(), family->begin(), family->end());
     for (size_t i = 0; i < all.size(); ++i) {
@@ -59,5 +80,33 @@ const OpDef* find_op_def(std::string_view name) {
   auto it = std::find_if(ops.begin(), ops.end(), [&](const OpDef& op) { return op.name == name; });
   return it == ops.end() ? nullptr : &*it;
 }
+
+}  // namespace sb
+
+namespace sb::detail {
+
+bool detached_op(const std::string& op) {
+  const OpDef* def = find_op_def(op);
+  return def != nullptr && def->detached;
+}
+
+const BackwardRule* find_backward_rule(const std::string& op) {
+  const OpDef* def = find_op_def(op);
+  return def != nullptr && def->backward ? &def->backward : nullptr;
+}
+
+}  // namespace sb::detail
+
+namespace sb {
+
+std::vector<std::string> backward_rule_ops() {
+  std::vector<std::string> names;
+  for (const OpDef& op : op_registry()) {
+    if (op.backward) names.emplace_back(op.name);
+  }
+  return names;
+}
+
+bool has_backward_rule(const std::string& op) { return detail::find_backward_rule(op) != nullptr; }
 
 }  // namespace sb

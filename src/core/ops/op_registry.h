@@ -55,5 +55,24 @@ const OpDefs& glu_ops();
 const OpDefs& weight_norm_ops();
 const OpDefs& scale_rows_ops();
 const OpDefs& decode_ops();
+// core-b's families (issue 24): the GAN, detection, SAN and StyleGAN ops.
+const OpDefs& conv_transpose2d_ops();
+const OpDefs& reflection_pad_ops();
+const OpDefs& pixel_losses_ops();
+const OpDefs& blur_ops();
+const OpDefs& minibatch_stddev_ops();
+const OpDefs& gan_losses_ops();
+const OpDefs& fused_conv_weight_ops();
+const OpDefs& pixel_norm_ops();
+const OpDefs& noise_injection_ops();
+const OpDefs& style_modulation_ops();
+const OpDefs& style_mix_ops();
+const OpDefs& ema_ops();
+const OpDefs& frozen_affine_ops();
+const OpDefs& roi_align_ops();
+const OpDefs& detection_losses_ops();
+const OpDefs& proposals_ops();
+const OpDefs& detection_targets_ops();
+const OpDefs& san_ops();
 
 }  // namespace sb
