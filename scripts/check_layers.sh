@@ -7,6 +7,11 @@
 #   2. Public headers (include/scalebench) include no src/ header.
 #   3. include/scalebench/report.h does not include scalebench/training.h, directly or through the public headers it
 #      includes: the printers read the result model (scalebench/result.h), not the trainer.
+#   5. The engine core (src/core) includes no kernel or executor header (src/cpu, src/cuda) and nothing of the
+#      layers above it: of internal headers, only src/core's own. Ops reach kernels through bindings, not includes.
+#   6. Kernels and executors (src/cpu, src/cuda) include, of internal headers, only their own folders and an op
+#      family's definitions (src/core/ops): no other engine internals, nothing of the layers above.
+#   7. src/engine is gone (folded into src/core): nothing includes a header from it.
 #   4. No file under src/ or include/ holds a workload's name as a string literal outside comments: what a workload
 #      is (its optimizer, its figures) lives in its file in workloads/. The names are read from workloads/*.cpp.
 set -uo pipefail
@@ -62,6 +67,27 @@ if [ -f include/scalebench/report.h ]; then
     done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"scalebench/' "$header" | sed "s|^|$header:|")
   done
 fi
+
+# 5-7. The engine's include graph.
+mapfile -t core_files < <(find src/core -type f \( -name '*.cpp' -o -name '*.h' \) | sort)
+while IFS= read -r hit; do
+  [ -n "$hit" ] && report "${hit%%:*}:$(cut -d: -f2 <<< "$hit")" \
+    "src/core includes a header outside src/core: $(cut -d: -f3- <<< "$hit")"
+done < <(includes_matching 'src/([^c]|c[^o]|co[^r]|cor[^e]|core[^/])' "${core_files[@]}")
+mapfile -t kernel_files < <(find src/cpu src/cuda -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) | sort)
+while IFS= read -r hit; do
+  [ -z "$hit" ] && continue
+  included="$(sed -E 's/.*"(src\/[^"]+)".*/\1/' <<< "$(cut -d: -f3- <<< "$hit")")"
+  case "$included" in src/cpu/*|src/cuda/*|src/core/ops/*) continue ;; esac
+  report "${hit%%:*}:$(cut -d: -f2 <<< "$hit")" \
+    "a kernel or executor file includes an engine internal outside src/core/ops: $(cut -d: -f3- <<< "$hit")"
+done < <(includes_matching 'src/' "${kernel_files[@]}")
+mapfile -t all_files < <(find src include workloads tests -type f \( -name '*.cpp' -o -name '*.h' -o -name '*.cu' \) 2> /dev/null | sort)
+while IFS= read -r hit; do
+  [ -n "$hit" ] && report "${hit%%:*}:$(cut -d: -f2 <<< "$hit")" \
+    "includes a header of src/engine, which is folded into src/core: $(cut -d: -f3- <<< "$hit")"
+done < <(includes_matching 'src/engine/' "${all_files[@]}")
+[ -d src/engine ] && report "src/engine" "the folder still exists (fold it into src/core)"
 
 # 4. Workload names as string literals in src/ and include/.
 mapfile -t names < <(grep -ho 'WorkloadInfo [A-Za-z_]*{"[a-z0-9_]*"' workloads/*.cpp 2> /dev/null |

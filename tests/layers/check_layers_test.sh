@@ -23,6 +23,12 @@ suite_line=$(wc -l < "$tmp/include/scalebench/suite.h")
 printf '%s\n' 'int planted(const std::string& w) { return w == "yolov3"; }' \
               'int documented = 0;  // "bert_base" named in a comment only' >> "$tmp/src/core/optimizer.cpp"
 optimizer_line=$(($(wc -l < "$tmp/src/core/optimizer.cpp") - 1))
+echo '#include "src/cpu/gemm.h"' >> "$tmp/src/core/graph.cpp"
+graph_line=$(wc -l < "$tmp/src/core/graph.cpp")
+echo '#include "src/train/replica.h"' >> "$tmp/src/cpu/gemm.cpp"
+gemm_line=$(wc -l < "$tmp/src/cpu/gemm.cpp")
+echo '#include "src/engine/conv2d_geometry.h"' >> "$tmp/workloads/registry.cpp"
+registry_line=$(wc -l < "$tmp/workloads/registry.cpp")
 
 set +e
 out="$(check)"
@@ -33,9 +39,12 @@ echo "$out"
 for expected in "src/plan/fit.cpp:$fit_line: src/plan includes" "src/plan/predict.cpp:$predict_line: src/plan includes" \
                 "include/scalebench/plan.h:$plan_line: a public header includes" \
                 "include/scalebench/suite.h:$suite_line: report.h reaches scalebench/training.h" \
-                "src/core/optimizer.cpp:$optimizer_line: a workload's name"; do
+                "src/core/optimizer.cpp:$optimizer_line: a workload's name" \
+                "src/core/graph.cpp:$graph_line: src/core includes a header outside src/core" \
+                "src/cpu/gemm.cpp:$gemm_line: a kernel or executor file includes an engine internal" \
+                "workloads/registry.cpp:$registry_line: includes a header of src/engine"; do
   grep -qF "$expected" <<< "$out" || fail "no line '$expected'"
 done
 [ "$(grep -c "src/core/optimizer.cpp" <<< "$out")" -eq 1 ] || fail "the comment's name was reported"
-grep -qF "check_layers: 5 violation(s)" <<< "$out" || fail "expected exactly 5 violations"
+grep -qF "check_layers: 8 violation(s)" <<< "$out" || fail "expected exactly 8 violations"
 echo "PASS"
