@@ -143,32 +143,21 @@ void minibatch_stddev_backward_backward(const float* x, const float* dy, const f
 // tensors bound to the kernels above with the sizes the graph builder stored.
 namespace sb::detail {
 
-namespace {
-
-cpu::MinibatchStddevGeometry stddev_geometry(const Node& n) {
-  cpu::MinibatchStddevGeometry g;
-  g.batch = size_attr(n, "batch"), g.height = size_attr(n, "height"), g.width = size_attr(n, "width");
-  g.channels = size_attr(n, "channels"), g.group = size_attr(n, "group"), g.splits = size_attr(n, "splits");
-  return g;
-}
-
-}  // namespace
-
 void bind_minibatch_stddev_cpu(CpuKernelTable& table) {
   bind_cpu_kernels(table, {
       {"minibatch_stddev",
        [](CpuExecutor& e, const Node& n) {
-         cpu::minibatch_stddev_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), stddev_geometry(n));
+         cpu::minibatch_stddev_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), minibatch_stddev_geometry(n));
        }},
       {"minibatch_stddev_backward",
        [](CpuExecutor& e, const Node& n) {
          cpu::minibatch_stddev_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.outputs[0]),
-                                        stddev_geometry(n));
+                                        minibatch_stddev_geometry(n));
        }},
       {"minibatch_stddev_backward_backward",
        [](CpuExecutor& e, const Node& n) {
          cpu::minibatch_stddev_backward_backward(e.f32(n.inputs[0]), e.f32(n.inputs[1]), e.f32(n.inputs[2]),
-                                                 e.f32(n.outputs[0]), e.f32(n.outputs[1]), stddev_geometry(n));
+                                                 e.f32(n.outputs[0]), e.f32(n.outputs[1]), minibatch_stddev_geometry(n));
        }},
   });
 }

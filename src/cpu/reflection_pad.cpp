@@ -59,28 +59,15 @@ void reflection_pad2d_backward(const float* dy, float* dx, const ReflectionPadGe
 // tensors bound to the kernels above with the sizes the graph builder stored.
 namespace sb::detail {
 
-namespace {
-
-cpu::ReflectionPadGeometry pad_geometry(const Node& n) {
-  cpu::ReflectionPadGeometry g;
-  g.batch = size_attr(n, "batch"), g.in_h = size_attr(n, "in_h"), g.in_w = size_attr(n, "in_w");
-  g.channels = size_attr(n, "channels");
-  g.top = size_attr(n, "top"), g.bottom = size_attr(n, "bottom");
-  g.left = size_attr(n, "left"), g.right = size_attr(n, "right");
-  return g;
-}
-
-}  // namespace
-
 void bind_reflection_pad_cpu(CpuKernelTable& table) {
   bind_cpu_kernels(table, {
       {"reflection_pad2d",
        [](CpuExecutor& e, const Node& n) {
-         cpu::reflection_pad2d_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), pad_geometry(n));
+         cpu::reflection_pad2d_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), reflection_pad_params(n));
        }},
       {"reflection_pad2d_backward",
        [](CpuExecutor& e, const Node& n) {
-         cpu::reflection_pad2d_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), pad_geometry(n));
+         cpu::reflection_pad2d_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), reflection_pad_params(n));
        }},
   });
 }

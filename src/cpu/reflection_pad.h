@@ -5,14 +5,11 @@
 
 #include <cstdint>
 
+#include "src/core/ops/reflection_pad.h"
+
 namespace sb::cpu {
 
-struct ReflectionPadGeometry {
-  int64_t batch = 0, in_h = 0, in_w = 0, channels = 0;
-  int64_t top = 0, bottom = 0, left = 0, right = 0;
-  int64_t out_h() const { return in_h + top + bottom; }
-  int64_t out_w() const { return in_w + left + right; }
-};
+using ReflectionPadGeometry = sb::ReflectionPadParams;  // the family's params (src/core/ops/reflection_pad.h)
 
 // The source row of padded row i (0 <= i < out extent): i − begin mirrored at 0 and at extent − 1.
 inline int64_t reflected_index(int64_t i, int64_t begin, int64_t extent) {

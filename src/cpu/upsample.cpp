@@ -106,34 +106,25 @@ void upsample_bilinear_backward(const float* dy, float* dx, const ResizeGeometry
 // tensors bound to the kernels above with the sizes the graph builder stored.
 namespace sb::detail {
 
-namespace {
-
-cpu::ResizeGeometry resize_geometry(const Node& n) {
-  return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
-                             size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
-}
-
-}  // namespace
-
 void bind_upsample_cpu(CpuKernelTable& table) {
   bind_cpu_kernels(table, {
       {"upsample_nearest",
        [](CpuExecutor& e, const Node& n) {
-         cpu::upsample_nearest_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), resize_geometry(n));
+         cpu::upsample_nearest_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), upsample_params(n));
        }},
       {"upsample_nearest_backward",
        [](CpuExecutor& e, const Node& n) {
-         cpu::upsample_nearest_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), resize_geometry(n));
+         cpu::upsample_nearest_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), upsample_params(n));
        }},
       {"upsample_bilinear",
        [](CpuExecutor& e, const Node& n) {
-         cpu::upsample_bilinear_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), resize_geometry(n),
-                                        size_attr(n, "align_corners") != 0);
+         cpu::upsample_bilinear_forward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), upsample_params(n),
+                                        upsample_params(n).align_corners);
        }},
       {"upsample_bilinear_backward",
        [](CpuExecutor& e, const Node& n) {
-         cpu::upsample_bilinear_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), resize_geometry(n),
-                                         size_attr(n, "align_corners") != 0);
+         cpu::upsample_bilinear_backward(e.f32(n.inputs[0]), e.f32(n.outputs[0]), upsample_params(n),
+                                         upsample_params(n).align_corners);
        }},
   });
 }

@@ -9,11 +9,11 @@
 
 #include <cstdint>
 
+#include "src/core/ops/upsample.h"
+
 namespace sb::cpu {
 
-struct ResizeGeometry {
-  int64_t batch, in_h, in_w, channels, out_h, out_w;
-};
+using sb::ResizeGeometry;  // the family's extents (src/core/ops/upsample.h)
 
 void upsample_nearest_forward(const float* x, float* y, const ResizeGeometry& g);
 void upsample_nearest_backward(const float* dy, float* dx, const ResizeGeometry& g);

@@ -166,28 +166,17 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_MINIBATCH_STDDEV)
 
 // The minibatch_stddev family's node bindings (src/cuda/cuda_bindings.h).
 namespace sb::cuda_binding {
-namespace {
-
-cpu::MinibatchStddevGeometry stddev_geometry(const Node& n) {
-  cpu::MinibatchStddevGeometry g;
-  g.batch = size_attr(n, "batch"), g.height = size_attr(n, "height"), g.width = size_attr(n, "width");
-  g.channels = size_attr(n, "channels"), g.group = size_attr(n, "group"), g.splits = size_attr(n, "splits");
-  return g;
-}
-
-}  // namespace
-
 void bind_minibatch_stddev_cuda(CudaKernelTable& table) {
   add_kernels(table, {
       {"minibatch_stddev", SB_TYPED(cuda::minibatch_stddev_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
-                                                                   stddev_geometry(n), e.stream()))},
+                                                                   minibatch_stddev_geometry(n), e.stream()))},
       {"minibatch_stddev_backward",
        SB_TYPED(cuda::minibatch_stddev_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]), e.at<T>(n.outputs[0]),
-                                                stddev_geometry(n), e.stream()))},
+                                                minibatch_stddev_geometry(n), e.stream()))},
       {"minibatch_stddev_backward_backward",
        SB_TYPED(cuda::minibatch_stddev_backward_backward(e.at<T>(n.inputs[0]), e.at<T>(n.inputs[1]),
                                                          e.at<T>(n.inputs[2]), e.at<T>(n.outputs[0]),
-                                                         e.at<T>(n.outputs[1]), stddev_geometry(n), e.stream()))},
+                                                         e.at<T>(n.outputs[1]), minibatch_stddev_geometry(n), e.stream()))},
   });
 }
 

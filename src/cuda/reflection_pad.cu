@@ -89,25 +89,12 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_REFLECTION_PAD)
 
 // The reflection_pad family's node bindings (src/cuda/cuda_bindings.h).
 namespace sb::cuda_binding {
-namespace {
-
-cpu::ReflectionPadGeometry pad_geometry(const Node& n) {
-  cpu::ReflectionPadGeometry g;
-  g.batch = size_attr(n, "batch"), g.in_h = size_attr(n, "in_h"), g.in_w = size_attr(n, "in_w");
-  g.channels = size_attr(n, "channels");
-  g.top = size_attr(n, "top"), g.bottom = size_attr(n, "bottom");
-  g.left = size_attr(n, "left"), g.right = size_attr(n, "right");
-  return g;
-}
-
-}  // namespace
-
 void bind_reflection_pad_cuda(CudaKernelTable& table) {
   add_kernels(table, {
       {"reflection_pad2d", SB_TYPED(cuda::reflection_pad2d_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
-                                                                   pad_geometry(n), e.stream()))},
+                                                                   reflection_pad_params(n), e.stream()))},
       {"reflection_pad2d_backward", SB_TYPED(cuda::reflection_pad2d_backward(e.at<T>(n.inputs[0]),
-                                                                             e.at<T>(n.outputs[0]), pad_geometry(n),
+                                                                             e.at<T>(n.outputs[0]), reflection_pad_params(n),
                                                                              e.stream()))},
   });
 }

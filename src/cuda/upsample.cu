@@ -183,28 +183,19 @@ SB_INSTANTIATE_FOR_ELEMENTS(SB_UPSAMPLE)
 
 // The upsample family's node bindings (src/cuda/cuda_bindings.h).
 namespace sb::cuda_binding {
-namespace {
-
-cpu::ResizeGeometry resize_geometry(const Node& n) {
-  return cpu::ResizeGeometry{size_attr(n, "batch"), size_attr(n, "in_h"),  size_attr(n, "in_w"),
-                             size_attr(n, "channels"), size_attr(n, "out_h"), size_attr(n, "out_w")};
-}
-
-}  // namespace
-
 void bind_upsample_cuda(CudaKernelTable& table) {
   add_kernels(table, {
       {"upsample_nearest", SB_TYPED(cuda::upsample_nearest_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
-                                                                   resize_geometry(n), e.stream()))},
+                                                                   upsample_params(n), e.stream()))},
       {"upsample_nearest_backward", SB_TYPED(cuda::upsample_nearest_backward(e.at<T>(n.inputs[0]),
                                                                              e.at<T>(n.outputs[0]),
-                                                                             resize_geometry(n), e.stream()))},
+                                                                             upsample_params(n), e.stream()))},
       {"upsample_bilinear", SB_TYPED(cuda::upsample_bilinear_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),
-                                                                     resize_geometry(n),
-                                                                     size_attr(n, "align_corners") != 0, e.stream()))},
+                                                                     upsample_params(n),
+                                                                     upsample_params(n).align_corners, e.stream()))},
       {"upsample_bilinear_backward",
-       SB_TYPED(cuda::upsample_bilinear_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), resize_geometry(n),
-                                                 size_attr(n, "align_corners") != 0, e.stream()))},
+       SB_TYPED(cuda::upsample_bilinear_backward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), upsample_params(n),
+                                                 upsample_params(n).align_corners, e.stream()))},
   });
 }
 

@@ -39,7 +39,7 @@ TensorId GraphBuilder::upsample_nearest(TensorId x, int64_t out_h, int64_t out_w
   }
   const TensorId y = activation(next_name("upsample_nearest"), {xs[0], out_h, out_w, xs[3]});
   graph_.add_node(Node{"upsample_nearest", {x}, {y},
-                       encode(UpsampleParams{xs[0], xs[1], xs[2], xs[3], out_h, out_w, false}, false), false});
+                       encode(UpsampleParams{{xs[0], xs[1], xs[2], xs[3], out_h, out_w}, false}, false), false});
   return y;
 }
 
@@ -51,7 +51,7 @@ TensorId GraphBuilder::upsample_bilinear(TensorId x, int64_t out_h, int64_t out_
   }
   const TensorId y = activation(next_name("upsample_bilinear"), {xs[0], out_h, out_w, xs[3]});
   graph_.add_node(Node{"upsample_bilinear", {x}, {y},
-                       encode(UpsampleParams{xs[0], xs[1], xs[2], xs[3], out_h, out_w, align_corners}, true), false});
+                       encode(UpsampleParams{{xs[0], xs[1], xs[2], xs[3], out_h, out_w}, align_corners}, true), false});
   return y;
 }
 

@@ -8,8 +8,11 @@
 
 namespace sb {
 
-struct UpsampleParams {
+// The resize's extents, as the kernels take them (cpu::ResizeGeometry is this struct).
+struct ResizeGeometry {
   int64_t batch = 0, in_h = 0, in_w = 0, channels = 0, out_h = 0, out_w = 0;
+};
+struct UpsampleParams : ResizeGeometry {
   bool align_corners = false;  // upsample_bilinear only: upsample_nearest's nodes carry no such attribute
 };
 // Without align_corners for upsample_nearest (bilinear = false), with it for upsample_bilinear.
