@@ -47,6 +47,11 @@
 #                                              PyTorch capped at 24/48 GiB less plan's reserve; table last.
 #                                              PLANMEM_WORKLOADS="a b" picks the workloads
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
+#          scripts/gpu_check.sh ab SRC [steps] [workloads]
+#                                              before/after: this tree's gpu tests while SRC (an earlier commit's
+#                                              source, e.g. `git archive C | tar x -C build-before/src`, carried)
+#                                              builds, then every workload trained by both builds on GPU 0; table
+#                                              of parameters, losses and units/s (scripts/ab_table.py) last
 #          scripts/gpu_check.sh readme [which] README's two commands exactly as a new user runs them, timed:
 #                                              which = quickstart, tests or both (default); the quickstart's
 #                                              table and HTML report and both logs into $OUT
@@ -208,6 +213,48 @@ run_gpu_tests() {  # sets tests_rc; GPU_TEST_FILTER='A*:B*' runs just those gpu 
   tests_rc=$?
   grep -E "tests passed|FAILED|Failed|PASSED" "$out/ctest.log" | head -20
 }
+
+if [ "$max_bytes" = ab ]; then
+  # Before/after on one GPU: this tree (built above) against an earlier commit's source tree, every workload
+  # trained by both builds one after the other (bf16, the reference optimizers, as `anchors` does), within
+  # AB_BUDGET_S (default 560) of the call's start; the gpu-labelled tests of this tree run while the earlier
+  # tree builds (tests use the GPU, the build the CPU cores). Table last (scripts/ab_table.py).
+  before_src=${2:?usage: gpu_check.sh ab BEFORE_SOURCE_DIR [steps] [workloads]}
+  steps=${3:-20}
+  workloads=${4:-transformer_big bert_base bert_finetune mt_dnn conv_seq2seq unsupmt nasnet_large yolov3 deeplabv3 pix2pixhd stylegan maskrcnn}
+  budget=${AB_BUDGET_S:-560}
+  ( run_gpu_tests; exit "$tests_rc" ) > "$out/gpu_tests_summary.txt" 2>&1 &
+  tests_pid=$!
+  { cmake -S "$before_src" -B build-before/build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      -DSB_REQUIRE_CUDA=ON -DSB_REQUIRE_NCCL=ON -DSB_REQUIRE_MPI=ON &&
+    cmake --build build-before/build -j "$(nproc)" --target scalebench; } > "$out/build_before.log" 2>&1 ||
+    { tail -40 "$out/build_before.log"; exit 1; }
+  wait "$tests_pid"; tests_rc=$?
+  echo "earlier tree built, gpu tests done at ${SECONDS}s"
+  dir="$out/ab" && mkdir -p "$dir"
+  for workload in $workloads; do
+    case "$workload" in
+      transformer_big|bert_base|bert_finetune|mt_dnn|conv_seq2seq) optimizer=() ;;
+      *) optimizer=(--optimizer reference) ;;
+    esac
+    for side in before after; do
+      binary=$([ "$side" = before ] && echo build-before/build/scalebench || echo build-gpu/scalebench)
+      left=$((budget - SECONDS))
+      if [ "$left" -lt 25 ]; then echo "skipped $side $workload: ${left}s left" >> "$out/ab.txt"; continue; fi
+      echo "== $side $workload (at ${SECONDS}s)" >> "$out/ab.txt"
+      CUDA_VISIBLE_DEVICES=0 timeout "$((left < 120 ? left : 120))" "$binary" run --workload "$workload" \
+        --precision bf16 "${optimizer[@]}" --warmup 3 --steps "$steps" --force --json "$dir/${side}_$workload.json" \
+        >> "$out/ab.txt" 2>&1 || echo "rc=$? $side $workload" >> "$out/ab.txt"
+    done
+  done
+  cat "$out/gpu_tests_summary.txt"
+  grep -E "^(rc=|skipped)" "$out/ab.txt"
+  echo "== before ($before_src) / after (this tree), ${SECONDS}s"
+  python3 scripts/ab_table.py "$dir"
+  tar czf "$out/ab.tgz" -C "$out" ab && rm -rf "$dir"
+  echo "tests rc=$tests_rc"
+  exit 0
+fi
 
 if [ "$max_bytes" = dp ]; then
   steps=${2:-30}
