@@ -95,6 +95,13 @@ class Executor {
   uint64_t step() const { return step_; }
   // First Philox block this step of a node that draws random numbers (dropout, san_turn_mask).
   uint64_t dropout_offset(const Node& node) const;
+  // How much step() grows from one training step to the next: the graph's sub-step count (each sub-step draws a
+  // stream of its own, sub_steps.h); the optimizer's step count grows as much. dropout_offset grows by this
+  // times the Philox blocks of a step (dropout_offset_per_step). A CUDA graph replays a step with them.
+  int64_t steps_per_training_step() const { return static_cast<int64_t>(graph_.sub_step_count()); }
+  uint64_t dropout_offset_per_step() const {
+    return static_cast<uint64_t>(steps_per_training_step()) * blocks_per_step_;
+  }
 
   const Graph& graph() const { return graph_; }
   const MemoryPlan& plan() const { return plan_; }

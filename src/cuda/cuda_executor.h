@@ -22,6 +22,7 @@
 #include "src/cuda/conv2d.h"
 #include "src/cuda/element.h"
 #include "src/cuda/gemm.h"
+#include "src/cuda/step_value.h"
 
 namespace sb {
 
@@ -91,6 +92,13 @@ class CudaExecutor final : public Executor {
 
   const cuda::Conv2dRunner& conv_runner(const Node& node) const { return *conv_runners_.at(&node); }
 
+  // A per-step scalar for a kernel (src/cuda/step_value.h): `host_value` as the step's host code computes it
+  // (dropout_offset, step(), the optimizer's step count), growing by `per_step` from one training step to the
+  // next; resolved on the device from the replay counter while a step is being captured into a CUDA graph.
+  cuda::StepValue step_value(int64_t host_value, int64_t per_step) const {
+    return cuda::StepValue{host_value, per_step, capturing_ ? replays_ : nullptr};
+  }
+
   // Rows that count in a loss depend only on the targets, which the synthetic data fixes for the run: they
   // are read back once per loss node (one synchronisation) and reused as the backward's scale.
   int64_t counted_rows(const Node& loss_node);
@@ -130,6 +138,8 @@ class CudaExecutor final : public Executor {
   std::map<TensorId, int64_t> counted_rows_;
   std::vector<cudaEvent_t> marks_;
   std::map<const Node*, std::unique_ptr<cuda::Conv2dRunner>> conv_runners_;  // per conv pass node
+  bool capturing_ = false;            // a step is being captured into a CUDA graph
+  const int64_t* replays_ = nullptr;  // device: replays of the captured step so far (StepValue::replays)
 };
 
 }  // namespace sb
