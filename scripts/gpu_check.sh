@@ -47,6 +47,10 @@
 #                                              PyTorch capped at 24/48 GiB less plan's reserve; table last.
 #                                              PLANMEM_WORKLOADS="a b" picks the workloads
 #          scripts/gpu_check.sh build          (configure and build only, for experiment scripts)
+#          scripts/gpu_check.sh graphs [steps] [workloads]
+#                                              gpu tests (GPU_TEST_FILTER), then each workload's solo phase with
+#                                              --cuda-graph off and on (GRAPHS_HOG=1: also pinned to a core a busy
+#                                              loop shares); table of scripts/graph_table.py last
 #          scripts/gpu_check.sh ab SRC [steps] [workloads]
 #                                              before/after: this tree's gpu tests while SRC (an earlier commit's
 #                                              source, e.g. `git archive C | tar x -C build-before/src`, carried)
@@ -252,6 +256,48 @@ if [ "$max_bytes" = ab ]; then
   echo "== before ($before_src) / after (this tree), ${SECONDS}s"
   python3 scripts/ab_table.py "$dir"
   tar czf "$out/ab.tgz" -C "$out" ab && rm -rf "$dir"
+  echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = graphs ]; then
+  # Issue 25: every workload's solo phase with each step enqueued node by node (--cuda-graph off) and replayed from
+  # one captured graph (on), GPU 0, bf16, the anchors' optimizers; with GRAPHS_HOG=1 each mode again with the rank
+  # pinned to core 3 beside a busy loop on that core (a weak or shared host). Within GRAPHS_BUDGET_S (default
+  # 560) of the call's start; table last (scripts/graph_table.py).
+  steps=${2:-20}
+  workloads=${3:-transformer_big bert_base bert_finetune mt_dnn conv_seq2seq unsupmt nasnet_large yolov3 deeplabv3 pix2pixhd stylegan maskrcnn}
+  budget=${GRAPHS_BUDGET_S:-560}
+  modes="off on"
+  [ "${GRAPHS_HOG:-0}" = 1 ] && modes="off on off_hog on_hog"
+  run_gpu_tests
+  dir="$out/graphs" && mkdir -p "$dir"
+  for workload in $workloads; do
+    case "$workload" in
+      transformer_big|bert_base|bert_finetune|mt_dnn|conv_seq2seq) optimizer=() ;;
+      *) optimizer=(--optimizer reference) ;;
+    esac
+    for mode in $modes; do
+      left=$((budget - SECONDS))
+      if [ "$left" -lt 25 ]; then echo "skipped $mode $workload: ${left}s left" >> "$out/graphs.txt"; continue; fi
+      pin=() hog_pid=""
+      if [[ "$mode" == *_hog ]]; then
+        taskset -c 3 bash -c 'while :; do :; done' &
+        hog_pid=$!
+        pin=(taskset -c 3)
+      fi
+      echo "== $mode $workload (at ${SECONDS}s)" >> "$out/graphs.txt"
+      CUDA_VISIBLE_DEVICES=0 timeout "$((left < 120 ? left : 120))" "${pin[@]}" build-gpu/scalebench run \
+        --workload "$workload" --precision bf16 "${optimizer[@]}" --phases solo --warmup 3 --steps "$steps" \
+        --cuda-graph "${mode%_hog}" --force --json "$dir/${mode}_$workload.json" >> "$out/graphs.txt" 2>&1 ||
+        echo "rc=$? $mode $workload" >> "$out/graphs.txt"
+      [ -n "$hog_pid" ] && kill "$hog_pid" 2> /dev/null && wait "$hog_pid" 2> /dev/null
+    done
+  done
+  grep -E "^(rc=|skipped|# solo:)" "$out/graphs.txt" | tail -60
+  echo "== eager / graph steps (solo, GPU 0), ${SECONDS}s"
+  python3 scripts/graph_table.py "$dir"
+  tar czf "$out/graphs.tgz" -C "$out" graphs && rm -rf "$dir"
   echo "tests rc=$tests_rc"
   exit 0
 fi

@@ -68,6 +68,23 @@ class Executor {
   void run();                                             // every node, in order
   size_t forward_node_count() const;                      // nodes before the first backward node
 
+  // A training step captured into a device graph and replayed (issue 25, src/train/step_graph.h). Between
+  // begin_step_capture() and end_step_capture() the calls that enqueue a step record it instead of running it:
+  // kernels read what changes per step from a replay counter on the device (src/cuda/step_value.h) and marks
+  // become nodes of the graph. replay_step() runs the captured step (its first replay is the captured step
+  // itself) and advances the counter, so replay k computes what eager step (captured + k) would.
+  // why_no_step_graph(): why this executor cannot capture, or nullopt.
+  virtual std::optional<std::string> why_no_step_graph() const {
+    return std::string("the cpu device runs each node when it is called");
+  }
+  virtual void begin_step_capture();  // UsageError where why_no_step_graph()
+  // nullopt when the graph is ready to replay; else why the capture failed (nothing of the step ran: enqueue
+  // it again without capture).
+  virtual std::optional<std::string> end_step_capture();
+  // After an exception while capturing: ends the capture and keeps nothing of it.
+  virtual void abort_step_capture() {}
+  virtual void replay_step();
+
   // Marks on the executor's own timeline (CUDA events on its stream; the host clock on the CPU), so steps
   // and the nodes inside one are timed where they run, without synchronising in between.
   virtual void mark(size_t index) = 0;                    // after the work queued so far

@@ -15,6 +15,11 @@
 
 namespace sb {
 
+// Whether a phase's steps replay one captured device graph (issue 25, src/train/step_graph.h): auto captures
+// where it can and says why not elsewhere, on makes a phase that cannot an error (exit 3), off never captures.
+enum class CudaGraphMode { kAuto, kOn, kOff };
+const char* cuda_graph_mode_name(CudaGraphMode mode);
+
 struct TrainOptions {
   std::string workload;
   int64_t batch = 0;  // per rank; 0: the workload's reference batch
@@ -35,6 +40,7 @@ struct TrainOptions {
   bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
   int check_steps = 3;
   bool check_memory = true;  // false: no capacity check before allocating (suite's runs at a verified max batch)
+  CudaGraphMode cuda_graph = CudaGraphMode::kAuto;
 };
 
 // One rank's samples of one phase.
@@ -50,11 +56,16 @@ struct RankPhase {
   // also for solo (from the step's start): the decomposition of 1 − E compares the two phases' timelines.
   std::vector<double> step_start_ms, forward_done_ms, step_done_ms;
   float loss_first = 0, loss_last = 0;         // solo and dp
+  // solo and dp, per timed step: the host's wall-clock time to issue the step (every node and the optimizer
+  // enqueued, or one graph launch), beside the device's step_ms.
+  std::vector<double> host_ms;
 };
 
 struct PhaseRecord {
   bool ran = false;
   std::vector<RankPhase> ranks;  // by rank
+  // solo and dp: "on" when the timed steps replayed a captured graph, else "off (why)"; the same on every rank.
+  std::string cuda_graph;
 };
 
 struct CheckRecord {
@@ -143,7 +154,12 @@ struct PhaseSummary {
   double tflops_per_gpu = 0, mfu = 0;  // mfu 0 when the peak is unknown
   int slowest_rank = 0;
   double slowest_rank_step_ms = 0;
+  // The host's time to issue one step (RankPhase::host_ms): the slowest rank's median, 0 when not measured.
+  // host_bound: it reached kHostBoundShare of the device's step time, so the GPU likely waited for the host.
+  double host_ms_p50 = 0;
+  bool host_bound = false;
 };
+constexpr double kHostBoundShare = 0.9;
 struct CommSummary {
   double step_ms_p50 = 0;   // all buckets back to back
   double busbw_gbps = 0;    // from the per-bucket durations' medians

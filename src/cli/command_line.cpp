@@ -172,7 +172,7 @@ std::string canonical_form(const CommandLine& cl) {
             ";recompute=" + std::to_string(r.recompute) + ";optimizer=" + r.optimizer +
             ";clip=" + std::to_string(r.clip_norm) + ";min_time=" + std::to_string(r.min_time_seconds) +
             ";bucket=" + std::to_string(r.bucket_mb) + ";no_overlap=" + std::to_string(r.no_overlap) +
-            ";grad_dtype=" + r.grad_dtype + ";comm_priority=" + r.comm_priority + ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
+            ";grad_dtype=" + r.grad_dtype + ";comm_priority=" + r.comm_priority + ";cuda_graph=" + r.cuda_graph + ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
             ";check_steps=" + std::to_string(r.check_steps) + ";phases=";
     for (const std::string& phase : r.phases) text += phase + ",";
   }
@@ -286,6 +286,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--comm-priority", result.run.comm_priority,
                   "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")
       ->check(CLI::IsMember({"high", "normal"}));
+  run->add_option("--cuda-graph", result.run.cuda_graph,
+                  "Issue each solo and dp step as one replay of a captured CUDA graph: auto (default: where it "
+                  "can, saying why not elsewhere), on (a phase that cannot is an error) or off (every node "
+                  "enqueued by the host, as a host-bound setup would)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   run->add_option("--trace", result.run.trace_path,
                   "Write the dp phase as a Chrome/Perfetto trace (forward, backward, optimizer, every all-reduce; "
                   "device timestamps) to FILE");

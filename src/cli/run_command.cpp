@@ -59,6 +59,12 @@ TrainOptions train_options(const CommandLine& cl, const Device& device) {
   options.overlap = !run.no_overlap;
   options.grad_dtype = run.grad_dtype == "bf16" ? DType::kBFloat16 : DType::kFloat32;
   options.comm_high_priority = run.comm_priority == "high";
+  options.cuda_graph = run.cuda_graph == "on"    ? CudaGraphMode::kOn
+                       : run.cuda_graph == "off" ? CudaGraphMode::kOff
+                                                 : CudaGraphMode::kAuto;
+  if (options.cuda_graph == CudaGraphMode::kOn && !on_cuda) {  // before the header: nothing is measured
+    throw UsageError("--cuda-graph on needs the cuda device (the cpu device runs each node when it is called)");
+  }
   options.check = run.check;
   options.check_steps = run.check_steps;
   return options;

@@ -59,6 +59,16 @@ Executor::StepProfile Executor::profile_step(const OptimizerSettings& settings, 
   return profile;
 }
 
+void Executor::begin_step_capture() {
+  throw UsageError("cannot capture a step into a graph: " + why_no_step_graph().value_or("not supported"));
+}
+
+std::optional<std::string> Executor::end_step_capture() { return why_no_step_graph(); }
+
+void Executor::replay_step() {
+  throw UsageError("cannot replay a step graph: " + why_no_step_graph().value_or("none captured"));
+}
+
 void Executor::set_random_stream(uint64_t seed, uint64_t step) {
   seed_ = seed;
   step_ = step;

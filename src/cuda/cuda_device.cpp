@@ -17,9 +17,26 @@ namespace {
 class CudaEvent final : public DeviceEvent {
  public:
   CudaEvent() { SB_CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~CudaEvent() override { cudaEventDestroy(event_); }
+  ~CudaEvent() override {
+    cudaEventDestroy(event_);
+    if (order_ != nullptr) cudaEventDestroy(order_);
+  }
+  // On a stream being captured into a graph (a training step, issue 25) an event must do two things: order
+  // another stream of the capture after this point (a plain record, which the capture turns into a graph
+  // edge) and stamp the time at every replay (an external record node). One event cannot do both, so the
+  // capture records a second event for the ordering, and block() waits on that one until the next record.
   void record(StreamHandle stream) override {
-    SB_CUDA_CHECK(cudaEventRecord(event_, static_cast<cudaStream_t>(stream)));
+    const auto s = static_cast<cudaStream_t>(stream);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    SB_CUDA_CHECK(cudaStreamIsCapturing(s, &capture));
+    recorded_in_capture_ = capture == cudaStreamCaptureStatusActive;
+    if (!recorded_in_capture_) {
+      SB_CUDA_CHECK(cudaEventRecord(event_, s));
+      return;
+    }
+    if (order_ == nullptr) SB_CUDA_CHECK(cudaEventCreateWithFlags(&order_, cudaEventDisableTiming));
+    SB_CUDA_CHECK(cudaEventRecord(order_, s));
+    SB_CUDA_CHECK(cudaEventRecordWithFlags(event_, s, cudaEventRecordExternal));
   }
   void record_in_capture(StreamHandle stream) override {
     // An external record becomes a node of the captured graph, so every replay stamps the time again.
@@ -27,7 +44,7 @@ class CudaEvent final : public DeviceEvent {
   }
   void synchronize() override { SB_CUDA_CHECK(cudaEventSynchronize(event_)); }
   void block(StreamHandle stream) override {
-    SB_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), event_, 0));
+    SB_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), recorded_in_capture_ ? order_ : event_, 0));
   }
   double milliseconds_since(const DeviceEvent& start) const override {
     float ms = 0;
@@ -37,6 +54,8 @@ class CudaEvent final : public DeviceEvent {
 
  private:
   cudaEvent_t event_ = nullptr;
+  cudaEvent_t order_ = nullptr;  // the ordering half of a record in a capture
+  bool recorded_in_capture_ = false;
 };
 
 class CudaGraph final : public DeviceGraph {

@@ -21,6 +21,7 @@
 #include "src/cuda/cuda_check.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/optimizer.h"
+#include "src/cuda/step_replays.h"
 #include "src/cuda/stream_scratch.h"
 #include "src/core/ops/conv2d.h"
 
@@ -65,14 +66,17 @@ CudaExecutor::CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32
   // The alignment padding between parameters and between gradients is read by the flat optimizer, the
   // clipping norm and the bucket all-reduces: zero, not whatever the allocation held.
   SB_CUDA_CHECK(cudaMemsetAsync(arena_, 0, plan.total_bytes, stream_));
-  SB_CUDA_CHECK(cudaMalloc(&scratch_, 64));  // loss sum (float) and counted rows (int64)
+  SB_CUDA_CHECK(cudaMalloc(&scratch_, 64));  // loss sum (float), counted rows and graph replays (int64)
+  replays_ = reinterpret_cast<int64_t*>(static_cast<char*>(scratch_) + 16);
   reserve_outside_plan(graph);
   if (scaled) start_loss_scaling();
   initialize_state();
 }
 
 CudaExecutor::~CudaExecutor() {
+  if (capturing_) abort_step_capture();
   cudaStreamSynchronize(stream_);
+  drop_step_graph();
   cuda::take_back_gemm_workspace(stream_);
   cuda::take_back_stream_scratch(stream_);
   cudaFree(gemm_workspace_);
@@ -166,7 +170,56 @@ void CudaExecutor::mark(size_t index) {
     SB_CUDA_CHECK(cudaEventCreate(&event));
     marks_.push_back(event);
   }
-  SB_CUDA_CHECK(cudaEventRecord(marks_[index], stream_));
+  // In a capture, an external record is a node of the graph: every replay stamps the mark again.
+  SB_CUDA_CHECK(capturing_ ? cudaEventRecordWithFlags(marks_[index], stream_, cudaEventRecordExternal)
+                           : cudaEventRecord(marks_[index], stream_));
+}
+
+// Thread-local capture: this thread's calls that cannot be captured (a synchronisation, an allocation) fail
+// the capture, and the trainer falls back to eager steps with the reason; other threads are not affected.
+void CudaExecutor::begin_step_capture() {
+  drop_step_graph();
+  SB_CUDA_CHECK(cudaMemsetAsync(replays_, 0, sizeof(int64_t), stream_));  // before the capture: not part of it
+  SB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  capturing_ = true;
+}
+
+std::optional<std::string> CudaExecutor::end_step_capture() {
+  if (!capturing_) return std::string("no capture was begun");
+  cudaError_t status = cuda::advance_replays(replays_, stream_);  // the graph's last node
+  cudaGraph_t graph = nullptr;
+  const cudaError_t ended = cudaStreamEndCapture(stream_, &graph);
+  capturing_ = false;
+  if (status == cudaSuccess) status = ended;
+  if (status == cudaSuccess && graph == nullptr) return std::string("the capture recorded no graph");
+  if (status == cudaSuccess) status = cudaGraphInstantiate(&step_graph_, graph, 0);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  if (status != cudaSuccess) {
+    cudaGetLastError();  // capture errors are not sticky: the stream runs eager steps on
+    step_graph_ = nullptr;
+    return std::string("capturing the step failed: ") + cudaGetErrorString(status);
+  }
+  return std::nullopt;
+}
+
+void CudaExecutor::abort_step_capture() {
+  if (!capturing_) return;
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(stream_, &graph);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  capturing_ = false;
+  cudaGetLastError();
+}
+
+void CudaExecutor::replay_step() {
+  if (step_graph_ == nullptr) throw UsageError("replay_step: no step graph was captured");
+  SB_CUDA_CHECK(cudaGraphLaunch(step_graph_, stream_));
+}
+
+void CudaExecutor::drop_step_graph() {
+  if (step_graph_ == nullptr) return;
+  cudaGraphExecDestroy(step_graph_);
+  step_graph_ = nullptr;
 }
 
 double CudaExecutor::elapsed_ms(size_t from, size_t to) {

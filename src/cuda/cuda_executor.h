@@ -70,8 +70,14 @@ class CudaExecutor final : public Executor {
   // The loss's gradient seed on the device (S), or null (1) without loss scaling.
   const float* loss_gradient_scale() const { return loss_scale_ == nullptr ? nullptr : &loss_scale_->scale; }
 
-  void mark(size_t index) override;
+  void mark(size_t index) override;  // a node of the graph while a step is being captured
   double elapsed_ms(size_t from, size_t to) override;
+
+  std::optional<std::string> why_no_step_graph() const override { return std::nullopt; }
+  void begin_step_capture() override;
+  std::optional<std::string> end_step_capture() override;
+  void abort_step_capture() override;
+  void replay_step() override;
 
   unsigned char* u8_at(uint64_t offset) { return static_cast<unsigned char*>(arena_) + offset; }
   unsigned char* u8(TensorId id) { return static_cast<unsigned char*>(arena_) + plan_.offsets.at(static_cast<size_t>(id)); }
@@ -87,6 +93,7 @@ class CudaExecutor final : public Executor {
     return reinterpret_cast<T*>(u8(id));
   }
   cudaStream_t stream() const { return stream_; }
+  // scratch_'s 64 bytes: the loss sum (float) at 0, counted rows (int64) at 8, the step graph's replays at 16.
   float* loss_sum() { return static_cast<float*>(scratch_); }
   int64_t* counted() { return reinterpret_cast<int64_t*>(static_cast<char*>(scratch_) + 8); }
 
@@ -138,8 +145,10 @@ class CudaExecutor final : public Executor {
   std::map<TensorId, int64_t> counted_rows_;
   std::vector<cudaEvent_t> marks_;
   std::map<const Node*, std::unique_ptr<cuda::Conv2dRunner>> conv_runners_;  // per conv pass node
-  bool capturing_ = false;            // a step is being captured into a CUDA graph
-  const int64_t* replays_ = nullptr;  // device: replays of the captured step so far (StepValue::replays)
+  bool capturing_ = false;      // a step is being captured into a CUDA graph
+  int64_t* replays_ = nullptr;  // device, in scratch_: replays of the captured step so far (StepValue::replays)
+  cudaGraphExec_t step_graph_ = nullptr;
+  void drop_step_graph();
 };
 
 }  // namespace sb

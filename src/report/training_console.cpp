@@ -2,6 +2,7 @@
 // plain rows for measurements, the units in a row of their own, as the bandwidth table does.
 #include <cstdio>
 #include <string>
+#include <utility>
 
 #include "scalebench/byte_text.h"
 #include "scalebench/emulation.h"
@@ -235,6 +236,17 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
                  report.weights_identical_at_start ? "yes" : "no", report.weights_identical_after_dp ? "yes" : "NO");
   } else if (report.nranks == 1 && (report.options.comm || report.options.dp)) {
     std::fprintf(out, "# one rank: no comm or dp phase (start more ranks, e.g. mpirun -np 2, to measure scaling)\n");
+  }
+  // How each step was issued, and whether the host kept up: the device's step time is the GPU's only if not.
+  for (const auto& [name, record] : {std::pair<const char*, const PhaseRecord*>{"solo", &report.solo},
+                                     std::pair<const char*, const PhaseRecord*>{"dp", &report.dp}}) {
+    if (!record->ran || record->cuda_graph.empty()) continue;
+    const PhaseSummary phase = summarize_phase(report, *record, std::string(name) == "dp");
+    // On the CPU device issuing a step is running it: host-bound by definition, nothing to warn about.
+    const bool warn = phase.host_bound && report.device_kind != "cpu";
+    std::fprintf(out, "# %s: cuda graph %s; the host issued a step in %.3f ms (p50) of the device's %.2f ms%s\n", name,
+                 record->cuda_graph.c_str(), phase.host_ms_p50, phase.step_ms_p50,
+                 warn ? " -- HOST-BOUND: the GPU waited for the CPU, so this step time is partly the host's" : "");
   }
   if (report.loss_scaled) {
     std::fprintf(out, "# fp16 loss scaling: final scale %g, %lld steps skipped for inf/NaN gradients\n",

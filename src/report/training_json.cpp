@@ -88,6 +88,7 @@ json config_json(const TrainingReport& r) {
           {"overlap", o.overlap},
           {"grad_dtype", o.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32"},
           {"comm_priority", o.comm_high_priority ? "high" : "normal"},
+          {"cuda_graph", cuda_graph_mode_name(o.cuda_graph)},
           {"check", o.check}};
 }
 
@@ -96,6 +97,7 @@ json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::st
   for (const RankPhase& rank : phase.ranks) {
     json entry = {{"step_ms", rank.step_ms}};
     if (name != "comm") {
+      entry["host_ms"] = rank.host_ms;
       entry["loss_first"] = rank.loss_first;
       entry["loss_last"] = rank.loss_last;
     }
@@ -130,7 +132,8 @@ json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::st
   out.update({{"step_ms_p50", s.step_ms_p50}, {"step_ms_p95", s.step_ms_p95}, {"step_ms_max", s.step_ms_max},
               {"units_per_s_per_gpu", s.units_per_s_per_gpu}, {"units_per_s_total", s.units_per_s_total},
               {"tflops_per_gpu", s.tflops_per_gpu}, {"mfu", r.peak_tflops > 0 ? json(s.mfu) : json(nullptr)},
-              {"slowest_rank", s.slowest_rank}, {"slowest_rank_step_ms_p50", s.slowest_rank_step_ms}});
+              {"slowest_rank", s.slowest_rank}, {"slowest_rank_step_ms_p50", s.slowest_rank_step_ms},
+              {"host_ms_per_step", s.host_ms_p50}, {"host_bound", s.host_bound}, {"cuda_graph", phase.cuda_graph}});
   return out;
 }
 

@@ -132,6 +132,9 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
     }
   }
   step_done_->record(executor_.compute_stream());
+  // The communication stream's last work joins the compute stream: a step captured into a graph must end on
+  // the stream it began on (src/train/step_graph.h). Eagerly this waits for what the update already waited for.
+  all_done_->block(executor_.compute_stream());
   device_.pop_range();
 }
 
@@ -152,6 +155,9 @@ void GradientReducer::reduce_alone() {
 
 std::vector<double> GradientReducer::wait_and_time(const std::string& what) {
   communicator_.wait(comm_stream_, what);
+  // A replayed step's all-reduces run inside the graph launched on the compute stream, not on comm_stream_:
+  // wait there too, with the same timeout, so that a peer that is gone still ends the job.
+  communicator_.wait(executor_.compute_stream(), what);
   std::vector<double> ms;
   for (size_t b = 0; b < finished_.size(); ++b) {
     finished_[b]->synchronize();

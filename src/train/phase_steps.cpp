@@ -2,6 +2,7 @@
 #include "src/train/phase_steps.h"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <cmath>
 #include <limits>
@@ -37,6 +38,7 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
                               {"step_start_ms", mine.step_start_ms},
                               {"forward_done_ms", mine.forward_done_ms},
                               {"step_done_ms", mine.step_done_ms},
+                              {"host_ms", mine.host_ms},
                               {"loss_first", mine.loss_first},
                               {"loss_last", mine.loss_last}};
   std::vector<RankPhase> all;
@@ -52,6 +54,7 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
     phase.step_start_ms = entry["step_start_ms"].get<std::vector<double>>();
     phase.forward_done_ms = entry["forward_done_ms"].get<std::vector<double>>();
     phase.step_done_ms = entry["step_done_ms"].get<std::vector<double>>();
+    phase.host_ms = entry["host_ms"].get<std::vector<double>>();
     phase.loss_first = entry["loss_first"].get<float>();
     phase.loss_last = entry["loss_last"].get<float>();
     all.push_back(std::move(phase));
@@ -112,7 +115,7 @@ RankPhase first_steps(RankPhase phase, size_t steps) {
   };
   cut(phase.step_ms), cut(phase.bucket_ms), cut(phase.nodes_done_ms), cut(phase.bucket_ready_ms);
   cut(phase.bucket_start_ms), cut(phase.bucket_end_ms), cut(phase.step_start_ms), cut(phase.forward_done_ms);
-  cut(phase.step_done_ms);
+  cut(phase.step_done_ms), cut(phase.host_ms);
   return phase;
 }
 
@@ -136,7 +139,7 @@ void agree_at_step_boundary(ProcessGroup& group, const std::string& phase, int s
 }
 
 RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
-                    const std::function<void(int64_t step)>& enqueue_step,
+                    StepGraph& graph, const std::function<void(int64_t step)>& enqueue_step,
                     const std::function<void(RankPhase& phase, bool timed)>& after_step) {
   Executor& executor = *replica.executor;
   RankPhase result;
@@ -147,7 +150,10 @@ RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& o
     inject_fault(phase, step + 1);
     executor.set_random_stream(options.seed + static_cast<uint64_t>(group.rank()), static_cast<uint64_t>(step));
     executor.mark(0);
-    enqueue_step(step + 1);
+    const auto issue_start = std::chrono::steady_clock::now();
+    graph.issue(step, [&] { enqueue_step(step + 1); });
+    const double host_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - issue_start).count();
     executor.mark(1);
     if (after_step) after_step(result, step >= options.warmup_steps);
     const double ms = executor.elapsed_ms(0, 1);
@@ -157,7 +163,10 @@ RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& o
     if (std::isfinite(loss)) {
       if (step == 0) result.loss_first = loss;
       result.loss_last = loss;
-      if (step >= options.warmup_steps) result.step_ms.push_back(ms);
+      if (step >= options.warmup_steps) {
+        result.step_ms.push_back(ms);
+        result.host_ms.push_back(host_ms);
+      }
     }
     agree_at_step_boundary(group, phase, step + 1, std::isfinite(loss), result,
                            size_t(std::max(0, step - options.warmup_steps)));

@@ -13,6 +13,7 @@
 #include "scalebench/process_group.h"
 #include "scalebench/training.h"
 #include "src/train/replica.h"
+#include "src/train/step_graph.h"
 
 namespace sb {
 
@@ -61,8 +62,10 @@ RankPhase first_steps(RankPhase phase, size_t steps);
 // when `timed` (not a warm-up step).
 // The loss is read after every step: a non-finite loss on any rank, or a stop signal on any rank, ends the phase
 // at that step on every rank (StoppedAtBoundary; the steps before a non-finite loss are kept).
+// Each step is issued through `graph` (src/train/step_graph.h): eagerly, or replayed from a captured graph; the
+// host's time to issue it is kept per timed step (RankPhase::host_ms).
 RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
-                    const std::function<void(int64_t step)>& enqueue_step,
+                    StepGraph& graph, const std::function<void(int64_t step)>& enqueue_step,
                     const std::function<void(RankPhase& phase, bool timed)>& after_step);
 
 }  // namespace sb

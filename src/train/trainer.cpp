@@ -12,6 +12,7 @@
 #include "src/train/gradient_reducer.h"
 #include "src/train/phase_steps.h"
 #include "src/train/replica.h"
+#include "src/train/step_graph.h"
 #include "src/train/sub_steps.h"
 
 namespace sb {
@@ -119,7 +120,8 @@ void record_phase(ProcessGroup& group, PhaseRecord& record, const std::string& n
 
 // Data-parallel steps: nodes with the buckets' all-reduces interleaved, then the update; every timed step
 // keeps its buckets' durations and its timeline.
-RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& reducer, const TrainOptions& options) {
+RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& reducer, const TrainOptions& options,
+                       StepGraph& graph) {
   auto dp_step = [&](int64_t step) {
     for_each_sub_step(
         replica, [&](size_t k) { reducer.run_nodes_and_reduce(k); },
@@ -139,7 +141,7 @@ RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& r
     phase.step_done_ms.push_back(timeline.step_done_ms);
   };
   reducer.begin_phase();
-  return run_steps(group, replica, options, "dp", dp_step, wait_for_buckets);
+  return run_steps(group, replica, options, "dp", graph, dp_step, wait_for_buckets);
 }
 
 void restart_from_initial_weights(Replica& replica, uint64_t weight_seed) {
@@ -212,9 +214,12 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
 
     if (options.solo) {
       weight_losses_by_global_rows(group, *replica, false);
+      StepGraph graph(group, executor, options.cuda_graph, "solo", std::nullopt);
       record_phase(
-          group, report.solo, "solo", [&] { return run_steps(group, *replica, options, "solo", train_step, solo_timeline); },
+          group, report.solo, "solo",
+          [&] { return run_steps(group, *replica, options, "solo", graph, train_step, solo_timeline); },
           [&](bool complete) {
+            report.solo.cuda_graph = graph.status();
             if (complete && options.profile) {
               profile_solo_step(*replica, options, options.warmup_steps + options.steps + 1, report);
             }
@@ -233,10 +238,17 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
       if (options.dp) {
         restart_from_initial_weights(*replica, weight_seed);
         weight_losses_by_global_rows(group, *replica, true);
+        std::optional<std::string> no_capture;
+        if (!communicator.supports_graph_capture()) {
+          no_capture = std::string("the ") + backend_name(communicator.backend()) +
+                       " backend's all-reduces cannot be captured into a graph";
+        }
+        StepGraph graph(group, executor, options.cuda_graph, "dp", no_capture);
         // Stopped or not, every rank has finished the same steps, so the weights still compare.
         record_phase(
-            group, report.dp, "dp", [&] { return run_dp_phase(group, *replica, reducer, options); },
+            group, report.dp, "dp", [&] { return run_dp_phase(group, *replica, reducer, options, graph); },
             [&](bool) {
+              report.dp.cuda_graph = graph.status();
               report.weights_checksum_after_dp = parameter_checksum(*replica);
               report.weights_identical_after_dp = same_on_every_rank(group, report.weights_checksum_after_dp);
             },

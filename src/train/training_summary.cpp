@@ -79,7 +79,11 @@ PhaseSummary summarize_phase(const TrainingReport& report, const PhaseRecord& ph
     summary.step_ms_p95 = median(p95s);
     summary.step_ms_max = *std::max_element(maxima.begin(), maxima.end());
   }
+  for (const RankPhase& rank : phase.ranks) {
+    if (!rank.host_ms.empty()) summary.host_ms_p50 = std::max(summary.host_ms_p50, median(rank.host_ms));
+  }
   if (summary.step_ms_p50 <= 0) return summary;
+  summary.host_bound = summary.host_ms_p50 >= kHostBoundShare * summary.step_ms_p50;
   summary.units_per_s_per_gpu = report.units_per_step / (summary.step_ms_p50 / 1e3);
   if (max_over_ranks_per_step) {  // one step for all: every rank's units in the slowest rank's time
     summary.units_per_s_total = summary.units_per_s_per_gpu * report.nranks;

@@ -26,6 +26,10 @@ bad "a backend not built in (or, built in, not for this device)" "nccl backend (
   bandwidth --device cpu --backend nccl
 bad "emulation on the CPU device" "--emulate host shapes NCCL's transports: it needs the cuda device" -- \
   -w bert_base "${tiny[@]}" --emulate host
+bad "CUDA graphs on the CPU device" "--cuda-graph on needs the cuda device" -- -w bert_base "${tiny[@]}" \
+  --cuda-graph on
+bad "unknown --cuda-graph mode" "--cuda-graph: always not in \{auto,on,off\}" -- -w bert_base "${tiny[@]}" \
+  --cuda-graph always
 bad "unwritable output path" "cannot write '/nonexistent-dir/run.json'" -- -w bert_base "${tiny[@]}" \
   --json /nonexistent-dir/run.json
 bad "unwritable trace path" "cannot write '/nonexistent-dir/trace.json'" -- -w bert_base "${tiny[@]}" \

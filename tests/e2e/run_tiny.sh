@@ -79,6 +79,20 @@ assert doc["status"] == "ok" and rank["loss_last"] < rank["loss_first"], rank
 host_ops = {o["op"] for o in doc["op_host_ms"]}
 assert doc["profiled_host_ms"] > 0 and any(op.startswith("decode: ") for op in host_ops), host_ops
 PY
+# The CPU device runs every step eagerly under the default --cuda-graph auto, and says why; the host's time to
+# issue a step is reported per phase and per timed step.
+expect_output "# solo: cuda graph off \(the cpu device runs each node when it is called\); the host issued a step in" \
+  "the solo phase says it ran eagerly, and why"
+python3 - "$WORK/unsupmt.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: unsupmt cuda_graph/host JSON"; failures=$((failures + 1)); }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+solo = doc["phases"]["solo"]
+assert doc["config"]["cuda_graph"] == "auto", doc["config"]
+assert solo["cuda_graph"] == "off (the cpu device runs each node when it is called)", solo["cuda_graph"]
+host = solo["ranks"][0]["host_ms"]
+assert len(host) == len(solo["ranks"][0]["step_ms"]) and all(h > 0 for h in host), host
+assert 0 < solo["host_ms_per_step"] and solo["host_bound"] is True, solo  # the CPU device: issuing is running
+PY
 expect_exit 0 "run is the default subcommand" -- "$SB" --device cpu --workload bert_base --scale tiny --batch 2 \
   --steps 1 --warmup 0
 expect_output "run: bert_base" "a bare --workload runs the workload"
