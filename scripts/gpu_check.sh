@@ -50,7 +50,9 @@
 #          scripts/gpu_check.sh graphs [steps] [workloads]
 #                                              gpu tests (GPU_TEST_FILTER), then each workload's solo phase with
 #                                              --cuda-graph off and on (GRAPHS_HOG=1: also pinned to a core a busy
-#                                              loop shares); table of scripts/graph_table.py last
+#                                              loop shares; GRAPHS_MODES="off_hog on_hog" picks modes;
+#                                              GRAPHS_DP=1: 2 ranks' dp phase off and on first); table of
+#                                              scripts/graph_table.py last
 #          scripts/gpu_check.sh ab SRC [steps] [workloads]
 #                                              before/after: this tree's gpu tests while SRC (an earlier commit's
 #                                              source, e.g. `git archive C | tar x -C build-before/src`, carried)
@@ -77,6 +79,15 @@ reference_lr() {
     pix2pixhd) echo 2e-4 ;;
     nasnet_large|deeplabv3) echo 1e-3 ;;
     *) echo 1e-4 ;;
+  esac
+}
+
+# The optimizer scalebench trains a workload with beside PyTorch: AdamW (scalebench's default) for the transformer
+# family and conv_seq2seq (PyTorch's choice there), the workload's reference optimizer elsewhere.
+optimizer_flags() {
+  case "$1" in
+    transformer_big|bert_base|bert_finetune|mt_dnn|conv_seq2seq) ;;
+    *) echo "--optimizer reference" ;;
   esac
 }
 
@@ -123,10 +134,7 @@ if [ "$max_bytes" = anchors ]; then
   fi
   for workload in $workloads; do
     lr=$(reference_lr "$workload")
-    case "$workload" in
-      transformer_big|bert_base|bert_finetune|mt_dnn|conv_seq2seq) optimizer=() ;;
-      *) optimizer=(--optimizer reference) ;;
-    esac
+    read -r -a optimizer <<< "$(optimizer_flags "$workload")"
     pytorch=(python3 scripts/pytorch_reference.py --workload "$workload" --precision bf16 --lr "$lr" --warmup 3
              --steps "$steps")
     for tool in $tools; do
@@ -237,10 +245,7 @@ if [ "$max_bytes" = ab ]; then
   echo "earlier tree built, gpu tests done at ${SECONDS}s"
   dir="$out/ab" && mkdir -p "$dir"
   for workload in $workloads; do
-    case "$workload" in
-      transformer_big|bert_base|bert_finetune|mt_dnn|conv_seq2seq) optimizer=() ;;
-      *) optimizer=(--optimizer reference) ;;
-    esac
+    read -r -a optimizer <<< "$(optimizer_flags "$workload")"
     for side in before after; do
       binary=$([ "$side" = before ] && echo build-before/build/scalebench || echo build-gpu/scalebench)
       left=$((budget - SECONDS))
@@ -268,15 +273,24 @@ if [ "$max_bytes" = graphs ]; then
   steps=${2:-20}
   workloads=${3:-transformer_big bert_base bert_finetune mt_dnn conv_seq2seq unsupmt nasnet_large yolov3 deeplabv3 pix2pixhd stylegan maskrcnn}
   budget=${GRAPHS_BUDGET_S:-560}
-  modes="off on"
+  modes=${GRAPHS_MODES:-off on}
   [ "${GRAPHS_HOG:-0}" = 1 ] && modes="off on off_hog on_hog"
   run_gpu_tests
   dir="$out/graphs" && mkdir -p "$dir"
+  if [ "${GRAPHS_DP:-0}" = 1 ]; then
+    # Two ranks (sharing GPU 0 when only one is visible): the dp phase's all-reduces captured with the step.
+    for workload in bert_base transformer_big; do
+      for mode in off on; do
+        echo "== dp 2 ranks $workload --cuda-graph $mode (at ${SECONDS}s)" >> "$out/graphs_dp.txt"
+        timeout 150 mpirun -np 2 --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench --allow-gpu-sharing run \
+          --workload "$workload" --precision bf16 --warmup 3 --steps "$steps" --cuda-graph "$mode" --force \
+          --json "$dir/dp_${mode}_$workload.json" >> "$out/graphs_dp.txt" 2>&1 || echo "rc=$? dp $mode $workload" >> "$out/graphs_dp.txt"
+      done
+    done
+    grep -E "^(==|rc=|# (solo|dp):|# scaling|# weights|# status)" "$out/graphs_dp.txt"
+  fi
   for workload in $workloads; do
-    case "$workload" in
-      transformer_big|bert_base|bert_finetune|mt_dnn|conv_seq2seq) optimizer=() ;;
-      *) optimizer=(--optimizer reference) ;;
-    esac
+    read -r -a optimizer <<< "$(optimizer_flags "$workload")"
     for mode in $modes; do
       left=$((budget - SECONDS))
       if [ "$left" -lt 25 ]; then echo "skipped $mode $workload: ${left}s left" >> "$out/graphs.txt"; continue; fi
