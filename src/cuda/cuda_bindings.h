@@ -53,6 +53,18 @@ inline float gradient_weight(const Node& node) {
   return it == node.attributes.end() ? 1.0f : static_cast<float>(it->second);
 }
 
+// The kernel arguments that change from one training step to the next, as StepValues (src/cuda/step_value.h):
+// the host's value in an eager step, resolved on the device from the replay counter in a step replayed from a
+// CUDA graph. The random streams' seed is not one: it is fixed for a phase.
+// A node's first Philox block this step (dropout, drop_path, noise_injection, the SAN turn mask).
+inline cuda::StepValue dropout_offset_value(const CudaExecutor& e, const Node& node) {
+  return e.step_value(static_cast<int64_t>(e.dropout_offset(node)), static_cast<int64_t>(e.dropout_offset_per_step()));
+}
+// The executor's step() (Mask R-CNN's sampling draws, the EMA's first step).
+inline cuda::StepValue step_count_value(const CudaExecutor& e) {
+  return e.step_value(static_cast<int64_t>(e.step()), e.steps_per_training_step());
+}
+
 // A byte copy of a whole tensor on the executor's stream (a cast to the same dtype, add_n of one term).
 inline void copy(CudaExecutor& e, TensorId to, TensorId from) {
   SB_CUDA_CHECK(cudaMemcpyAsync(e.u8(to), e.u8(from), e.graph().tensor(from).bytes(), cudaMemcpyDeviceToDevice,

@@ -121,8 +121,10 @@ void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t ste
     }
     cuda::grad_norm_squared(grads, static_cast<int64_t>(n), norm_scratch_, stream_);
   }
-  cuda::optimizer_step(static_cast<float*>(arena_), grads, optimizer_state_, static_cast<int64_t>(n), settings, step,
-                       needs_norm ? norm_scratch_ : nullptr, stream_, loss_scale_, loss_scale_config_);
+  // The step count grows by the sub-step count per training step (sub_steps.h, optimizer_step_number).
+  cuda::optimizer_step(static_cast<float*>(arena_), grads, optimizer_state_, static_cast<int64_t>(n), settings,
+                       step_value(step, steps_per_training_step()), needs_norm ? norm_scratch_ : nullptr, stream_,
+                       loss_scale_, loss_scale_config_);
 }
 
 void CudaExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
@@ -137,8 +139,9 @@ void CudaExecutor::optimizer_step_range(const OptimizerSettings& settings, int64
   ensure_optimizer_state(settings);
   auto* params = static_cast<float*>(arena_);
   const auto* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
-  cuda::optimizer_step(params + first, grads + first, optimizer_state_ + first, count, settings, step, nullptr,
-                       stream_, nullptr, {}, cpu::optimizer_state_stride(n));
+  cuda::optimizer_step(params + first, grads + first, optimizer_state_ + first, count, settings,
+                       step_value(step, steps_per_training_step()), nullptr, stream_, nullptr, {},
+                       cpu::optimizer_state_stride(n));
 }
 
 void CudaExecutor::reset_optimizer_state() {

@@ -63,9 +63,11 @@ __global__ void match_anchors_kernel(const float* __restrict__ anchors, const fl
 }
 
 __global__ void anchor_keys_kernel(const float* __restrict__ anchors, const float* __restrict__ gt_boxes,
-                                   const int32_t* __restrict__ sample_ids, uint64_t step, cpu::RpnTargetGeometry g,
-                                   const float* __restrict__ match_iou, const int* __restrict__ box_best,
-                                   unsigned long long* __restrict__ keys, int32_t* __restrict__ values) {
+                                   const int32_t* __restrict__ sample_ids, StepValue sampling_step,
+                                   cpu::RpnTargetGeometry g, const float* __restrict__ match_iou,
+                                   const int* __restrict__ box_best, unsigned long long* __restrict__ keys,
+                                   int32_t* __restrict__ values) {
+  const auto step = static_cast<uint64_t>(sampling_step.resolve());
   const int64_t total = g.batch * g.anchors;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total; i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t n = i / g.anchors, a = i % g.anchors;
@@ -178,10 +180,11 @@ constexpr int kCandidateBits = 13;  // candidate index in the sort key: up to 81
 
 __global__ void roi_sample_kernel(const float* __restrict__ proposals, const float* __restrict__ gt_boxes,
                                   const int32_t* __restrict__ gt_classes, const int32_t* __restrict__ sample_ids,
-                                  uint64_t step, cpu::RoiSampleGeometry g, int64_t slots, int32_t* __restrict__ match_all,
-                                  cpu::RoiSampleOutputs out) {
+                                  StepValue sampling_step, cpu::RoiSampleGeometry g, int64_t slots,
+                                  int32_t* __restrict__ match_all, cpu::RoiSampleOutputs out) {
   extern __shared__ unsigned long long keys[];
   __shared__ int positives;
+  const auto step = static_cast<uint64_t>(sampling_step.resolve());
   const float coder[4] = {10, 10, 5, 5};
   const int64_t n = blockIdx.x, candidates = g.candidates();
   const float* boxes = gt_boxes + n * g.boxes * 4;
@@ -291,7 +294,7 @@ size_t rpn_targets_scratch_bytes(const cpu::RpnTargetGeometry& g) {
   return carver.bytes();
 }
 
-void rpn_targets(const float* anchors, const float* gt_boxes, const int32_t* sample_ids, uint64_t step,
+void rpn_targets(const float* anchors, const float* gt_boxes, const int32_t* sample_ids, StepValue step,
                  const cpu::RpnTargetGeometry& g, float* labels, float* label_weights, float* box_targets,
                  float* box_weights, cudaStream_t stream) {
   if (g.boxes > kMaxBoxes) throw UsageError("rpn_targets: at most " + std::to_string(kMaxBoxes) + " boxes per image");
@@ -328,7 +331,8 @@ size_t roi_sample_scratch_bytes(const cpu::RoiSampleGeometry& g) {
 }
 
 void roi_sample(const float* proposals, const float* gt_boxes, const int32_t* gt_classes, const int32_t* sample_ids,
-                uint64_t step, const cpu::RoiSampleGeometry& g, const cpu::RoiSampleOutputs& out, cudaStream_t stream) {
+                StepValue step, const cpu::RoiSampleGeometry& g, const cpu::RoiSampleOutputs& out,
+                cudaStream_t stream) {
   if (g.candidates() > (int64_t{1} << kCandidateBits)) throw UsageError("roi_sample: at most 8192 candidates per image");
   ScratchLease scratch(stream, roi_sample_scratch_bytes(g));
   const int64_t slots = sort_slots(g.candidates());
@@ -360,8 +364,8 @@ void bind_detection_targets_cuda(CudaKernelTable& table) {
   add_kernels(table, {
       {"rpn_targets",
        [](CudaExecutor& e, const Node& n) {
-         cuda::rpn_targets(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]), e.step(),
-                           detail::rpn_target_geometry(n.attributes), e.at<float>(n.outputs[0]),
+         cuda::rpn_targets(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
+                           step_count_value(e), detail::rpn_target_geometry(n.attributes), e.at<float>(n.outputs[0]),
                            e.at<float>(n.outputs[1]), e.at<float>(n.outputs[2]), e.at<float>(n.outputs[3]), e.stream());
        },
        [](const Node& n) -> uint64_t {
@@ -374,8 +378,8 @@ void bind_detection_targets_cuda(CudaKernelTable& table) {
                                          e.at<float>(o[3]), e.at<int32_t>(o[4]), e.at<float>(o[5]),
                                          e.at<int32_t>(o[6]), e.at<int32_t>(o[7]), e.at<float>(o[8])};
          cuda::roi_sample(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
-                          e.at<int32_t>(n.inputs[3]), e.step(), detail::roi_sample_geometry(n.attributes), out,
-                          e.stream());
+                          e.at<int32_t>(n.inputs[3]), step_count_value(e), detail::roi_sample_geometry(n.attributes),
+                          out, e.stream());
        },
        [](const Node& n) -> uint64_t {
          return cuda::roi_sample_scratch_bytes(detail::roi_sample_geometry(n.attributes));

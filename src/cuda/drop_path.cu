@@ -13,7 +13,8 @@ constexpr int kThreads = 256;
 
 template <typename T>
 __global__ void drop_path_kernel(const T* x, T* y, int64_t total, int64_t per_sample, float p, float scale,
-                                 PhiloxKey key, uint64_t offset) {
+                                 PhiloxKey key, StepValue step_offset) {
+  const auto offset = static_cast<uint64_t>(step_offset.resolve());
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t n = i / per_sample;
     const PhiloxCounter bits = philox4x32(philox_counter(offset + uint64_t(n / 4)), key);
@@ -25,7 +26,7 @@ __global__ void drop_path_kernel(const T* x, T* y, int64_t total, int64_t per_sa
 }  // namespace
 
 template <typename T>
-void drop_path_forward(const T* x, T* y, int64_t batch, int64_t per_sample, float p, uint64_t seed, uint64_t offset,
+void drop_path_forward(const T* x, T* y, int64_t batch, int64_t per_sample, float p, uint64_t seed, StepValue offset,
                        cudaStream_t stream) {
   if (!(p >= 0.0f && p < 1.0f) || batch < 0 || per_sample < 0) {
     throw UsageError("drop_path: needs 0 <= p < 1 and non-negative sizes");
@@ -38,7 +39,7 @@ void drop_path_forward(const T* x, T* y, int64_t batch, int64_t per_sample, floa
 }
 
 #define SB_DROP_PATH(T) \
-  template void drop_path_forward<T>(const T*, T*, int64_t, int64_t, float, uint64_t, uint64_t, cudaStream_t);
+  template void drop_path_forward<T>(const T*, T*, int64_t, int64_t, float, uint64_t, StepValue, cudaStream_t);
 SB_INSTANTIATE_FOR_ELEMENTS(SB_DROP_PATH)
 
 }  // namespace sb::cuda
@@ -50,7 +51,7 @@ void bind_drop_path_cuda(CudaKernelTable& table) {
   add_kernels(table, {
       {"drop_path", SB_TYPED(cuda::drop_path_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]), size_attr(n, "n"),
                                                      size_attr(n, "per_sample"), float_attr(n, "p"), e.seed(),
-                                                     e.dropout_offset(n), e.stream()))},
+                                                     dropout_offset_value(e, n), e.stream()))},
   });
 }
 

@@ -37,7 +37,8 @@ __device__ inline bool keep_element(uint32_t bits, float p) { return uniform_fro
 // y may be x: every element is read before its own thread writes it.
 template <typename T, bool kVector>
 __global__ void dropout_forward_kernel(const T* x, T* y, uint8_t* mask, int64_t n, float p, float scale,
-                                       PhiloxKey key, uint64_t offset) {
+                                       PhiloxKey key, StepValue step_offset) {
+  const auto offset = static_cast<uint64_t>(step_offset.resolve());
   const int64_t groups = (n + kGroup - 1) / kGroup;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < groups; g += stride) {
@@ -109,7 +110,7 @@ bool aligned_4(const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; 
 }  // namespace
 
 template <typename T>
-void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, float p, uint64_t seed, uint64_t offset,
+void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, float p, uint64_t seed, StepValue offset,
                      cudaStream_t stream) {
   check_arguments("dropout_forward", n, p);
   if (n == 0) return;
@@ -140,7 +141,7 @@ void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, float 
 }
 
 #define SB_DROPOUT(T)                                                                                         \
-  template void dropout_forward<T>(const T*, T*, uint8_t*, int64_t, float, uint64_t, uint64_t, cudaStream_t); \
+  template void dropout_forward<T>(const T*, T*, uint8_t*, int64_t, float, uint64_t, StepValue, cudaStream_t); \
   template void dropout_backward<T>(const T*, const uint8_t*, T*, int64_t, float, cudaStream_t);
 SB_INSTANTIATE_FOR_ELEMENTS(SB_DROPOUT)
 #undef SB_DROPOUT
@@ -154,7 +155,8 @@ void bind_dropout_cuda(CudaKernelTable& table) {
   add_kernels(table, {
       {"dropout", SB_TYPED(cuda::dropout_forward(e.at<T>(n.inputs[0]), e.at<T>(n.outputs[0]),  // no mask kept
                                                  static_cast<uint8_t*>(nullptr), size_attr(n, "n"),
-                                                 float_attr(n, "p"), e.seed(), e.dropout_offset(n), e.stream()))},
+                                                 float_attr(n, "p"), e.seed(), dropout_offset_value(e, n),
+                                                 e.stream()))},
   });
 }
 

@@ -2,8 +2,10 @@
 // pointers. x, y, dy and dx are T = float, bf16 or fp16 (src/cuda/element.h); the mask is one byte per element
 // either way. The element -> Philox mapping documented in src/cpu/dropout.h is reproduced bit for bit, so
 // masks are identical to the CPU's for the same (seed, offset) whatever T is, and y = x * scale is the CPU's
-// fp32 product (rounded once to bf16 when T is bf16). Tests: tests/gpu/test_cuda_dense.cpp (float),
-// tests/gpu/test_cuda_bf16_elementwise.cpp (bf16).
+// fp32 product (rounded once to bf16 when T is bf16). The Philox offset is a StepValue (src/cuda/step_value.h),
+// resolved on the device, so a step replayed from a CUDA graph draws its own mask; cuda::eager_value(offset) is
+// the CPU's `offset`. Tests: tests/gpu/test_cuda_dense.cpp (float), tests/gpu/test_cuda_bf16_elementwise.cpp
+// (bf16), tests/gpu/test_cuda_step_value.cpp (a replayed offset).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,13 +13,14 @@
 #include <cstdint>
 
 #include "src/cuda/element.h"
+#include "src/cuda/step_value.h"
 
 namespace sb::cuda {
 
 // Throws UsageError unless 0 <= p < 1 and n >= 0 (checked on the host before the launch). y may be x.
 // mask may be nullptr (nothing written there): the engine's backward pass draws the same mask again.
 template <typename T>
-void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, float p, uint64_t seed, uint64_t offset,
+void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, float p, uint64_t seed, StepValue offset,
                      cudaStream_t stream);
 
 // dx = mask ? dy * (1.0f / (1.0f - p)) : 0. dx may be dy.

@@ -1,7 +1,9 @@
 // Fused optimizers and the gradient norm (src/cuda/optimizer.h). One kernel template, instantiated once per
 // optimizer: a grid-stride pass with 16-byte vector accesses when every buffer is aligned (scalar otherwise
 // and for the tail). fp32 arithmetic; agrees with the CPU's double to ~1e-6 relative per step. Loss scaling
-// (fp16): the kernel reads the scale and skips or unscales; a one-thread kernel then updates the scale.
+// (fp16): the kernel reads the scale and skips or unscales; a one-thread kernel then updates the scale. The bias
+// correction is computed on the device from the step count, scaled or not (one code path for eager and
+// CUDA-graph-replayed steps, whose count comes from the device).
 #include <cmath>
 
 #include "src/cuda/cuda_check.h"
@@ -55,12 +57,12 @@ __global__ void norm_final_kernel(double* scratch) {
 
 struct StepScalars {
   float lr, beta1, beta2, epsilon, weight_decay, momentum;
-  float step_size;         // lr / (1 - beta1^t)
-  float correction2_sqrt;  // sqrt(1 - beta2^t)
+  float step_size;         // lr / (1 - beta1^t), set in the kernel
+  float correction2_sqrt;  // sqrt(1 - beta2^t), set in the kernel
   float max_norm;          // 0: no clipping
   const double* norm_squared;
   const LossScaleState* loss_scale;  // null: gradients are unscaled
-  int64_t step;                      // for bias correction under loss scaling (skipped steps subtracted)
+  StepValue step;                    // t from 1, before skipped steps are subtracted (loss scaling)
 };
 
 constexpr bool two_buffers(OptimizerKind kind) {
@@ -93,13 +95,27 @@ template <OptimizerKind kKind, bool kVector>
 __global__ void optimizer_kernel(float* params, const float* grads, float* first, float* second, int64_t n,
                                  StepScalars c) {
   float unscale = 1.0f;
+  LossScaleState scaling{};
   if (c.loss_scale != nullptr) {
-    if (!gradients_finite(*c.norm_squared)) return;  // a skipped step: nothing is written
-    const LossScaleState scaling = *c.loss_scale;
+    if (!gradients_finite(*c.norm_squared)) return;  // a skipped step, in every thread: nothing is written
+    scaling = *c.loss_scale;
     unscale = 1.0f / scaling.scale;  // exact: S is a power of two (initial and factors are)
-    const double t = static_cast<double>(applied_optimizer_step(c.step, scaling));
-    c.step_size = static_cast<float>(static_cast<double>(c.lr) / (1.0 - pow(static_cast<double>(c.beta1), t)));
-    c.correction2_sqrt = static_cast<float>(sqrt(1.0 - pow(static_cast<double>(c.beta2), t)));
+  }
+  if constexpr (two_buffers(kKind)) {
+    // The Adam family's bias correction, computed here rather than on the host because the step count of a step
+    // replayed from a CUDA graph exists only on the device (StepValue); every step, eager or replayed, takes this
+    // one path. The host computed it with glibc's pow before (and the CPU reference still does): CUDA's double pow
+    // may differ from it in the double's last place, which almost never survives the rounding to float; the GPU
+    // tests against the CPU keep their tolerances. Thread 0 of each block computes it for the block.
+    __shared__ float correction[2];
+    if (threadIdx.x == 0) {
+      const double t = static_cast<double>(applied_optimizer_step(c.step.resolve(), scaling));
+      correction[0] = static_cast<float>(static_cast<double>(c.lr) / (1.0 - pow(static_cast<double>(c.beta1), t)));
+      correction[1] = static_cast<float>(sqrt(1.0 - pow(static_cast<double>(c.beta2), t)));
+    }
+    __syncthreads();
+    c.step_size = correction[0];
+    c.correction2_sqrt = correction[1];
   }
   float clip = 1.0f;  // from the unscaled norm, as clip_grad_norm_ after GradScaler.unscale_
   if (c.max_norm > 0) clip = static_cast<float>(fmin(1.0, c.max_norm / (sqrt(*c.norm_squared) * unscale + 1e-6)));
@@ -166,7 +182,7 @@ void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStrea
 }
 
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& s,
-                    int64_t step, const double* grad_norm_squared, cudaStream_t stream, LossScaleState* loss_scale,
+                    StepValue step, const double* grad_norm_squared, cudaStream_t stream, LossScaleState* loss_scale,
                     const LossScaleConfig& loss_scale_config, int64_t state_stride) {
   if (state_stride == 0) state_stride = cpu::optimizer_state_stride(n);
   if (state_stride < n) throw UsageError("optimizer_step: the state stride is shorter than the parameters");
@@ -179,7 +195,6 @@ void optimizer_step(float* params, const float* grads, float* state, int64_t n, 
   if (loss_scale != nullptr && loss_scale_config.growth_interval < 1) {
     throw UsageError("optimizer_step: the loss scale's growth interval must be >= 1");
   }
-  const double t = static_cast<double>(step);
   StepScalars c;
   c.lr = s.learning_rate;
   c.beta1 = s.beta1;
@@ -187,8 +202,8 @@ void optimizer_step(float* params, const float* grads, float* state, int64_t n, 
   c.epsilon = s.epsilon;
   c.weight_decay = s.weight_decay;
   c.momentum = s.momentum;
-  c.step_size = static_cast<float>(s.learning_rate / (1.0 - std::pow(static_cast<double>(s.beta1), t)));
-  c.correction2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(s.beta2), t)));
+  c.step_size = 0.0f;  // the kernel's bias correction
+  c.correction2_sqrt = 0.0f;
   c.max_norm = s.max_grad_norm;
   c.norm_squared = grad_norm_squared;
   c.loss_scale = loss_scale;

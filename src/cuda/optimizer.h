@@ -6,6 +6,7 @@
 
 #include "scalebench/loss_scale.h"
 #include "src/cpu/optimizer.h"
+#include "src/cuda/step_value.h"
 
 namespace sb::cuda {
 
@@ -15,6 +16,9 @@ void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStrea
 
 // One fused pass per step: reads p, g and the state, writes p and the state (AdamW 7 floats per parameter,
 // SGD 5); the clipping factor is computed in the kernel from *grad_norm_squared, so the host never waits.
+// `step` (from 1) is a StepValue (src/cuda/step_value.h), resolved on the device, and the Adam family's bias
+// correction is computed from it there, so that a step replayed from a CUDA graph corrects with its own count;
+// cuda::eager_value(step) is the CPU's `step`.
 //
 // With `loss_scale` (device memory; null: no loss scaling) the gradients are S = loss_scale->scale times the
 // true ones, as GradScaler's unscale_ + finite check + step + update, all on the device: grad_norm_squared
@@ -25,7 +29,7 @@ void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStrea
 // `state_stride` (0: optimizer_state_stride(n)) is the distance between the state buffers: a slice of a larger
 // flat buffer passes its offset pointers and the whole buffer's stride.
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& settings,
-                    int64_t step, const double* grad_norm_squared, cudaStream_t stream,
+                    StepValue step, const double* grad_norm_squared, cudaStream_t stream,
                     LossScaleState* loss_scale = nullptr, const LossScaleConfig& loss_scale_config = {},
                     int64_t state_stride = 0);
 

@@ -15,7 +15,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void philox_uniform_kernel(float* values, int64_t n, PhiloxKey key, uint64_t offset) {
+__global__ void philox_uniform_kernel(float* values, int64_t n, PhiloxKey key, StepValue step_offset) {
+  const auto offset = static_cast<uint64_t>(step_offset.resolve());
   const int64_t groups = (n + 3) / 4;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t g = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < groups; g += stride) {
@@ -29,7 +30,7 @@ __global__ void philox_uniform_kernel(float* values, int64_t n, PhiloxKey key, u
 
 }  // namespace
 
-void philox_uniform(float* values, int64_t n, uint64_t seed, uint64_t offset, cudaStream_t stream) {
+void philox_uniform(float* values, int64_t n, uint64_t seed, StepValue offset, cudaStream_t stream) {
   SB_CHECK(n >= 0, "cuda::philox_uniform: negative count " + std::to_string(n));
   if (n == 0) return;
   philox_uniform_kernel<<<detail::grid_stride_blocks((n + 3) / 4, kThreads), kThreads, 0, stream>>>(

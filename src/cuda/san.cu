@@ -569,7 +569,7 @@ void bind_san_cuda(CudaKernelTable& table) {
        }},
       {"san_turn_mask",
        [](CudaExecutor& e, const Node& n) {
-         cuda::philox_uniform(e.at<float>(n.outputs[0]), size_attr(n, "n"), e.seed(), e.dropout_offset(n),
+         cuda::philox_uniform(e.at<float>(n.outputs[0]), size_attr(n, "n"), e.seed(), dropout_offset_value(e, n),
                               e.stream());
          cuda::san_turn_mask(e.at<float>(n.outputs[0]), e.at<float>(n.outputs[1]), size_attr(n, "batch"),
                              size_attr(n, "turns"), float_attr(n, "p"), e.stream());

@@ -68,8 +68,9 @@ __global__ void pixel_norm_backward_kernel(const T* x, const T* dy, T* dx, int64
 // rounding either way.
 template <typename T, bool kPacked>
 __global__ void noise_forward_kernel(const T* x, const float* weight, const int32_t* sample_ids, T* y, int64_t batch,
-                                     int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset) {
+                                     int64_t pixels, int64_t channels, uint64_t seed, StepValue step_offset) {
   constexpr int W = kElementsPer16Bytes<T>;
+  const auto offset = static_cast<uint64_t>(step_offset.resolve());
   const int lane = static_cast<int>(threadIdx.x % 32);
   const int64_t runs = (pixels + 31) / 32;
   const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) / 32;
@@ -127,8 +128,9 @@ __device__ inline void add_lanes(double (*shared)[kTileChannels]) {
 template <typename T>
 __global__ void noise_backward_partial_kernel(const T* dy, const int32_t* sample_ids, double* partial, int64_t batch,
                                               int64_t pixels, int64_t channels, int64_t per_chunk, uint64_t seed,
-                                              uint64_t offset) {
+                                              StepValue step_offset) {
   __shared__ double shared[kLanes][kTileChannels];
+  const auto offset = static_cast<uint64_t>(step_offset.resolve());
   const int64_t c = static_cast<int64_t>(blockIdx.y) * kTileChannels + threadIdx.x;
   const int64_t begin = static_cast<int64_t>(blockIdx.x) * per_chunk;
   const int64_t end = begin + per_chunk < batch * pixels ? begin + per_chunk : batch * pixels;
@@ -155,9 +157,10 @@ __global__ void noise_backward_partial_kernel(const T* dy, const int32_t* sample
 template <typename T>
 __global__ void noise_backward_packed_partial_kernel(const T* dy, const int32_t* sample_ids, double* partial,
                                                      int64_t batch, int64_t pixels, int64_t channels,
-                                                     int64_t per_chunk, uint64_t seed, uint64_t offset) {
+                                                     int64_t per_chunk, uint64_t seed, StepValue step_offset) {
   constexpr int W = kElementsPer16Bytes<T>;
   __shared__ double shared[kLanes][32][W];
+  const auto offset = static_cast<uint64_t>(step_offset.resolve());
   const int packs = static_cast<int>(channels / W), groups = 32 / packs;
   const int pack = static_cast<int>(threadIdx.x) % packs, group = static_cast<int>(threadIdx.x) / packs;
   const int64_t begin = static_cast<int64_t>(blockIdx.x) * per_chunk;
@@ -320,7 +323,8 @@ __global__ void style_mix_backward_kernel(LayerPointers dlayers, const int32_t* 
   }
 }
 
-__global__ void ema_kernel(const float* param, float* average, int64_t n, float beta, bool first_step) {
+__global__ void ema_kernel(const float* param, float* average, int64_t n, float beta, StepValue step) {
+  const bool first_step = step.resolve() == 0;
   SB_GRID_STRIDE(i, n) { average[i] = first_step ? param[i] : param[i] + beta * (average[i] - param[i]); }
 }
 
@@ -344,7 +348,7 @@ void pixel_norm_backward(const T* x, const T* dy, T* dx, int64_t rows, int64_t c
 
 template <typename T>
 void noise_injection_forward(const T* x, const float* weight, const int32_t* sample_ids, T* y, int64_t batch,
-                             int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset, cudaStream_t stream) {
+                             int64_t pixels, int64_t channels, uint64_t seed, StepValue offset, cudaStream_t stream) {
   if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::noise_injection_forward: empty input");
   const int64_t threads = batch * ((pixels + 31) / 32) * 32;  // a warp per run of 32 pixels
   if (narrow_packed_rows<T>(channels, {x, y})) {
@@ -359,7 +363,7 @@ void noise_injection_forward(const T* x, const float* weight, const int32_t* sam
 
 template <typename T>
 void noise_injection_backward(const T* dy, const int32_t* sample_ids, float* dweight, double* workspace, int64_t batch,
-                              int64_t pixels, int64_t channels, uint64_t seed, uint64_t offset, cudaStream_t stream) {
+                              int64_t pixels, int64_t channels, uint64_t seed, StepValue offset, cudaStream_t stream) {
   if (batch < 1 || pixels < 1 || channels < 1) throw UsageError("cuda::noise_injection_backward: empty input");
   const int64_t rows = batch * pixels, chunks = cpu::noise_injection_chunks(rows);
   const int64_t per_chunk = (rows + chunks - 1) / chunks;
@@ -432,9 +436,9 @@ void style_mix_backward(const LayerPointers& dlayers, const int32_t* crossover, 
   SB_CUDA_CHECK_LAUNCH();
 }
 
-void ema_update(const float* param, float* average, int64_t n, float beta, bool first_step, cudaStream_t stream) {
+void ema_update(const float* param, float* average, int64_t n, float beta, StepValue step, cudaStream_t stream) {
   if (n < 1) throw UsageError("cuda::ema_update: empty parameter");
-  ema_kernel<<<blocks(n), kThreads, 0, stream>>>(param, average, n, beta, first_step);
+  ema_kernel<<<blocks(n), kThreads, 0, stream>>>(param, average, n, beta, step);
   SB_CUDA_CHECK_LAUNCH();
 }
 
@@ -442,9 +446,9 @@ void ema_update(const float* param, float* average, int64_t n, float beta, bool 
   template void pixel_norm_forward<T>(const T*, T*, int64_t, int64_t, cudaStream_t);                                \
   template void pixel_norm_backward<T>(const T*, const T*, T*, int64_t, int64_t, cudaStream_t);                     \
   template void noise_injection_forward<T>(const T*, const float*, const int32_t*, T*, int64_t, int64_t, int64_t,   \
-                                           uint64_t, uint64_t, cudaStream_t);                                       \
+                                           uint64_t, StepValue, cudaStream_t);                                      \
   template void noise_injection_backward<T>(const T*, const int32_t*, float*, double*, int64_t, int64_t, int64_t,  \
-                                            uint64_t, uint64_t, cudaStream_t);                                      \
+                                            uint64_t, StepValue, cudaStream_t);                                     \
   template void style_modulation_forward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, cudaStream_t);       \
   template void style_modulation_backward<T>(const T*, const T*, const T*, T*, T*, double*, int64_t, int64_t,      \
                                              int64_t, cudaStream_t);                                                \
@@ -483,14 +487,15 @@ void bind_noise_injection_cuda(CudaKernelTable& table) {
       {"noise_injection",
        SB_TYPED(cuda::noise_injection_forward(e.at<T>(n.inputs[0]), e.at<float>(n.inputs[1]), e.at<int32_t>(n.inputs[2]),
                                               e.at<T>(n.outputs[0]), size_attr(n, "batch"), size_attr(n, "pixels"),
-                                              size_attr(n, "channels"), e.seed(), e.dropout_offset(n), e.stream()))},
+                                              size_attr(n, "channels"), e.seed(), dropout_offset_value(e, n),
+                                              e.stream()))},
       {"noise_injection_backward",  // dy in the compute dtype, the weight's gradient fp32
        [](CudaExecutor& e, const Node& n) {
          with_element_type(dtype_of(e, n.inputs[0]), n, [&](auto element) {
            using T = decltype(element);
            cuda::noise_injection_backward(e.at<T>(n.inputs[0]), e.at<int32_t>(n.inputs[1]), e.at<float>(n.outputs[0]),
                                           reinterpret_cast<double*>(e.u8(n.outputs[1])), size_attr(n, "batch"), size_attr(n, "pixels"), size_attr(n, "channels"),
-                                          e.seed(), e.dropout_offset(n), e.stream());
+                                          e.seed(), dropout_offset_value(e, n), e.stream());
          });
        }},
   });
@@ -538,7 +543,7 @@ void bind_ema_cuda(CudaKernelTable& table) {
       {"ema_update",  // the first step of a phase (executor step 0) copies: Gs starts as a clone of G
        [](CudaExecutor& e, const Node& n) {
          cuda::ema_update(e.at<float>(n.inputs[0]), e.at<float>(n.inputs[1]), size_attr(n, "n"), float_attr(n, "beta"),
-                          e.step() == 0, e.stream());
+                          step_count_value(e), e.stream());
        }},
   });
 }

@@ -414,7 +414,8 @@ TEST(CudaBf16Dropout, ForwardAndBackwardMatchTheCpuBitForBit) {
         d_mask.poison();
         TestStream stream;
         cuda::dropout_forward(test::as_bf16(d_x.get()) + off, test::as_bf16(d_y.get()) + off, d_mask.get() + off,
-                              static_cast<int64_t>(n), d.p, d.seed, d.offset, stream.get());
+                              static_cast<int64_t>(n), d.p, d.seed, cuda::eager_value(static_cast<int64_t>(d.offset)),
+                              stream.get());
         // Backward from the GPU's own mask.
         cuda::dropout_backward(test::as_bf16(d_dy.get()) + off, d_mask.get() + off, test::as_bf16(d_dx.get()) + off,
                                static_cast<int64_t>(n), d.p, stream.get());
@@ -447,7 +448,7 @@ TEST(CudaBf16Dropout, InPlace) {
   d_mask.poison();
   TestStream stream;
   cuda::dropout_forward(test::as_bf16(d_x.get()), test::as_bf16(d_x.get()), d_mask.get(), static_cast<int64_t>(n), p,
-                        99, 1000, stream.get());
+                        99, cuda::eager_value(1000), stream.get());
   stream.sync();
   EXPECT_TRUE(d_mask.download() == mask_ref);
   expect_bits(d_x.download(), test::bf16_bits_of(y_ref), "dropout in place");

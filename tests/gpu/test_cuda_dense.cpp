@@ -569,7 +569,8 @@ TEST(CudaDense, DropoutForwardAndBackwardAreBitIdentical) {
         mask_dev.poison(stream);
         dx_dev.poison(stream);
         cuda::dropout_forward(x_dev.data() + misalign, y_dev.data() + misalign, mask_dev.data() + misalign,
-                              static_cast<int64_t>(n), d.p, d.seed, d.offset, stream.get());
+                              static_cast<int64_t>(n), d.p, d.seed, cuda::eager_value(static_cast<int64_t>(d.offset)),
+                              stream.get());
         const auto mask_all = mask_dev.download(stream);
         const auto y_all = y_dev.download(stream);
         const std::vector<uint8_t> mask_got(mask_all.begin() + misalign, mask_all.end());
@@ -609,8 +610,8 @@ TEST(CudaDense, DropoutInPlace) {
   DeviceArray<uint8_t> mask_dev(n);
   x_dev.upload(x, stream);
   mask_dev.poison(stream);
-  cuda::dropout_forward(x_dev.data(), x_dev.data(), mask_dev.data(), static_cast<int64_t>(n), p, 99, 1000,
-                        stream.get());
+  cuda::dropout_forward(x_dev.data(), x_dev.data(), mask_dev.data(), static_cast<int64_t>(n), p, 99,
+                        cuda::eager_value(1000), stream.get());
   EXPECT_TRUE(mask_dev.download(stream) == mask_ref);
   EXPECT_TRUE(same_bits(x_dev.download(stream), y_ref));
 }

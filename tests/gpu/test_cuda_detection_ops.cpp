@@ -356,7 +356,8 @@ TEST(CudaDetection, TargetAssignmentAndMaskTargets) {
   CudaArray<float> a(anchor_boxes), b(boxes), l_(n), lw_(n), bt_(n * 4), bw_(n * 4);
   CudaArray<int32_t> c(classes), id(ids);
   l_.poison(), lw_.poison(), bt_.poison(), bw_.poison();
-  cuda::rpn_targets(a.get(), b.get(), id.get(), 7, rg, l_.get(), lw_.get(), bt_.get(), bw_.get(), stream.get());
+  cuda::rpn_targets(a.get(), b.get(), id.get(), cuda::eager_value(7), rg, l_.get(), lw_.get(), bt_.get(), bw_.get(),
+                    stream.get());
   stream.sync();
   EXPECT_EQ(l_.download(), labels);
   EXPECT_EQ(lw_.download(), lw);
@@ -378,7 +379,7 @@ TEST(CudaDetection, TargetAssignmentAndMaskTargets) {
   CudaArray<int32_t> rl_(r), sa(r), ml_(m), mb_(m);
   for (auto* array : {&ro, &ta, &we, &mr, &mw}) array->poison();
   for (auto* array : {&rl_, &sa, &ml_, &mb_}) array->poison();
-  cuda::roi_sample(pr.get(), b.get(), c.get(), id.get(), 7, sg,
+  cuda::roi_sample(pr.get(), b.get(), c.get(), id.get(), cuda::eager_value(7), sg,
                    {ro.get(), rl_.get(), ta.get(), we.get(), sa.get(), mr.get(), ml_.get(), mb_.get(), mw.get()},
                    stream.get());
   stream.sync();

@@ -84,8 +84,8 @@ struct Problem {
   void gpu_step(const std::vector<float>& device_grads, int64_t step, const LossScaleConfig& config) {
     g_d.upload(device_grads);
     cuda::grad_norm_squared(g_d.get(), n, scratch_d.get(), nullptr);
-    cuda::optimizer_step(p_d.get(), g_d.get(), state_d.get(), n, settings, step, scratch_d.get(), nullptr,
-                         scale_d.get(), config);
+    cuda::optimizer_step(p_d.get(), g_d.get(), state_d.get(), n, settings, cuda::eager_value(step), scratch_d.get(),
+                         nullptr, scale_d.get(), config);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   void cpu_step(const std::vector<float>& grads, int64_t step) {

@@ -123,7 +123,7 @@ TEST(CudaDropPath, DropsTheCpusSamples) {
   CudaArray<float> d_x(x), d_y(x.size());
   d_y.poison();
   test::TestStream stream;
-  cuda::drop_path_forward(d_x.get(), d_y.get(), batch, per_sample, 0.3f, 99, 12345, stream.get());
+  cuda::drop_path_forward(d_x.get(), d_y.get(), batch, per_sample, 0.3f, 99, cuda::eager_value(12345), stream.get());
   stream.sync();
   EXPECT_EQ(d_y.download(), want) << "the same samples, one fp32 multiply each";
 }

@@ -57,7 +57,8 @@ void compare_with_cpu(const OptimizerSettings& s, int64_t n, int64_t offset) {
     cpu::grad_norm_squared(g.data(), n, scratch.data());
     cpu::optimizer_step(p.data(), g.data(), state.data(), n, s, step, scratch.data());
     cuda::grad_norm_squared(g_d + offset, n, scratch_d, nullptr);
-    cuda::optimizer_step(p_d + offset, g_d + offset, state_d + offset, n, s, step, scratch_d, nullptr);
+    cuda::optimizer_step(p_d + offset, g_d + offset, state_d + offset, n, s, cuda::eager_value(step), scratch_d,
+                         nullptr);
   }
   std::vector<float> p_gpu(n), state_gpu(static_cast<size_t>(state_n));
   ASSERT_EQ(cudaMemcpy(p_gpu.data(), p_d + offset, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);

@@ -88,7 +88,7 @@ TEST(CudaSan, PhiloxUniformAndTurnMaskAreTheCpus) {
     cpu::san_turn_mask(uniforms.data(), mask.data(), batch, turns, p);
     auto d_uniforms = PoisonedArray<float>(n);
     auto d_mask = PoisonedArray<float>(batch * turns);
-    cuda::philox_uniform(d_uniforms.get(), n, 99, 1234, stream.get());
+    cuda::philox_uniform(d_uniforms.get(), n, 99, cuda::eager_value(1234), stream.get());
     cuda::san_turn_mask(d_uniforms.get(), d_mask.get(), batch, turns, p, stream.get());
     stream.sync();
     EXPECT_EQ(d_uniforms.download(), uniforms);

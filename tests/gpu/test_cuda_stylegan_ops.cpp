@@ -198,19 +198,20 @@ TEST(CudaStyleGanOps, GeneratorOps) {
     in.at[l] = d_mixed.back()->get();
   }
   TestStream stream;
-  cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_noise.get(), batch, pixels, channels, 77, 12,
-                                stream.get());
+  cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_noise.get(), batch, pixels, channels, 77,
+                                cuda::eager_value(12), stream.get());
   CudaArray<double> noise_partials(size_t(cpu::noise_injection_workspace_bytes(batch, pixels, channels)) / 8);
   CudaArray<double> style_partials(size_t(cpu::style_modulation_workspace_bytes(batch, pixels, channels)) / 8);
   cuda::noise_injection_backward(d_dy.get(), d_ids.get(), d_dweight.get(), noise_partials.get(), batch, pixels,
-                                 channels, 77, 12, stream.get());
+                                 channels, 77, cuda::eager_value(12), stream.get());
   cuda::style_modulation_forward(d_x.get(), d_style.get(), d_ystyle.get(), batch, pixels, channels, stream.get());
   cuda::style_modulation_backward(d_x.get(), d_style.get(), d_dy.get(), d_dxstyle.get(), d_dstyle.get(),
                                   style_partials.get(), batch, pixels,
                                   channels, stream.get());
   cuda::pixel_norm_forward(d_rows.get(), d_pn.get(), 2 * batch, dim, stream.get());
   cuda::pixel_norm_backward(d_rows.get(), d_rows_dy.get(), d_dpn.get(), 2 * batch, dim, stream.get());
-  cuda::ema_update(d_x.get(), d_average.get(), int64_t(x.size()), 0.9f, false, stream.get());
+  cuda::ema_update(d_x.get(), d_average.get(), int64_t(x.size()), 0.9f, cuda::eager_value(1),  // not the first step
+                   stream.get());
   cuda::style_mix_forward(d_rows.get(), d_crossover.get(), out, layers, batch, dim, stream.get());
   cuda::style_mix_backward(in, d_crossover.get(), d_dw.get(), layers, batch, dim, stream.get());
   stream.sync();
@@ -339,12 +340,12 @@ TYPED_TEST(CudaStyleGanOps16Bit, GeneratorOps) {
     in.at[l] = d_mixed.back()->get();
   }
   TestStream stream;
-  cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_noise.get(), batch, pixels, channels, 77, 12,
-                                stream.get());
+  cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_noise.get(), batch, pixels, channels, 77,
+                                cuda::eager_value(12), stream.get());
   CudaArray<double> noise_partials(size_t(cpu::noise_injection_workspace_bytes(batch, pixels, channels)) / 8);
   CudaArray<double> style_partials(size_t(cpu::style_modulation_workspace_bytes(batch, pixels, channels)) / 8);
   cuda::noise_injection_backward(d_dy.get(), d_ids.get(), d_dweight.get(), noise_partials.get(), batch, pixels,
-                                 channels, 77, 12, stream.get());
+                                 channels, 77, cuda::eager_value(12), stream.get());
   cuda::style_modulation_forward(d_x.get(), d_style.get(), d_ystyle.get(), batch, pixels, channels, stream.get());
   cuda::style_modulation_backward(d_x.get(), d_style.get(), d_dy.get(), d_dxstyle.get(), d_dstyle.get(),
                                   style_partials.get(), batch, pixels,
@@ -395,10 +396,10 @@ void check_noise_and_style_widths() {
     CudaArray<double> partials(size_t(cpu::noise_injection_workspace_bytes(batch, pixels, channels)) / 8);
     CudaArray<double> style_partials(size_t(cpu::style_modulation_workspace_bytes(batch, pixels, channels)) / 8);
     TestStream stream;
-    cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_y.get(), batch, pixels, channels, 77, 12,
-                                  stream.get());
+    cuda::noise_injection_forward(d_x.get(), d_weight.get(), d_ids.get(), d_y.get(), batch, pixels, channels, 77,
+                                  cuda::eager_value(12), stream.get());
     cuda::noise_injection_backward(d_dy.get(), d_ids.get(), d_dweight.get(), partials.get(), batch, pixels, channels,
-                                   77, 12, stream.get());
+                                   77, cuda::eager_value(12), stream.get());
     cuda::style_modulation_forward(d_x.get(), d_style.get(), d_ystyle.get(), batch, pixels, channels, stream.get());
     cuda::style_modulation_backward(d_x.get(), d_style.get(), d_dy.get(), d_dxstyle.get(), d_dstyle.get(),
                                     style_partials.get(), batch, pixels, channels, stream.get());
