@@ -14,7 +14,7 @@ GRAPHS_BUDGET_S=${HOG_BUDGET_S:-110} GRAPHS_HOG=1 bash scripts/gpu_check.sh grap
   grep -vE "^(== gpu tests|# solo)"
 mv "$out/graphs.tgz" "$out/graphs_hog.tgz"
 echo "== replay gpu tests"
-timeout "${TESTS_BUDGET_S:-90}" build-gpu/tests/gpu_tests --gtest_brief=1 \
+timeout "${TESTS_BUDGET_S:-90}" build-gpu/tests/gpu_tests \
   --gtest_filter='*StepGraphReplay*unsupmt:*StepGraphReplay*stylegan:*StepGraphReplay*pix2pixhd:*StepGraphReplay*conv_seq2seq:*StepGraphReplay*yolov3:*StepGraphReplay*deeplabv3:*StepGraphReplay*maskrcnn:*StepGraphReplay*nasnet_large' \
   > "$out/replay_tests.log" 2>&1
 echo "replay tests rc=$?"
