@@ -39,6 +39,10 @@ for variant in "default" "--no-overlap" "--bucket-mb 0.05"; do
     "${tiny[@]}" --phases dp "${extra[@]}" --json "$WORK/schedule.json" --force
   weights "$WORK/schedule.json" > "$WORK/schedule-$(echo "$variant" | tr -c 'a-z0-9' _).txt"
 done
+# The CPU device's dp steps run eagerly and say why (the last file: --bucket-mb 0.05, default --cuda-graph auto).
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); g=d["phases"]["dp"]["cuda_graph"]
+assert g.startswith("off (") and len(g) > 6, g' "$WORK/schedule.json" && passes=$((passes + 1)) ||
+  { echo "FAIL: the dp phase's cuda_graph status"; failures=$((failures + 1)); }
 read -r base_sum base_buckets < "$WORK/schedule-default_.txt"
 read -r late_sum late_buckets < "$WORK/schedule-__no_overlap_.txt"
 read -r small_sum small_buckets < "$WORK/schedule-__bucket_mb_0_05_.txt"
