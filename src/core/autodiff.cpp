@@ -6,6 +6,7 @@
 
 #include "scalebench/error.h"
 #include "src/core/ops/backward_rule.h"
+#include "src/core/ops/op_registry.h"
 
 namespace sb {
 namespace {
@@ -28,10 +29,8 @@ class Differentiator {
 
   std::map<TensorId, TensorId> run() {
     const int loss_node = find_producer(loss_);
-    if (loss_node < 0 || !is_loss_op(forward_[static_cast<size_t>(loss_node)])) {
-      throw UsageError(
-          "the loss must be the output of a loss op (softmax_cross_entropy, span_loss, yolo_loss, mse_loss, l1_loss, "
-          "bce_with_logits_loss, smooth_l1_loss, softplus_loss, squared_norm_loss, add_losses)");
+    if (loss_node < 0 || !is_loss_node(forward_[static_cast<size_t>(loss_node)])) {
+      throw UsageError("the loss must be the output of a loss op (" + loss_op_names() + ")");
     }
     mark_relevant(loss_node);
     zero_fill_unused_parameters();
@@ -44,7 +43,7 @@ class Differentiator {
       // Losses and sums of losses receive the unit gradient, which no tensor holds: a sum passes it on to
       // its terms, and a loss op's backward rule starts from it by definition.
       if (unit_gradient_[static_cast<size_t>(node.outputs[0])]) {
-        if (!is_loss_op(node)) throw UsageError("op '" + node.op + "' cannot produce a loss");
+        if (!is_loss_node(node)) throw UsageError("op '" + node.op + "' cannot produce a loss");
         if (node.op == "add") {
           // A weighted sum (a + w b) passes the unit gradient times w to b.
           const double weight = gradient_weight_[static_cast<size_t>(node.outputs[0])];
@@ -92,13 +91,6 @@ class Differentiator {
 
  private:
   static bool differentiable(const TensorInfo& info) { return dtype_is_floating(info.dtype); }
-
-  static bool is_loss_op(const Node& node) {
-    return node.op == "softmax_cross_entropy" || node.op == "span_loss" || node.op == "yolo_loss" ||
-           node.op == "mse_loss" || node.op == "l1_loss" || node.op == "bce_with_logits_loss" ||
-           node.op == "smooth_l1_loss" || node.op == "softplus_loss" || node.op == "squared_norm_loss" ||
-           (node.op == "add" && node.attributes.count("loss_sum") != 0);
-  }
 
   // Outputs of nodes without inputs (fill: the unit seed of an input gradient, append_input_gradient) are
   // constants like data inputs: a second-order pass must not differentiate the seed.

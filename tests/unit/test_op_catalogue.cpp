@@ -12,9 +12,12 @@
 
 #include "scalebench/autodiff.h"
 #include "scalebench/dtype.h"
+#include "scalebench/error.h"
+#include "scalebench/graph_builder.h"
 #include "scalebench/workload.h"
 #include "src/core/ops/op_bindings.h"
 #include "src/core/ops/op_catalogue.h"
+#include "src/core/ops/op_registry.h"
 
 namespace sb {
 namespace {
@@ -176,6 +179,41 @@ TEST(OpCatalogue, NoCatalogueEntryIsUnused) {
 TEST(OpCatalogue, NoOpIsInTwoTablesOfAChain) {
   EXPECT_EQ(repeated(cpu_kernel_ops()), std::vector<std::string>{});
   EXPECT_EQ(repeated(backward_rule_ops()), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace sb
+
+namespace sb {
+namespace {
+
+// Autodiff seeds the unit gradient at a loss: which ops are losses is their rows' `loss` flag, nowhere else.
+TEST(OpCatalogue, LossOpsAreMarkedInTheirRowsAndNamedInTheError) {
+  std::set<std::string> losses;
+  for (const OpDef& op : op_registry()) {
+    if (op.loss) losses.insert(std::string(op.name));
+  }
+  EXPECT_EQ(losses, (std::set<std::string>{"bce_with_logits_loss", "l1_loss", "mse_loss", "smooth_l1_loss",
+                                           "softmax_cross_entropy", "softplus_loss", "span_loss",
+                                           "squared_norm_loss", "yolo_loss"}));
+  for (const std::string& name : losses) {
+    EXPECT_NE(loss_op_names().find(name), std::string::npos) << name;
+    EXPECT_TRUE(is_loss_node(Node{name, {}, {}, {}, false})) << name;
+  }
+  EXPECT_TRUE(is_loss_node(Node{"add", {}, {}, {{"loss_sum", 1.0}}, false}));
+  EXPECT_FALSE(is_loss_node(Node{"add", {}, {}, {}, false}));
+  EXPECT_FALSE(is_loss_node(Node{"softmax_cross_entropy_backward", {}, {}, {}, false}));
+  // A graph whose "loss" is no loss op is refused with the list.
+  Graph graph;
+  GraphBuilder builder(graph, DType::kFloat32);
+  const TensorId x = builder.input("x", {2, 3});
+  const TensorId y = builder.gelu(x);
+  try {
+    append_backward(graph, y);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "the loss must be the output of a loss op (" + loss_op_names() + ")");
+  }
 }
 
 }  // namespace

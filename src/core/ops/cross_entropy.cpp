@@ -51,7 +51,7 @@ std::vector<detail::Contribution> cross_entropy_backward(detail::BackwardContext
 
 const OpDefs& cross_entropy_ops() {
   static const OpDefs ops = {
-      {"softmax_cross_entropy", "cross_entropy", OpGradient::kDifferentiable, cross_entropy_backward},
+      {"softmax_cross_entropy", "cross_entropy", OpGradient::kDifferentiable, cross_entropy_backward, false, kLoss},
       // A loss's backward op starts the backward pass; nothing differentiates a loss's gradient.
       {"softmax_cross_entropy_backward", "cross_entropy", OpGradient::kNotDifferentiable, nullptr},
   };

@@ -99,8 +99,9 @@ detail::BackwardRule loss_backward(const char* op) {
 const OpDefs& detection_losses_ops() {
   static const OpDefs ops = {
       {"bce_with_logits_loss", "detection_losses", OpGradient::kDifferentiable,
-       loss_backward("bce_with_logits_loss_backward")},
-      {"smooth_l1_loss", "detection_losses", OpGradient::kDifferentiable, loss_backward("smooth_l1_loss_backward")},
+       loss_backward("bce_with_logits_loss_backward"), false, kLoss},
+      {"smooth_l1_loss", "detection_losses", OpGradient::kDifferentiable, loss_backward("smooth_l1_loss_backward"),
+       false, kLoss},
       // Loss seeds: backward-only, never differentiated again.
       {"bce_with_logits_loss_backward", "detection_losses", OpGradient::kNotDifferentiable, nullptr},
       {"smooth_l1_loss_backward", "detection_losses", OpGradient::kNotDifferentiable, nullptr},

@@ -54,8 +54,9 @@ detail::BackwardRule loss_rule(const char* op) {
 
 const OpDefs& gan_losses_ops() {
   static const OpDefs ops = {
-      {"softplus_loss", "gan_losses", OpGradient::kDifferentiable, loss_rule("softplus_loss_backward")},
-      {"squared_norm_loss", "gan_losses", OpGradient::kDifferentiable, loss_rule("squared_norm_loss_backward")},
+      {"softplus_loss", "gan_losses", OpGradient::kDifferentiable, loss_rule("softplus_loss_backward"), false, kLoss},
+      {"squared_norm_loss", "gan_losses", OpGradient::kDifferentiable, loss_rule("squared_norm_loss_backward"), false,
+       kLoss},
       // Loss seeds: backward-only, never differentiated again.
       {"softplus_loss_backward", "gan_losses", OpGradient::kNotDifferentiable, nullptr},
       {"squared_norm_loss_backward", "gan_losses", OpGradient::kNotDifferentiable, nullptr},

@@ -81,6 +81,20 @@ const OpDef* find_op_def(std::string_view name) {
   return it == ops.end() ? nullptr : &*it;
 }
 
+bool is_loss_node(const Node& node) {
+  if (node.op == "add") return node.attributes.count("loss_sum") != 0;
+  const OpDef* def = find_op_def(node.op);
+  return def != nullptr && def->loss;
+}
+
+std::string loss_op_names() {
+  std::string names;
+  for (const OpDef& op : op_registry()) {
+    if (op.loss) names += (names.empty() ? "" : ", ") + std::string(op.name);
+  }
+  return names + ", or add_losses' sum of them";
+}
+
 }  // namespace sb
 
 namespace sb::detail {

@@ -4,9 +4,11 @@
 // that every op has its rule (or is marked without one), a CPU binding and a CUDA binding.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "scalebench/graph.h"
 #include "src/core/ops/backward_rule.h"
 #include "src/core/ops/op_catalogue.h"
 
@@ -22,8 +24,18 @@ struct OpDef {
   // The outputs are detached from the inputs, as torch's .detach(): they require no gradient, and autodiff
   // neither waits for gradients through the node nor counts it as a use of its inputs.
   bool detached = false;
+  // The op computes a loss (a scalar the backward pass may start from: autodiff seeds it with the unit gradient).
+  // A weighted sum of losses is the `add` node the builder marks with a loss_sum attribute (activations.cpp).
+  bool loss = false;
 };
 using OpDefs = std::vector<OpDef>;
+// Rows of loss ops write `false, kLoss` after their rule: not detached, a loss.
+constexpr bool kLoss = true;
+
+// Whether `node` computes a loss (OpDef::loss, or a sum of losses).
+bool is_loss_node(const Node& node);
+// The loss ops' names, for the error that the graph's loss is none of them.
+std::string loss_op_names();
 
 // Every family's rows, in op_registry.cpp's order. Names are unique (checked when the registry is built).
 const OpDefs& op_registry();

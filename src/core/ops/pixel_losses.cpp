@@ -65,8 +65,8 @@ std::vector<detail::Contribution> l1_loss_backward(detail::BackwardContext& ctx,
 
 const OpDefs& pixel_losses_ops() {
   static const OpDefs ops = {
-      {"mse_loss", "pixel_losses", OpGradient::kDifferentiable, mse_loss_backward},
-      {"l1_loss", "pixel_losses", OpGradient::kDifferentiable, l1_loss_backward},
+      {"mse_loss", "pixel_losses", OpGradient::kDifferentiable, mse_loss_backward, false, kLoss},
+      {"l1_loss", "pixel_losses", OpGradient::kDifferentiable, l1_loss_backward, false, kLoss},
       // Loss seeds: backward-only, never differentiated again.
       {"mse_loss_backward", "pixel_losses", OpGradient::kNotDifferentiable, nullptr},
       {"l1_loss_backward", "pixel_losses", OpGradient::kNotDifferentiable, nullptr},

@@ -51,7 +51,7 @@ std::vector<detail::Contribution> span_loss_backward(detail::BackwardContext& ct
 
 const OpDefs& span_loss_ops() {
   static const OpDefs ops = {
-      {"span_loss", "span_loss", OpGradient::kDifferentiable, span_loss_backward},
+      {"span_loss", "span_loss", OpGradient::kDifferentiable, span_loss_backward, false, kLoss},
       {"span_loss_backward", "span_loss", OpGradient::kNotDifferentiable, nullptr},
   };
   return ops;

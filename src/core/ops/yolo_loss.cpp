@@ -82,7 +82,7 @@ std::vector<detail::Contribution> yolo_loss_backward(detail::BackwardContext& ct
 
 const OpDefs& yolo_loss_ops() {
   static const OpDefs ops = {
-      {"yolo_loss", "yolo_loss", OpGradient::kDifferentiable, yolo_loss_backward},
+      {"yolo_loss", "yolo_loss", OpGradient::kDifferentiable, yolo_loss_backward, false, kLoss},
       // The loss's backward op starts the backward pass; nothing differentiates it.
       {"yolo_loss_backward", "yolo_loss", OpGradient::kNotDifferentiable, nullptr},
   };
