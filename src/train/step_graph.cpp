@@ -82,7 +82,7 @@ void StepGraph::capture(int index, const std::function<void()>& enqueue_step) {
 
 std::string StepGraph::status() const {
   if (off_reason_) return "off (" + *off_reason_ + ")";
-  if (!captured_) return "off (the phase ended before its second step, the first one captured)";
+  if (!captured_) return "off (the phase ended before its second step, the one to capture)";
   return "on";
 }
 

@@ -32,7 +32,8 @@ class StepGraph {
   // eagerly, or, with mode on, fails).
   void issue(int index, const std::function<void()>& enqueue_step);
 
-  // "on" once a captured step has been replayed; "off (why)"; "off (not reached: ...)" before the capture step.
+  // "on" once a captured step has been replayed; "off (why)", also when the phase ended before the step to
+  // capture.
   std::string status() const;
   bool replaying() const { return captured_; }
 
