@@ -26,8 +26,9 @@
 #                                              (run-to-run spread), each predicted by `plan --validate`
 #          scripts/gpu_check.sh anchors [steps] [tools] [workloads]
 #                                              every workload on GPU 0 (bf16) by scalebench, PyTorch eager and
-#                                              PyTorch torch.compile'd (tools: any of "scalebench eager compiled",
-#                                              default all three; workloads: default all 12), 3 warm-up and `steps`
+#                                              PyTorch torch.compile'd (tools: any of "scalebench eager compiled
+#                                              reduce_overhead", default all four, reduce_overhead = torch.compile's
+#                                              CUDA-graph mode; workloads: default all 12), 3 warm-up and `steps`
 #                                              (default 10) timed steps each, within ANCHORS_BUDGET_S (default 540) of
 #                                              the call's start (builds only when scalebench runs); the table of
 #                                              scripts/anchors_table.py last, over this call's files and the folders
@@ -95,7 +96,7 @@ if [ "$max_bytes" = anchors ]; then
   # scalebench and PyTorch do the same step: the same batch and credited units, and the same optimizer family:
   # AdamW for the transformer family and conv_seq2seq (PyTorch's choice there), the reference's elsewhere.
   steps=${2:-10}
-  tools=${3:-scalebench eager compiled}
+  tools=${3:-scalebench eager compiled reduce_overhead}
   workloads=${4:-transformer_big bert_base bert_finetune mt_dnn conv_seq2seq unsupmt nasnet_large yolov3 deeplabv3 pix2pixhd stylegan maskrcnn}
   budget=${ANCHORS_BUDGET_S:-540}
   dir="$out/anchors" && mkdir -p "$dir"
@@ -144,7 +145,10 @@ if [ "$max_bytes" = anchors ]; then
         eager) run_within_budget "$tool" "$workload" 150 bash -c '"$@" > "$0"' "$dir/eager_$workload.json" "${pytorch[@]}" ;;
         compiled) run_within_budget "$tool" "$workload" "${ANCHORS_COMPILE_LIMIT_S:-300}" bash -c '"$@" > "$0"' "$dir/compiled_$workload.json" \
                     "${pytorch[@]}" --compile ;;
-        *) echo "gpu_check.sh anchors: unknown tool '$tool' (scalebench, eager, compiled)" >&2; exit 2 ;;
+        # torch.compile's reduce-overhead mode: the compiled graphs replayed as CUDA graphs, as scalebench's steps
+        reduce_overhead) run_within_budget "$tool" "$workload" "${ANCHORS_COMPILE_LIMIT_S:-300}" bash -c '"$@" > "$0"' \
+                    "$dir/ro_$workload.json" "${pytorch[@]}" --compile --compile-mode reduce-overhead ;;
+        *) echo "gpu_check.sh anchors: unknown tool '$tool' (scalebench, eager, compiled, reduce_overhead)" >&2; exit 2 ;;
       esac
     done
   done

@@ -80,6 +80,9 @@ def parse_arguments(argv):
     p.add_argument("--compile", action="store_true",
                    help="torch.compile the model and loss (default mode); where compiling fails, the run falls back "
                         "to eager and says why (JSON: compiled false, compile_error)")
+    p.add_argument("--compile-mode", choices=["default", "reduce-overhead"], default="default",
+                   help="torch.compile's mode with --compile: reduce-overhead also replays the compiled graphs as "
+                        "CUDA graphs (PyTorch's answer to a host-bound step; scalebench replays its steps too)")
     p.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     p.add_argument("--scale", default="full", choices=["full", "tiny"])
     p.add_argument("--seed", type=int, default=1, help="data seed; weights use seed + 1000, as scalebench")
@@ -658,7 +661,7 @@ def run(a, torch):
     if counted is not None:  # credited as the batch holds: its non-padding target tokens, scalebench's count
         units_per_step = float(counted)
     optimizer = make_optimizer(torch, a, model, cuda)
-    forward = compile_for(torch, a.workload, model) if a.compile else model
+    forward = compile_for(torch, a.workload, model, a.compile_mode) if a.compile else model
     model.train()
 
     log(f"# {a.workload} ({a.scale}) batch {a.batch}, {parameters:,} parameters, {a.precision}, "
@@ -679,6 +682,7 @@ def run(a, torch):
     tflops = flops / (median / 1e3) / 1e12
     result.update(
         compiled=a.compile and compile_error is None, compile_error=compile_error,
+        compile_mode=a.compile_mode if a.compile else None,
         compile_scope=(None if not a.compile or compile_error is not None else
                        "regional: " + REGIONAL_COMPILE[a.workload][1] if a.workload in REGIONAL_COMPILE else
                        "the whole model"),
@@ -750,15 +754,15 @@ REGIONAL_COMPILE = {
 }
 
 
-def compile_regions(torch, workload, model):
-    """nn.Module.compile() (in place) of each region REGIONAL_COMPILE names; returns how many were compiled."""
+def compile_regions(torch, workload, model, mode=None):
+    """nn.Module.compile() (in place, in `mode`) of each region REGIONAL_COMPILE names; returns how many."""
     import re
     pattern = re.compile(r"(^|\.)" + REGIONAL_COMPILE[workload][0] + "$")
     regions = [module for name, module in model.named_modules() if pattern.search(name)]
     if not regions:
         raise ValueError(f"{workload}: no module matches the regional-compile pattern")
     for module in regions:
-        module.compile()
+        module.compile(mode=mode)
     return len(regions)
 
 
@@ -769,16 +773,18 @@ def uncompile_regions(model):
             module._compiled_call_impl = None
 
 
-def compile_for(torch, workload, model):
-    """torch.compile (default mode) of a workload's model, with what that workload needs to compile at all: every
-    compiled run (solo, DDP, scripts/pytorch_memory.py's fits) goes through here. Returns what to call: the
-    compiled model, or for REGIONAL_COMPILE's workloads the model itself with its regions compiled in place."""
+def compile_for(torch, workload, model, mode="default"):
+    """torch.compile (in `mode`: "default" or "reduce-overhead") of a workload's model, with what that workload
+    needs to compile at all: every compiled run (solo, DDP, scripts/pytorch_memory.py's fits) goes through here.
+    Returns what to call: the compiled model, or for REGIONAL_COMPILE's workloads the model itself with its regions
+    compiled in place."""
     configure_compile_for(torch, workload)
+    torch_mode = None if mode == "default" else mode
     if workload in REGIONAL_COMPILE:
-        count = compile_regions(torch, workload, model)
-        log(f"# regional compile for {workload}: {count} modules, {REGIONAL_COMPILE[workload][1]}")
+        count = compile_regions(torch, workload, model, torch_mode)
+        log(f"# regional compile for {workload} ({mode} mode): {count} modules, {REGIONAL_COMPILE[workload][1]}")
         return model
-    return torch.compile(model)
+    return torch.compile(model, mode=torch_mode)
 
 
 def eager_step_of(torch, a, model, optimizer, data, device):
@@ -900,7 +906,7 @@ def run_ddp(a, torch):
         model = build_model(torch, a, w, device)
         trained = wrap(model)
         optimizer = make_optimizer(torch, a, trained, cuda)
-        forward = compile_for(torch, a.workload, trained) if a.compile else trained
+        forward = compile_for(torch, a.workload, trained, a.compile_mode) if a.compile else trained
         trained.train()
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scripts/anchors_table.py, the table of `gpu_check.sh anchors`: the ratio is against the faster PyTorch and names
-# it; a compile that fell back to eager is no compiled figure; tools that credit different units get no ratio;
+# scripts/anchors_table.py, the table of `gpu_check.sh anchors`: the ratio is against the faster PyTorch (eager, or
+# torch.compile in the faster of its default and reduce-overhead modes) and names it; a compile that fell back to eager is no compiled figure; tools that credit different units get no ratio;
 # a call's anchors.tgz reads as its folder, and a later folder's file wins. scalebench's side is a real tiny CPU
 # run; the PyTorch sides are written here (their script needs torch).
 source "$(dirname "$0")/lib/common.bash"
@@ -27,10 +27,16 @@ pytorch(f"{second}/eager_transformer_big.json", rate / 4)
 pytorch(f"{first}/compiled_transformer_big.json", rate / 2, compiled=True)
 pytorch(f"{first}/eager_bert_base.json", rate / 3, units=units + 1)  # a different credit: no ratio
 pytorch(f"{first}/compiled_bert_base.json", rate, compile_error="BackendCompilerFailed: no double backward")
+# reduce-overhead (CUDA graphs) faster than the default mode: the compiled bar, named as such
+pytorch(f"{second}/ro_transformer_big.json", rate / 1.6, compiled=True, compile_mode="reduce-overhead")
+pytorch(f"{first}/ro_bert_base.json", rate, compile_error="skipping cudagraphs due to mutated inputs")
 PY
 tar czf "$WORK/first/anchors.tgz" -C "$WORK/first" anchors
 expect_exit 0 "the table over a call's tgz and a later folder" -- "$PY" "$TABLE" "$WORK/first/anchors.tgz" "$WORK/second"
-expect_output "\| transformer_big .*\| 2\.00x compiled" "the ratio is against the faster PyTorch, named"
+expect_output "\| transformer_big .*\| 1\.60x compiled \(reduce-overhead\)" \
+  "the ratio is against the faster PyTorch, reduce-overhead's CUDA graphs included, named"
+expect_output "note: bert_base compiled \(reduce-overhead\): fell back to eager: skipping cudagraphs" \
+  "a reduce-overhead fallback is no compiled figure either"
 expect_output "\| bert_base .*credits differ: eager" "different credited units give no ratio"
 expect_output "note: bert_base compiled: fell back to eager: BackendCompilerFailed" "a fallback is no compiled figure"
 expect_lines 2 "^\| (transformer_big|bert_base) " "one row per workload"

@@ -14,6 +14,8 @@ expect_exit 2 "tf32 on the CPU" -- "$PY" "$REF" --workload bert_base --device cp
 expect_output "--precision tf32 needs the cuda device" "tf32 on the CPU is refused"
 expect_exit 2 "unknown workload" -- "$PY" "$REF" --workload resnet9000
 expect_lines 1 "." "a usage error is one line"
+expect_exit 2 "an unknown compile mode" -- "$PY" "$REF" --workload bert_base --compile --compile-mode max-autotune
+expect_output "invalid choice: 'max-autotune' \(choose from '?default'?, '?reduce-overhead'?\)" "the modes are named"
 expect_exit 2 "a convolutional workload at tiny scale" -- "$PY" "$REF" --workload yolov3 --scale tiny --device cpu
 expect_output "--workload yolov3 has no tiny scale here" "the library-built models have no tiny scale"
 expect_exit 2 "--ddp without a launcher" -- "${NO_LAUNCHER[@]}" "$PY" "$REF" --workload bert_base --ddp
