@@ -94,12 +94,9 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId weight, TensorId bias, const 
   const TensorId w = in_compute_dtype(weight);
   const TensorId y = activation(next_name("conv2d"), {g.batch, g.out_h, g.out_w, g.out_c});
   // One workspace size for the three passes: the largest operand bounds what the fast algorithms ask for.
-  TensorInfo scratch;
-  scratch.name = next_name("conv2d_workspace");
-  scratch.shape = {int64_t(conv2d_workspace_bytes(g, dtype_size(compute_), conv_workspace_limit_))};
-  scratch.dtype = DType::kUInt8;
-  scratch.role = TensorRole::kWorkspace;
-  const TensorId workspace = graph_.add_tensor(scratch);
+  const TensorId workspace =
+      ops::workspace_tensor(graph_, next_name("conv2d_workspace"),
+                            int64_t(conv2d_workspace_bytes(g, dtype_size(compute_), conv_workspace_limit_)));
 
   Node node{"conv2d", {x, w}, {y, workspace}, encode(g), false};
   if (bias != kNoTensor) node.inputs.push_back(converted(bias, DType::kFloat32));
@@ -198,12 +195,9 @@ TensorId GraphBuilder::upscale_conv2d(TensorId x, TensorId weight4x4) {
   const TensorId w = in_compute_dtype(weight4x4);
   const TensorId y = activation(next_name("upscale_conv"), {g.batch, g.in_h, g.in_w, g.in_c});
   // The conv runner's workspace, padded-channel copies included (a C > 8 not a multiple of 8 would need them).
-  TensorInfo scratch;
-  scratch.name = next_name("upscale_conv_workspace");
-  scratch.shape = {int64_t(conv2d_workspace_bytes(g, dtype_size(compute_), conv_workspace_limit_))};
-  scratch.dtype = DType::kUInt8;
-  scratch.role = TensorRole::kWorkspace;
-  const TensorId workspace = graph_.add_tensor(scratch);
+  const TensorId workspace =
+      ops::workspace_tensor(graph_, next_name("upscale_conv_workspace"),
+                            int64_t(conv2d_workspace_bytes(g, dtype_size(compute_), conv_workspace_limit_)));
   Node node{"conv2d_backward_data", {x, w}, {y, workspace}, {}, false};
   store_conv2d_geometry(g, node.attributes);
   node.attributes["matmul_flops"] = 2 * g.macs();

@@ -46,12 +46,8 @@ TensorId GraphBuilder::yolo_loss(TensorId head0, TensorId head1, TensorId head2,
   }
   const TensorId loss = activation(next_name("loss"), {1}, DType::kFloat32);
   graph_.tensor(loss).read_after_step = true;
-  TensorInfo scratch;
-  scratch.name = next_name("yolo_workspace");
-  scratch.shape = {yolo_workspace_bytes(ts[0], params.grid)};
-  scratch.dtype = DType::kUInt8;
-  scratch.role = TensorRole::kWorkspace;
-  const TensorId workspace = graph_.add_tensor(scratch);
+  const TensorId workspace =
+      ops::workspace_tensor(graph_, next_name("yolo_workspace"), int64_t(yolo_workspace_bytes(ts[0], params.grid)));
   graph_.add_node(Node{"yolo_loss", {heads[0], heads[1], heads[2], truth}, {loss, workspace}, encode(params), false});
   return loss;
 }
