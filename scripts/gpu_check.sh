@@ -52,7 +52,8 @@
 #                                              gpu tests (GPU_TEST_FILTER), then each workload's solo phase with
 #                                              --cuda-graph off and on (GRAPHS_HOG=1: also pinned to a core a busy
 #                                              loop shares; GRAPHS_MODES="off_hog on_hog" picks modes;
-#                                              GRAPHS_DP=1: 2 ranks' dp phase off and on first); table of
+#                                              GRAPHS_DP=1: the dp step captured first, on 2 GPUs 2 ranks off
+#                                              and on, on one the DpStepGraph gpu tests); table of
 #                                              scripts/graph_table.py last
 #          scripts/gpu_check.sh ab SRC [steps] [workloads]
 #                                              before/after: this tree's gpu tests while SRC (an earlier commit's
@@ -282,16 +283,26 @@ if [ "$max_bytes" = graphs ]; then
   run_gpu_tests
   dir="$out/graphs" && mkdir -p "$dir"
   if [ "${GRAPHS_DP:-0}" = 1 ]; then
-    # Two ranks (sharing GPU 0 when only one is visible): the dp phase's all-reduces captured with the step.
-    for workload in bert_base transformer_big; do
-      for mode in off on; do
-        echo "== dp 2 ranks $workload --cuda-graph $mode (at ${SECONDS}s)" >> "$out/graphs_dp.txt"
-        timeout 150 mpirun -np 2 --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench --allow-gpu-sharing run \
-          --workload "$workload" --precision bf16 --warmup 3 --steps "$steps" --cuda-graph "$mode" --force \
-          --json "$dir/dp_${mode}_$workload.json" >> "$out/graphs_dp.txt" 2>&1 || echo "rc=$? dp $mode $workload" >> "$out/graphs_dp.txt"
+    # The dp step captured: on 2+ GPUs every workload at tiny scale (tests/gpu/dp_graph.sh), then bert_base and
+    # transformer_big at full scale on 2 ranks, off and on; on one GPU (NCCL refuses 2 ranks on one GPU) the
+    # capture over a one-rank NCCL communicator (gpu test DpStepGraph).
+    if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+      timeout 300 bash tests/gpu/dp_graph.sh build-gpu/scalebench > "$out/graphs_dp.txt" 2>&1
+      echo "dp_graph rc=$? (at ${SECONDS}s)" >> "$out/graphs_dp.txt"
+      for workload in bert_base transformer_big; do
+        for mode in off on; do
+          echo "== dp 2 ranks $workload --cuda-graph $mode (at ${SECONDS}s)" >> "$out/graphs_dp.txt"
+          timeout 150 mpirun -np 2 --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench run \
+            --workload "$workload" --precision bf16 --warmup 3 --steps "$steps" --cuda-graph "$mode" --force \
+            --json "$dir/dp_${mode}_$workload.json" >> "$out/graphs_dp.txt" 2>&1 || echo "rc=$? dp $mode $workload" >> "$out/graphs_dp.txt"
+        done
       done
-    done
-    grep -E "^(==|rc=|# (solo|dp):|# scaling|# weights|# status)" "$out/graphs_dp.txt"
+    else
+      echo "one GPU: the dp capture over a one-rank NCCL communicator (DpStepGraph)" > "$out/graphs_dp.txt"
+      timeout 200 build-gpu/tests/gpu_tests --gtest_filter='*DpStepGraph*' >> "$out/graphs_dp.txt" 2>&1
+      echo "DpStepGraph rc=$? (at ${SECONDS}s)" >> "$out/graphs_dp.txt"
+    fi
+    grep -E "^(==|rc=|dp_graph|DpStepGraph|ok |FAIL|# (solo|dp):|# scaling|# weights|# status|\[  (FAILED|PASSED) )" "$out/graphs_dp.txt"
   fi
   for workload in $workloads; do
     read -r -a optimizer <<< "$(optimizer_flags "$workload")"

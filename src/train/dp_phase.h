@@ -1,0 +1,19 @@
+// The dp phase's step loop: each rank's training pass with its gradient buckets all-reduced as they become
+// ready, then the update; issued through a StepGraph (eager, or one replay of a captured step). Its own file so
+// that the gpu tests drive exactly the trainer's dp step (tests/gpu/test_dp_step_graph.cpp).
+#pragma once
+
+#include "scalebench/process_group.h"
+#include "scalebench/training.h"
+#include "src/train/gradient_reducer.h"
+#include "src/train/replica.h"
+#include "src/train/step_graph.h"
+
+namespace sb {
+
+// Collective: warm-up then timed data-parallel steps (run_steps, phase_steps.h); every timed step keeps its
+// buckets' durations and its timeline (ready, start and end of each all-reduce, forward and nodes done).
+RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& reducer, const TrainOptions& options,
+                       StepGraph& graph);
+
+}  // namespace sb
