@@ -25,6 +25,9 @@ class CudaEvent final : public DeviceEvent {
   // another stream of the capture after this point (a plain record, which the capture turns into a graph
   // edge) and stamp the time at every replay (an external record node). One event cannot do both, so the
   // capture records a second event for the ordering, and block() waits on that one until the next record.
+  // The timing record goes first: the ordering record then follows it, so a stream that waits on the event
+  // also waits on the timing node. The other way round the timing node would hang off the end of a forked
+  // stream (the communication stream's last record), and ending the capture fails with "unjoined work".
   void record(StreamHandle stream) override {
     const auto s = static_cast<cudaStream_t>(stream);
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -35,8 +38,8 @@ class CudaEvent final : public DeviceEvent {
       return;
     }
     if (order_ == nullptr) SB_CUDA_CHECK(cudaEventCreateWithFlags(&order_, cudaEventDisableTiming));
-    SB_CUDA_CHECK(cudaEventRecord(order_, s));
     SB_CUDA_CHECK(cudaEventRecordWithFlags(event_, s, cudaEventRecordExternal));
+    SB_CUDA_CHECK(cudaEventRecord(order_, s));
   }
   void record_in_capture(StreamHandle stream) override {
     // An external record becomes a node of the captured graph, so every replay stamps the time again.

@@ -16,10 +16,6 @@
 
 namespace sb {
 
-// Why `--cuda-graph auto` keeps the dp phase eager (trainer.cpp): its captured step is not yet verified on GPUs.
-constexpr const char* kDpGraphNotYetVerified =
-    "auto captures dp steps once verified on GPUs; --cuda-graph on captures them now";
-
 class StepGraph {
  public:
   // `phase_reason`: why this phase cannot capture whatever the executor can (the MPI backend's all-reduces run on

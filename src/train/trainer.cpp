@@ -217,11 +217,6 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
         if (!communicator.supports_graph_capture()) {
           no_capture = std::string("the ") + backend_name(communicator.backend()) +
                        " backend's all-reduces cannot be captured into a graph";
-        } else if (options.cuda_graph == CudaGraphMode::kAuto) {
-          // Solo replays were checked against eager steps on an H200 for all 12 workloads; a captured dp step
-          // (NCCL inside the graph, the comm stream joined by events) has not run on GPUs yet, so auto keeps
-          // it eager until it has, and --cuda-graph on asks for it explicitly.
-          no_capture = std::string(kDpGraphNotYetVerified);
         }
         StepGraph graph(group, executor, options.cuda_graph, "dp", no_capture);
         // Stopped or not, every rank has finished the same steps, so the weights still compare.
