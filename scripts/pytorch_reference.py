@@ -554,8 +554,24 @@ def zero_grad(optimizer):
         o.zero_grad(set_to_none=True)
 
 
-def make_step(torch, a, forward, optimizer, data, device):
-    """One training step of `forward` (the model, its DDP wrapper, or either compiled); returns the loss."""
+def make_step(torch, a, forward, optimizer, data, device, compiled=True):
+    """One training step of `forward` (the model, its DDP wrapper, or either compiled; `compiled` False: the eager
+    model even under --compile, the fallback when compiling fails); returns the loss.
+    Under reduce-overhead the compiled graphs replay as CUDA graphs whose outputs the next replay overwrites, so
+    each step is marked as a new iteration (as PyTorch asks of a training loop) and its loss copied out: one
+    4-byte copy, where the eager and default-compiled steps keep the loss tensor itself."""
+    step = plain_step(torch, a, forward, optimizer, data, device)
+    if not (compiled and getattr(a, "compile", False) and getattr(a, "compile_mode", "default") == "reduce-overhead"):
+        return step
+
+    def replay_safe_step():
+        torch.compiler.cudagraph_mark_step_begin()
+        return step().clone()
+    return replay_safe_step
+
+
+def plain_step(torch, a, forward, optimizer, data, device):
+    """make_step's step, before reduce-overhead's marking."""
     autocast = lambda: torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.precision == "bf16")
     if a.workload == "pix2pixhd":
         return p2p.make_step(forward, optimizer, data, autocast)
@@ -790,7 +806,7 @@ def compile_for(torch, workload, model, mode="default"):
 def eager_step_of(torch, a, model, optimizer, data, device):
     """The eager step of a model that compile_for may have compiled region by region in place."""
     uncompile_regions(model)
-    return make_step(torch, a, model, optimizer, data, device)
+    return make_step(torch, a, model, optimizer, data, device, compiled=False)
 
 
 def compiled_or_eager(torch, compiled_step, make_eager_step, optimizer, cuda):
