@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/communicator.h"
+
 namespace sb {
 
 using Environment = std::map<std::string, std::string>;
@@ -43,10 +45,22 @@ int select_gpu(int local_rank, int visible_gpus);
 // The PCI bus id of visible CUDA device `ordinal` ("0000:19:00.0"), without opening it; "" without CUDA.
 std::string gpu_bus_id(int ordinal);
 
-// Every rank's "host bus_id" (bus_id "" for a rank without a GPU), in rank order: a usage error naming the
-// first two ranks of one host on one GPU, unless sharing is allowed (NCCL does not support two ranks of
-// one communicator on one GPU).
+// Every rank's "host bus_id" (bus_id "" for a rank without a GPU), in rank order: the first two ranks of one
+// host on one GPU ("ranks 0 and 2 on a would share GPU 0000:19:00.0"), or nullopt.
+std::optional<std::string> shared_gpu(const std::vector<std::string>& host_and_bus);
+
+// A usage error naming shared_gpu's pair, unless sharing is allowed (NCCL does not support two ranks of one
+// communicator on one GPU).
 std::optional<std::string> shared_gpu_error(const std::vector<std::string>& host_and_bus, bool allow_gpu_sharing);
+
+// The backend of a job whose ranks share a GPU (`shared`: shared_gpu's text, sharing allowed). NCCL refuses two
+// ranks of one communicator on one GPU ("Duplicate GPU detected"), so auto becomes mpi, with a notice saying
+// so, and an explicit nccl is a usage error; without sharing the requested backend stands.
+struct SharedGpuBackend {
+  Backend backend;
+  std::optional<std::string> notice, error;
+};
+SharedGpuBackend backend_for_shared_gpu(Backend requested, const std::optional<std::string>& shared);
 
 // Environment variables worth recording with every result (NCCL_*, CUDA_VISIBLE_DEVICES, SLURM job ids…).
 std::vector<std::pair<std::string, std::string>> recorded_environment(const Environment& env);

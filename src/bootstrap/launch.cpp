@@ -94,8 +94,7 @@ int select_gpu(int local_rank, int visible_gpus) {
   return local_rank % visible_gpus;
 }
 
-std::optional<std::string> shared_gpu_error(const std::vector<std::string>& host_and_bus, bool allow_gpu_sharing) {
-  if (allow_gpu_sharing) return std::nullopt;
+std::optional<std::string> shared_gpu(const std::vector<std::string>& host_and_bus) {
   std::map<std::string, size_t> first_rank;  // "host bus" -> the first rank on it
   for (size_t rank = 0; rank < host_and_bus.size(); ++rank) {
     const std::string& key = host_and_bus[rank];
@@ -104,11 +103,31 @@ std::optional<std::string> shared_gpu_error(const std::vector<std::string>& host
     auto [it, inserted] = first_rank.emplace(key, rank);
     if (inserted) continue;
     return "ranks " + std::to_string(it->second) + " and " + std::to_string(rank) + " on " + key.substr(0, space) +
-           " would share GPU " + key.substr(space + 1) +
-           ": more ranks on this node than GPUs; start one rank per GPU (srun --gpus-per-task=1, or mpirun -np "
-           "<GPUs per node> per node) or pass --allow-gpu-sharing";
+           " would share GPU " + key.substr(space + 1);
   }
   return std::nullopt;
+}
+
+std::optional<std::string> shared_gpu_error(const std::vector<std::string>& host_and_bus, bool allow_gpu_sharing) {
+  if (allow_gpu_sharing) return std::nullopt;
+  const std::optional<std::string> shared = shared_gpu(host_and_bus);
+  if (!shared) return std::nullopt;
+  return *shared +
+         ": more ranks on this node than GPUs; start one rank per GPU (srun --gpus-per-task=1, or mpirun -np "
+         "<GPUs per node> per node) or pass --allow-gpu-sharing";
+}
+
+SharedGpuBackend backend_for_shared_gpu(Backend requested, const std::optional<std::string>& shared) {
+  SharedGpuBackend choice{requested, std::nullopt, std::nullopt};
+  if (!shared) return choice;
+  if (requested == Backend::kNccl) {
+    choice.error = *shared + ": NCCL refuses two ranks on one GPU; use --backend mpi, or one rank per GPU";
+  } else if (requested == Backend::kAuto) {
+    choice.backend = Backend::kMpi;
+    choice.notice = *shared + " (--allow-gpu-sharing); NCCL refuses two ranks on one GPU, so the all-reduces go "
+                    "through MPI (--backend mpi), whose dp steps are not captured into CUDA graphs";
+  }
+  return choice;
 }
 
 std::vector<std::pair<std::string, std::string>> recorded_environment(const Environment& env) {

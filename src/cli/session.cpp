@@ -138,9 +138,14 @@ Session open_session(ProcessGroup& group, const CommonOptions& options) {
     }
   }
   agree_or_throw(group, error);
-  // Two ranks of a node on one GPU, found by bus id before any device is opened.
-  agree_or_throw(group, shared_gpu_error(group.allgather_strings(group.host() + " " + (gpu ? gpu_bus_id(*gpu) : "")),
-                                         options.allow_gpu_sharing));
+  // Two ranks of a node on one GPU, found by bus id before any device is opened; allowed, they cannot use NCCL.
+  const std::vector<std::string> host_and_bus =
+      group.allgather_strings(group.host() + " " + (gpu ? gpu_bus_id(*gpu) : ""));
+  agree_or_throw(group, shared_gpu_error(host_and_bus, options.allow_gpu_sharing));
+  const SharedGpuBackend shared = backend_for_shared_gpu(options.backend, shared_gpu(host_and_bus));
+  agree_or_throw(group, shared.error);  // the same on every rank: decided from the gathered bus ids
+  const Backend backend = shared.backend;
+  if (shared.notice && group.rank() == 0) std::fprintf(stderr, "scalebench: notice: %s\n", shared.notice->c_str());
   try {
     session.device = gpu ? make_cuda_device(*gpu) : make_cpu_device();
   } catch (const UsageError& e) {
@@ -157,8 +162,8 @@ Session open_session(ProcessGroup& group, const CommonOptions& options) {
   } else if (options.backend == Backend::kNccl && session.device->kind() != DeviceKind::kCuda) {
     error = "the nccl backend needs the cuda device";
   } else if (emulation != Emulation::kNone &&
-             (session.device->kind() != DeviceKind::kCuda || options.backend == Backend::kMpi ||
-              options.backend == Backend::kLocal)) {
+             (session.device->kind() != DeviceKind::kCuda || backend == Backend::kMpi ||
+              backend == Backend::kLocal)) {
     // The CPU device's collectives go through MPI, which has no P2P or SHM switch to emulate with.
     error = std::string("--emulate ") + emulation_name(emulation) +
             " shapes NCCL's transports: it needs the cuda device and the nccl backend";
@@ -167,7 +172,7 @@ Session open_session(ProcessGroup& group, const CommonOptions& options) {
   // Every rank sets the variables before NCCL first reads its environment (the communicator's creation).
   apply_emulation(emulation);
   try {
-    session.communicator = make_communicator(options.backend, group, *session.device,
+    session.communicator = make_communicator(backend, group, *session.device,
                                              CommunicatorOptions{options.timeout_seconds});
   } catch (const UsageError& e) {
     error = e.what();

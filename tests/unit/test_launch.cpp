@@ -86,6 +86,30 @@ TEST(Launch, RanksSharingAGpuAreFoundByBusId) {
   EXPECT_FALSE(shared_gpu_error({"a ", "a "}, false));
 }
 
+TEST(Launch, RanksSharingAGpuCannotUseNccl) {
+  // mpirun -np 2 --allow-gpu-sharing on one GPU: NCCL would refuse ("Duplicate GPU detected").
+  const std::optional<std::string> shared = shared_gpu({"a 0000:19:00.0", "a 0000:19:00.0"});
+  ASSERT_TRUE(shared);
+  EXPECT_EQ(*shared, "ranks 0 and 1 on a would share GPU 0000:19:00.0");
+  const SharedGpuBackend automatic = backend_for_shared_gpu(Backend::kAuto, shared);
+  EXPECT_EQ(automatic.backend, Backend::kMpi);
+  ASSERT_TRUE(automatic.notice);
+  EXPECT_NE(automatic.notice->find("through MPI (--backend mpi)"), std::string::npos) << *automatic.notice;
+  EXPECT_FALSE(automatic.error);
+  const SharedGpuBackend nccl = backend_for_shared_gpu(Backend::kNccl, shared);
+  ASSERT_TRUE(nccl.error);
+  EXPECT_NE(nccl.error->find("ranks 0 and 1 on a would share GPU 0000:19:00.0: NCCL refuses two ranks on one GPU"),
+            std::string::npos)
+      << *nccl.error;
+  const SharedGpuBackend mpi = backend_for_shared_gpu(Backend::kMpi, shared);
+  EXPECT_EQ(mpi.backend, Backend::kMpi);
+  EXPECT_FALSE(mpi.notice || mpi.error);
+  // One GPU per rank: whatever was asked for stands, silently.
+  const SharedGpuBackend alone = backend_for_shared_gpu(Backend::kAuto, shared_gpu({"a 0000:19:00.0", "a 0000:3b:00.0"}));
+  EXPECT_EQ(alone.backend, Backend::kAuto);
+  EXPECT_FALSE(alone.notice || alone.error);
+}
+
 TEST(Launch, RecordsOnlyRelevantEnvironment) {
   auto recorded = recorded_environment({{"NCCL_P2P_DISABLE", "1"}, {"HOME", "/root"},
                                         {"CUDA_VISIBLE_DEVICES", "0,1"}, {"SLURM_JOB_ID", "42"},
