@@ -62,6 +62,12 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options = {});
 
 PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan);
 
+// The plan's gradients (laid out in backward order) cut into all-reduce buckets of about `bucket_bytes`: one
+// parameter group per bucket, a gradient larger than a bucket cut into aligned bucket-sized pieces. plan_memory
+// keeps these for PlanOptions::bucket_bytes; `--bucket-mb auto` cuts other sizes from the same layout.
+std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes,
+                                                 uint64_t alignment);
+
 // The largest batch in [lowest, upper] whose plan fits `capacity_bytes`, assuming bytes grow with the batch;
 // 0 when even `lowest` does not fit (a workload's WorkloadInfo::min_batch: smaller batches cannot be built).
 int64_t largest_batch_that_fits(const std::function<uint64_t(int64_t batch)>& bytes_for_batch,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,7 @@ struct TrainOptions {
   bool recompute = false;
   bool solo = true, comm = true, dp = true;  // phases; comm and dp need more than one rank
   uint64_t bucket_bytes = 25ull << 20;
+  bool bucket_auto = false;  // --bucket-mb auto: chosen by measurement (bucket_auto.h); bucket_bytes the fallback
   bool overlap = true;                      // false: every bucket reduced after the backward pass
   DType grad_dtype = DType::kFloat32;       // kBFloat16: gradients rounded to bf16 for the all-reduce
   bool comm_high_priority = false;          // the all-reduces' stream at CUDA's greatest priority
@@ -85,6 +87,20 @@ struct CheckRecord {
 };
 
 // Everything a printer needs; filled as the phases finish, so what was measured survives a later failure.
+// `--bucket-mb auto` (issue 26, src/train/bucket_choice.h): the sizes tried with their predicted tails, and the
+// measured all-reduce costs the prediction used.
+struct BucketAuto {
+  uint64_t chosen_bytes = 0;
+  std::string kept_default_because;  // non-empty: nothing was chosen (why), the default size ran
+  struct Candidate {
+    uint64_t bytes = 0;
+    size_t buckets = 0;
+    double predicted_tail_ms = 0;
+  };
+  std::vector<Candidate> candidates;
+  std::vector<std::pair<uint64_t, double>> measured_ms;  // one all-reduce's device ms by message bytes
+};
+
 struct TrainingReport {
   // Context.
   std::vector<std::string> argv;
@@ -116,6 +132,7 @@ struct TrainingReport {
   double train_flops_per_step = 0;  // per rank, matrix products forward and backward
   uint64_t plan_bytes = 0;
   std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)
+  std::optional<BucketAuto> bucket_auto;  // with --bucket-mb auto
   double peak_tflops = 0;               // datasheet dense peak at this precision; 0: unknown device
   // Results.
   PhaseRecord solo, comm, dp;

@@ -171,7 +171,7 @@ std::string canonical_form(const CommandLine& cl) {
             ";seed=" + std::to_string(r.seed) + ";lr=" + std::to_string(r.learning_rate) + ";precision=" + r.precision +
             ";recompute=" + std::to_string(r.recompute) + ";optimizer=" + r.optimizer +
             ";clip=" + std::to_string(r.clip_norm) + ";min_time=" + std::to_string(r.min_time_seconds) +
-            ";bucket=" + std::to_string(r.bucket_mb) + ";no_overlap=" + std::to_string(r.no_overlap) +
+            ";bucket=" + (r.bucket_auto ? std::string("auto") : std::to_string(r.bucket_mb)) + ";no_overlap=" + std::to_string(r.no_overlap) +
             ";grad_dtype=" + r.grad_dtype + ";comm_priority=" + r.comm_priority + ";cuda_graph=" + r.cuda_graph + ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
             ";check_steps=" + std::to_string(r.check_steps) + ";phases=";
     for (const std::string& phase : r.phases) text += phase + ",";
@@ -276,8 +276,20 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--min-time", result.run.min_time_seconds,
                   "Run each phase at least this many seconds (more timed steps than --steps if needed)")
       ->check(finite_number(0, kMaxTimeoutSeconds));
-  run->add_option("--bucket-mb", result.run.bucket_mb, "Gradient bucket size in MiB (default 25, as PyTorch DDP)")
-      ->check(finite_number(0.001, 1e6));
+  run->add_option_function<std::string>(
+         "--bucket-mb",
+         [&result](const std::string& value) {
+           result.run.bucket_auto = value == "auto";
+           if (!result.run.bucket_auto) result.run.bucket_mb = std::stod(value);
+         },
+         "Gradient bucket size in MiB (default 25, as PyTorch DDP), or auto: the size with the shortest predicted "
+         "tail after the backward pass, from an all-reduce sweep and a profiled step (reported)")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            if (value == "auto" || finite_number(0.001, 1e6)(value).empty()) return "";
+            return value + " is neither auto nor a size in MiB from 0.001 to 1000000";
+          },
+          ""));
   run->add_flag("--no-overlap", result.run.no_overlap,
                 "All-reduce every bucket after the backward pass instead of as soon as it is ready");
   run->add_option("--grad-dtype", result.run.grad_dtype,

@@ -41,6 +41,7 @@ struct RunOptions {
   std::vector<std::string> phases{"solo", "comm", "dp"};
   double min_time_seconds = 0;     // > 0: each phase runs at least this long
   double bucket_mb = 25;           // gradient bucket size, MiB (PyTorch DDP's default)
+  bool bucket_auto = false;        // --bucket-mb auto: chosen by measurement at run time
   bool no_overlap = false;         // all-reduce after the backward pass instead of during it
   std::string grad_dtype = "fp32";  // fp32 | bf16: the all-reduce's element type
   std::string comm_priority = "normal";  // high | normal: the gradient all-reduces' stream priority

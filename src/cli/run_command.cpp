@@ -56,6 +56,7 @@ TrainOptions train_options(const CommandLine& cl, const Device& device) {
   options.comm = has_phase(run, "comm");
   options.dp = has_phase(run, "dp");
   options.bucket_bytes = static_cast<uint64_t>(run.bucket_mb * (1 << 20));
+  options.bucket_auto = run.bucket_auto;
   options.overlap = !run.no_overlap;
   options.grad_dtype = run.grad_dtype == "bf16" ? DType::kBFloat16 : DType::kFloat32;
   options.comm_high_priority = run.comm_priority == "high";

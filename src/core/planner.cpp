@@ -117,23 +117,27 @@ uint64_t lay_out(const Graph& graph, const std::vector<TensorId>& ids, uint64_t 
   return offset;
 }
 
-void cut_buckets(const Graph& graph, const PlanOptions& options, MemoryPlan& plan) {
+}  // namespace
+
+std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes,
+                                                 uint64_t alignment) {
+  std::vector<GradientBucket> buckets;
   GradientBucket bucket;
   bool open = false;
   // Pieces of an oversized gradient: the bucket size rounded down to the alignment (so every piece starts
   // aligned), at least one alignment unit.
-  const uint64_t piece = std::max(options.alignment, options.bucket_bytes / options.alignment * options.alignment);
+  const uint64_t piece = std::max(alignment, bucket_bytes / alignment * alignment);
   for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
     const TensorId id = plan.gradient_order[i];
     const uint64_t offset = plan.offsets[static_cast<size_t>(id)];
     const uint64_t bytes = graph.tensor(id).bytes();
-    if (bytes > options.bucket_bytes) {
+    if (bytes > bucket_bytes) {
       // A gradient larger than a bucket (a tied embedding table, written last) is cut into bucket-sized
       // pieces, so its all-reduce is pipelined with the update of the pieces already reduced.
-      if (open) plan.buckets.push_back(bucket);
+      if (open) buckets.push_back(bucket);
       open = false;
       for (uint64_t at = offset; at < offset + bytes; at += piece) {
-        plan.buckets.push_back(
+        buckets.push_back(
             GradientBucket{i, i, at, std::min(piece, offset + bytes - at), plan.gradient_ready_node[i]});
       }
       continue;
@@ -142,7 +146,7 @@ void cut_buckets(const Graph& graph, const PlanOptions& options, MemoryPlan& pla
     // reductions stay apart, as the reference's two optimizers reduce them.
     const std::string& group = graph.tensor(graph.tensor(id).gradient_of).parameter_group;
     if (open && group != graph.tensor(graph.tensor(plan.gradient_order[bucket.first]).gradient_of).parameter_group) {
-      plan.buckets.push_back(bucket);
+      buckets.push_back(bucket);
       open = false;
     }
     if (!open) {
@@ -152,13 +156,17 @@ void cut_buckets(const Graph& graph, const PlanOptions& options, MemoryPlan& pla
     bucket.last = i;
     bucket.bytes = offset + bytes - bucket.offset;
     bucket.ready_after_node = std::max(bucket.ready_after_node, plan.gradient_ready_node[i]);
-    if (bucket.bytes >= options.bucket_bytes) {
-      plan.buckets.push_back(bucket);
+    if (bucket.bytes >= bucket_bytes) {
+      buckets.push_back(bucket);
       open = false;
     }
   }
-  if (open) plan.buckets.push_back(bucket);
+  if (open) buckets.push_back(bucket);
+  return buckets;
 }
+
+namespace {
+
 
 // The node span a tensor of the shared region occupies: one that no node touches keeps a place for the whole
 // step (the executor may read it, and hiding a mistake in the graph behind a shared offset would be worse), and
@@ -254,7 +262,7 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   plan.activation_peak_bytes = place_by_liveness(graph, start, a, plan);
   plan.total_bytes = start + plan.activation_peak_bytes;
   place_views(graph, plan);
-  cut_buckets(graph, options, plan);
+  plan.buckets = cut_gradient_buckets(graph, plan, options.bucket_bytes, options.alignment);
   return plan;
 }
 

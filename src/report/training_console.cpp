@@ -16,6 +16,31 @@
 namespace sb {
 namespace {
 
+// --bucket-mb auto's line: "auto: 50 MiB; predicted tail after the backward pass by size: 1 MiB 0.93 ms (40
+// buckets), …", or why the default size stood. Sizes below 1 MiB in KiB.
+std::string describe_bucket_auto(const BucketAuto& choice) {
+  auto mib = [](uint64_t bytes) {
+    char text[32];
+    if (bytes < (1u << 20)) {
+      std::snprintf(text, sizeof text, "%g KiB", double(bytes) / 1024);
+    } else {
+      std::snprintf(text, sizeof text, "%g MiB", double(bytes) / double(1 << 20));
+    }
+    return std::string(text);
+  };
+  if (!choice.kept_default_because.empty()) {
+    return "auto: kept " + mib(choice.chosen_bytes) + ", " + choice.kept_default_because;
+  }
+  std::string sizes;
+  for (const BucketAuto::Candidate& c : choice.candidates) {
+    char entry[96];
+    std::snprintf(entry, sizeof entry, "%s%s %.2f ms (%zu bucket%s)", sizes.empty() ? "" : ", ", mib(c.bytes).c_str(),
+                  c.predicted_tail_ms, c.buckets, c.buckets == 1 ? "" : "s");
+    sizes += entry;
+  }
+  return "auto: " + mib(choice.chosen_bytes) + "; predicted tail after the backward pass by size: " + sizes;
+}
+
 std::string or_none(const std::string& text) { return text.empty() ? "none" : text; }
 
 // "9 buckets: 8 x 25.0 MiB, 1 x 3.2 MiB" (runs of equal sizes, in issue order).
@@ -151,6 +176,9 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
                  report.options.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32",
                  report.options.overlap ? "each all-reduce issued when its last gradient is written (overlap)"
                                         : "all-reduces issued after the backward pass (--no-overlap)");
+  }
+  if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && report.bucket_auto) {
+    std::fprintf(out, "# bucket size %s\n", describe_bucket_auto(*report.bucket_auto).c_str());
   }
   if (phase == "comm") {
     const CommSummary comm = summarize_comm(report, report.comm);

@@ -16,6 +16,22 @@
 namespace sb {
 namespace {
 
+// --bucket-mb auto's choice (null without it): the size that ran, or why the default did, each candidate's
+// predicted tail and the all-reduce costs measured.
+nlohmann::json bucket_auto_json(const std::optional<BucketAuto>& choice) {
+  if (!choice) return nullptr;
+  nlohmann::json candidates = nlohmann::json::array(), measured = nlohmann::json::array();
+  for (const BucketAuto::Candidate& c : choice->candidates) {
+    candidates.push_back({{"bucket_bytes", c.bytes}, {"buckets", c.buckets}, {"predicted_tail_ms", c.predicted_tail_ms}});
+  }
+  for (const auto& [bytes, ms] : choice->measured_ms) measured.push_back({{"bytes", bytes}, {"ms", ms}});
+  return {{"chosen_bytes", choice->chosen_bytes},
+          {"kept_default_because",
+           choice->kept_default_because.empty() ? nlohmann::json(nullptr) : nlohmann::json(choice->kept_default_because)},
+          {"candidates", candidates},
+          {"all_reduce_ms", measured}};
+}
+
 using nlohmann::json;
 
 constexpr int kSchemaVersion = 2;
@@ -209,6 +225,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"nranks", r.nranks},
               {"peak_tflops", null_unless(r.peak_tflops > 0, r.peak_tflops)},
               {"buckets_bytes", r.bucket_bytes},
+              {"bucket_auto", bucket_auto_json(r.bucket_auto)},
               {"phases", phases},
               {"breakdown_ms", breakdown},
               {"op_ms", ops},

@@ -8,12 +8,12 @@
 namespace sb {
 
 GradientReducer::GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype,
-                                 bool overlap, bool high_priority)
+                                 bool overlap, bool high_priority, const std::vector<GradientBucket>* buckets)
     : device_(device), communicator_(communicator), executor_(executor), wire_dtype_(wire_dtype), overlap_(overlap) {
   if (wire_dtype != DType::kFloat32 && wire_dtype != DType::kBFloat16) {
     throw UsageError(std::string("--grad-dtype must be fp32 or bf16, not ") + dtype_name(wire_dtype));
   }
-  buckets_ = executor.plan().buckets;
+  buckets_ = buckets != nullptr ? *buckets : executor.plan().buckets;
   // Ready nodes grow with the backward order already; sorting makes the issue order explicit and stable.
   std::stable_sort(buckets_.begin(), buckets_.end(), [](const GradientBucket& a, const GradientBucket& b) {
     return a.ready_after_node < b.ready_after_node;

@@ -22,9 +22,10 @@ namespace sb {
 
 class GradientReducer {
  public:
-  // `high_priority`: the communication stream from Device::create_high_priority_stream.
+  // `high_priority`: the communication stream from Device::create_high_priority_stream. `buckets`: the plan's
+  // (nullptr), or others cut from the same gradient layout (cut_gradient_buckets: --bucket-mb auto's choice).
   GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype, bool overlap,
-                  bool high_priority = false);
+                  bool high_priority = false, const std::vector<GradientBucket>* buckets = nullptr);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;

@@ -8,6 +8,7 @@
 #include "src/core/fault_injection.h"
 #include "src/core/ops/shape_text.h"
 #include "scalebench/training.h"
+#include "src/train/bucket_auto.h"
 #include "src/train/dp_check.h"
 #include "src/train/dp_phase.h"
 #include "src/train/gradient_reducer.h"
@@ -202,8 +203,20 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
           on_phase_done);
     }
     if (data_parallel && (options.comm || options.dp)) {
+      std::vector<GradientBucket> chosen_buckets = executor.plan().buckets;
+      if (options.bucket_auto) {
+        set_progress("choosing the bucket size (--bucket-mb auto)");
+        report.bucket_auto =
+            choose_buckets_by_measurement(group, device, communicator, *replica, options, options.bucket_bytes);
+        if (report.bucket_auto->kept_default_because.empty()) {
+          const uint64_t chosen = report.bucket_auto->chosen_bytes;
+          chosen_buckets = cut_gradient_buckets(replica->graph, executor.plan(), chosen, PlanOptions{}.alignment);
+          report.options.bucket_bytes = chosen;
+          replica_options.bucket_bytes = chosen;  // --check's replica reduces in the same buckets
+        }
+      }
       GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap,
-                              options.comm_high_priority);
+                              options.comm_high_priority, &chosen_buckets);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) report.bucket_bytes.push_back(reducer.wire_bytes(b));
       if (options.comm) {
         record_phase(

@@ -53,6 +53,35 @@ else
   failures=$((failures + 1))
 fi
 
+# --bucket-mb auto: the size chosen by measurement ran the comm and dp phases and --check (which passes), JSON and
+# console say which and why; at tiny scale (0.2 MiB of gradients) the sizes tried start at 4 KiB. A step of
+# sub-steps (unsupmt) keeps the default size and says why.
+expect_exit 0 "transformer_big --bucket-mb auto" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload transformer_big \
+  "${tiny[@]}" --bucket-mb auto --check --json "$WORK/auto.json" --force
+expect_output "# bucket size auto: [0-9.]+ [KM]iB; predicted tail after the backward pass by size: 4 KiB [0-9.]+ ms \([0-9]+ buckets\), .*, 1 MiB" \
+  "auto: the choice and every size's predicted tail"
+expect_output "check \(3 SGD steps, no dropout[^)]*\).*: passed" "auto: the check passes in the chosen buckets"
+python3 - "$WORK/auto.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: --bucket-mb auto JSON"; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+a = d["bucket_auto"]
+assert a["kept_default_because"] is None, a
+assert a["chosen_bytes"] in [c["bucket_bytes"] for c in a["candidates"]], a
+assert d["config"]["bucket_mb"] == a["chosen_bytes"] / 2**20, (d["config"]["bucket_mb"], a)
+assert a["all_reduce_ms"] and all(m["ms"] >= 0 for m in a["all_reduce_ms"]), a
+assert len(a["candidates"]) >= 4 and a["candidates"][0]["buckets"] > 1, a
+best = min(c["predicted_tail_ms"] for c in a["candidates"])
+chosen = [c for c in a["candidates"] if c["bucket_bytes"] == a["chosen_bytes"]][0]
+assert chosen["predicted_tail_ms"] <= best + 0.05, (chosen, best)
+assert len(d["buckets_bytes"]) == chosen["buckets"], (d["buckets_bytes"], chosen)
+PY
+expect_exit 0 "unsupmt --bucket-mb auto" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload unsupmt "${tiny[@]}" \
+  --phases dp --bucket-mb auto --json "$WORK/auto_sub.json" --force
+expect_output "# bucket size auto: kept 25 MiB, this step has 4 sub-steps" "auto with sub-steps: the default, and why"
+python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["bucket_auto"]
+assert a["kept_default_because"] and a["chosen_bytes"] == 25 << 20, a' "$WORK/auto_sub.json" && passes=$((passes + 1)) ||
+  { echo "FAIL: unsupmt --bucket-mb auto JSON"; failures=$((failures + 1)); }
+
 # The dp phase as a Chrome trace: forward, backward and optimizer per step and rank, every all-reduce.
 expect_exit 0 "trace" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload bert_base "${tiny[@]}" --phases dp \
   --trace "$WORK/trace.json"
