@@ -286,8 +286,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
          "tail after the backward pass, from an all-reduce sweep and a profiled step (reported)")
       ->check(CLI::Validator(
           [](std::string& value) -> std::string {
-            if (value == "auto" || finite_number(0.001, 1e6)(value).empty()) return "";
-            return value + " is neither auto nor a size in MiB from 0.001 to 1000000";
+            if (value == "auto") return "";
+            const std::string error = finite_number(0.001, 1e6)(value);
+            return error.empty() ? error : error + " (or auto)";
           },
           ""));
   run->add_flag("--no-overlap", result.run.no_overlap,

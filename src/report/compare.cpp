@@ -304,6 +304,8 @@ std::vector<Table> run_report_tables(const ResultFile& file) {
       {"overlap (%)", format_or_dash("%.1f", run.overlap_pct)},
       {"busbw in dp (GB/s)", format_or_dash("%.1f", run.busbw_gbps)},
       {"busbw in comm phase (GB/s)", format_or_dash("%.1f", run.comm_busbw_gbps)},
+      {"bucket size (MiB)", run.bucket_auto.empty() ? format_or_dash("%g", run.bucket_mb)
+                                                     : format_or_dash("%g", run.bucket_mb) + " (" + run.bucket_auto + ")"},
       {"buckets", std::to_string(run.buckets_bytes.size())},
       {"bucket bytes total (MB)", run.buckets_bytes.empty() ? "-" : format("%.1f", bucket_total / 1e6)},
       {"largest bucket (MB)", format_or_dash("%.1f", bucket_mb_max)},

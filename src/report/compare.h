@@ -34,6 +34,8 @@ struct RunSummary {
   std::optional<double> scaling_efficiency, exposed_comm_ms, overlap_pct, efficiency_bound, busbw_gbps,
       comm_busbw_gbps;
   std::vector<double> buckets_bytes;  // on the wire, in issue order
+  std::optional<double> bucket_mb;    // config.bucket_mb: the size the buckets were cut at
+  std::string bucket_auto;            // with --bucket-mb auto: "auto, chose 50 MiB" or why the default ran
   // dp timeline (rank 0's medians, ms from the step's first node); absent without a dp phase.
   std::optional<double> nodes_done_ms, last_reduce_end_ms, tail_ms;
   std::vector<double> bucket_ready_ms, bucket_start_ms, bucket_end_ms;  // per bucket, same origin; may be empty

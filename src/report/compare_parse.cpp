@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -219,6 +220,14 @@ void read_run(const Fields& fields, ResultFile& file) {
     for (size_t i = 0; i < buckets->size(); ++i) {
       run.buckets_bytes.push_back(fields.number("buckets_bytes[" + std::to_string(i) + "]"));
     }
+  }
+  run.bucket_mb = fields.optional_number("config.bucket_mb");
+  if (const json* choice = fields.find("bucket_auto"); choice != nullptr && !choice->is_null()) {
+    fields.number("bucket_auto.chosen_bytes");  // a malformed choice is named, not skipped
+    const json* kept = fields.find("bucket_auto.kept_default_because");
+    run.bucket_auto = kept != nullptr && !kept->is_null()
+                          ? "--bucket-mb auto kept the default: " + fields.string("bucket_auto.kept_default_because")
+                          : "chosen by --bucket-mb auto";
   }
   run.nodes_done_ms = fields.optional_number("phases.dp.timeline.nodes_done_ms");
   run.last_reduce_end_ms = fields.optional_number("phases.dp.timeline.last_reduce_end_ms");

@@ -30,7 +30,7 @@ bad "CUDA graphs on the CPU device" "--cuda-graph on needs the cuda device" -- -
   --cuda-graph on
 bad "unknown --cuda-graph mode" "--cuda-graph: always not in \{auto,on,off\}" -- -w bert_base "${tiny[@]}" \
   --cuda-graph always
-bad "a bucket size neither a size nor auto" "--bucket-mb: soon is neither auto nor a size in MiB" -- -w bert_base \
+bad "a bucket size neither a size nor auto" "--bucket-mb: soon is not a finite number .*\(or auto\)" -- -w bert_base \
   "${tiny[@]}" --bucket-mb soon
 bad "unwritable output path" "cannot write '/nonexistent-dir/run.json'" -- -w bert_base "${tiny[@]}" \
   --json /nonexistent-dir/run.json

@@ -75,6 +75,8 @@ chosen = [c for c in a["candidates"] if c["bucket_bytes"] == a["chosen_bytes"]][
 assert chosen["predicted_tail_ms"] <= best + 0.05, (chosen, best)
 assert len(d["buckets_bytes"]) == chosen["buckets"], (d["buckets_bytes"], chosen)
 PY
+expect_exit 0 "report of an auto run" -- "$SB" report "$WORK/auto.json"
+expect_output "bucket size \(MiB\) +[0-9.e-]+ \(chosen by --bucket-mb auto\)" "report: the size and that auto chose it"
 expect_exit 0 "unsupmt --bucket-mb auto" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload unsupmt "${tiny[@]}" \
   --phases dp --bucket-mb auto --json "$WORK/auto_sub.json" --force
 expect_output "# bucket size auto: kept 25 MiB, this step has 4 sub-steps" "auto with sub-steps: the default, and why"
