@@ -7,8 +7,9 @@
 #                                              trained on GPU 0 by scalebench and by PyTorch eager (bf16
 #                                              autocast, same shapes) in the same job; table last
 #          scripts/gpu_check.sh dp [steps]     gpu-labelled tests, then data-parallel scaling of transformer_big and
-#                                              bert_base on every visible GPU: NVLink, NCCL_P2P_DISABLE=1 (fp32
-#                                              and bf16 gradients), sockets; --no-overlap; a 1-rank job; --check
+#                                              bert_base on every visible GPU: NVLink (dp replayed, and eager),
+#                                              NCCL_P2P_DISABLE=1 (fp32 and bf16 gradients), sockets; --bucket-mb
+#                                              auto; --no-overlap; a 1-rank job; --check
 #          scripts/gpu_check.sh ddp [steps]    PyTorch DDP (scripts/pytorch_reference.py --ddp) over the host path,
 #                                              sockets and NVLink, same models and shapes (no build)
 #          scripts/gpu_check.sh tune [steps]   gpu-labelled tests, then NVLink overlap experiments (comm stream
@@ -225,7 +226,10 @@ run_gpu_tests() {  # sets tests_rc; GPU_TEST_FILTER='A*:B*' runs just those gpu 
   if [ -n "${GPU_TEST_FILTER:-}" ]; then
     timeout 200 build-gpu/tests/gpu_tests --gtest_filter="$GPU_TEST_FILTER" > "$out/ctest.log" 2>&1
   else
-    (cd build-gpu && timeout 200 ctest -L gpu --output-on-failure --timeout 150) > "$out/ctest.log" 2>&1
+    # 4 at a time: ~330 gpu tests, each its own process and CUDA context, outgrew 200 s one by one (2026-12-04);
+    # none of them times anything against a bar, and an H200 holds four tiny replicas at once.
+    (cd build-gpu && timeout "${GPU_TESTS_LIMIT_S:-300}" ctest -L gpu -j 4 --output-on-failure --timeout 200) \
+      > "$out/ctest.log" 2>&1
   fi
   tests_rc=$?
   grep -E "tests passed|FAILED|Failed|PASSED" "$out/ctest.log" | head -20
@@ -338,7 +342,11 @@ if [ "$max_bytes" = dp ]; then
   runs="$out/runs" && mkdir -p "$runs"
   mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)  # one node: ranks inherit the environment
   # name, environment, extra flags: the interconnects of issue 4's bar
-  variants=("nvlink||" "nvlink_no_overlap||--no-overlap" "host|NCCL_P2P_DISABLE=1|" "host_bf16|NCCL_P2P_DISABLE=1|--grad-dtype bf16"
+  # (nvlink is the default: dp steps replayed as CUDA graphs; nvlink_eager the same run node by node, issue 25;
+  # *_bucket_auto: --bucket-mb auto's measured choice against 25 MiB, issue 26)
+  variants=("nvlink||" "nvlink_eager||--cuda-graph off" "nvlink_bucket_auto||--bucket-mb auto"
+            "nvlink_no_overlap||--no-overlap" "host|NCCL_P2P_DISABLE=1|" "host_bucket_auto|NCCL_P2P_DISABLE=1|--bucket-mb auto"
+            "host_bf16|NCCL_P2P_DISABLE=1|--grad-dtype bf16"
             "sockets|NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1|" "sockets_bf16|NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1|--grad-dtype bf16")
   for workload in transformer_big bert_base; do
     echo "== $workload alone on one GPU (a 1-rank job)" >> "$out/dp.txt"
@@ -356,7 +364,7 @@ if [ "$max_bytes" = dp ]; then
   timeout 150 "${mpi[@]}" build-gpu/scalebench --workload bert_base --batch 16 --phases dp --warmup 1 --steps 2 \
     --check >> "$out/dp.txt" 2>&1; echo "check rc=$?" >> "$out/dp.txt"
   tar czf "$out/runs.tgz" -C "$out" runs && rm -rf "$runs"
-  grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|dp step)|  (solo|dp) |rc=)" "$out/dp.txt"
+  grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|dp step|bucket size|dp: cuda graph)|  (solo|dp) |rc=)" "$out/dp.txt"
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz"
   echo "tests rc=$tests_rc"
