@@ -31,7 +31,12 @@ std::vector<std::pair<uint64_t, double>> sweep_all_reduce(ProcessGroup& group, D
   } catch (const RuntimeFailure& e) {
     error = std::string("--bucket-mb auto: the all-reduce sweep's buffer: ") + e.what();
   }
-  agree_or_fail(group, error);
+  try {
+    agree_or_fail(group, error);
+  } catch (const RuntimeFailure&) {  // another rank's allocation failed: this one's buffer is not kept
+    if (buffer != nullptr) communicator.release_buffer(device, buffer);
+    throw;
+  }
   StreamHandle stream = device.create_stream();
   const std::vector<unsigned char> zeros(largest, 0);  // defined values: nothing reads what was there before
   device.copy_from_host(buffer, zeros.data(), largest, stream);
