@@ -256,6 +256,14 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
       std::fprintf(out, "# dp step on rank 0 (p50, from its first node): backward done at %.2f ms, last all-reduce done "
                         "at %.2f ms (%.2f ms after the backward), first bucket ready at %.2f ms\n",
                    timeline.nodes_done_ms, timeline.last_reduce_end_ms, timeline.tail_ms, timeline.ready_ms.front());
+      if (report.bucket_auto && report.bucket_auto->kept_default_because.empty()) {
+        // The choice checked against what ran: the model leaves out NCCL's slowing of the backward pass.
+        for (const BucketAuto::Candidate& c : report.bucket_auto->candidates) {
+          if (c.bytes != report.bucket_auto->chosen_bytes) continue;
+          std::fprintf(out, "# bucket size auto: predicted %.2f ms after the backward, measured %.2f ms\n",
+                       c.predicted_tail_ms, timeline.tail_ms);
+        }
+      }
     }
     std::fprintf(out, "# busbw of the all-reduces in training: %.1f GB/s", s.in_training_busbw_gbps);
     if (report.comm.ran) std::fprintf(out, " (comm phase alone: %.1f GB/s)", summarize_comm(report, report.comm).busbw_gbps);

@@ -61,6 +61,8 @@ expect_exit 0 "transformer_big --bucket-mb auto" -- "$MPIEXEC" -n 2 $OVERSUBSCRI
 expect_output "# bucket size auto: [0-9.]+ [KM]iB; predicted tail after the backward pass by size: 4 KiB [0-9.]+ ms \([0-9]+ buckets\), .*, 1 MiB" \
   "auto: the choice and every size's predicted tail"
 expect_output "check \(3 SGD steps, no dropout[^)]*\).*: passed" "auto: the check passes in the chosen buckets"
+expect_output "# bucket size auto: predicted [0-9.]+ ms after the backward, measured [0-9.]+ ms" \
+  "auto: the prediction set beside the dp phase's measured tail"
 python3 - "$WORK/auto.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: --bucket-mb auto JSON"; failures=$((failures + 1)); }
 import json, sys
 d = json.load(open(sys.argv[1]))
