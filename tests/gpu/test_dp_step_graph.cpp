@@ -24,6 +24,7 @@
 #include "src/train/phase_steps.h"
 #include "src/train/replica.h"
 #include "src/train/step_graph.h"
+#include "tests/gpu/weights_difference.h"
 #include "tests/unit/one_rank_group.h"
 
 namespace sb {
@@ -75,15 +76,6 @@ DpTrained train_dp(const DpSetup& setup, CudaGraphMode mode) {
   out.graph_status = graph.status();
   out.reductions = reducer.bucket_count();
   return out;
-}
-
-double largest_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = a.size() == b.size() ? 0.0 : INFINITY;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    const double d = std::fabs(double(a[i]) - double(b[i]));
-    worst = std::max(worst, std::isnan(d) ? INFINITY : d);
-  }
-  return worst;
 }
 
 // The replayed steps' timeline, from the events recorded inside the graph, is a timeline: each bucket ready

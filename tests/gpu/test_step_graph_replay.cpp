@@ -19,6 +19,7 @@
 #include "src/train/replica.h"
 #include "src/train/step_graph.h"
 #include "src/train/sub_steps.h"
+#include "tests/gpu/weights_difference.h"
 #include "tests/unit/one_rank_group.h"
 
 namespace sb {
@@ -64,15 +65,6 @@ Trained train(const std::string& workload, Precision precision, CudaGraphMode mo
   out.weights = read_parameters(*replica);
   out.graph_status = graph.status();
   return out;
-}
-
-double largest_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = a.size() == b.size() ? 0.0 : INFINITY;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    const double d = std::fabs(double(a[i]) - double(b[i]));
-    worst = std::max(worst, std::isnan(d) ? INFINITY : d);
-  }
-  return worst;
 }
 
 class StepGraphReplay : public ::testing::TestWithParam<const Workload*> {};
