@@ -43,6 +43,7 @@ struct MemoryPlan {
   uint64_t total_bytes = 0;
 
   uint64_t gradient_region_offset = 0;
+  uint64_t alignment = 0;                // PlanOptions::alignment, which every offset (and bucket piece) keeps
   std::vector<TensorId> gradient_order;  // backward order
   std::vector<int> gradient_ready_node;  // per entry of gradient_order: its last writer's node index
   std::vector<GradientBucket> buckets;
@@ -65,8 +66,7 @@ PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan);
 // The plan's gradients (laid out in backward order) cut into all-reduce buckets of about `bucket_bytes`: one
 // parameter group per bucket, a gradient larger than a bucket cut into aligned bucket-sized pieces. plan_memory
 // keeps these for PlanOptions::bucket_bytes; `--bucket-mb auto` cuts other sizes from the same layout.
-std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes,
-                                                 uint64_t alignment);
+std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes);
 
 // The largest batch in [lowest, upper] whose plan fits `capacity_bytes`, assuming bytes grow with the batch;
 // 0 when even `lowest` does not fit (a workload's WorkloadInfo::min_batch: smaller batches cannot be built).

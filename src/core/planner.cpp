@@ -119,8 +119,9 @@ uint64_t lay_out(const Graph& graph, const std::vector<TensorId>& ids, uint64_t 
 
 }  // namespace
 
-std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes,
-                                                 uint64_t alignment) {
+std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes) {
+  const uint64_t alignment = plan.alignment;
+  if (alignment == 0) throw UsageError("cut_gradient_buckets: the plan has no alignment (not made by plan_memory)");
   std::vector<GradientBucket> buckets;
   GradientBucket bucket;
   bool open = false;
@@ -236,6 +237,7 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
     throw UsageError("plan alignment must be a power of two");
   }
   MemoryPlan plan;
+  plan.alignment = options.alignment;
   plan.offsets.assign(graph.tensors().size(), 0);
   record_uses(graph, plan);
   order_gradients(graph, plan);
@@ -262,7 +264,7 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   plan.activation_peak_bytes = place_by_liveness(graph, start, a, plan);
   plan.total_bytes = start + plan.activation_peak_bytes;
   place_views(graph, plan);
-  plan.buckets = cut_gradient_buckets(graph, plan, options.bucket_bytes, options.alignment);
+  plan.buckets = cut_gradient_buckets(graph, plan, options.bucket_bytes);
   return plan;
 }
 

@@ -85,10 +85,9 @@ BucketAuto choose_buckets_by_measurement(ProcessGroup& group, Device& device, Co
   group.allreduce_max(node_done_ms.data(), node_done_ms.size());
   const MemoryPlan& plan = replica.executor->plan();
   const AllReduceCost cost(sweep_all_reduce(group, device, communicator, options.grad_dtype, plan.gradient_bytes));
-  const PlanOptions layout;  // the alignment the replica's plan used
   return choose_bucket_bytes(
       bucket_candidates_bytes(plan.gradient_bytes),
-      [&](uint64_t bytes) { return cut_gradient_buckets(replica.graph, plan, bytes, layout.alignment); },
+      [&](uint64_t bytes) { return cut_gradient_buckets(replica.graph, plan, bytes); },
       node_done_ms, cost);
 }
 

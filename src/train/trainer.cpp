@@ -210,7 +210,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
             choose_buckets_by_measurement(group, device, communicator, *replica, options, options.bucket_bytes);
         if (report.bucket_auto->kept_default_because.empty()) {
           const uint64_t chosen = report.bucket_auto->chosen_bytes;
-          chosen_buckets = cut_gradient_buckets(replica->graph, executor.plan(), chosen, PlanOptions{}.alignment);
+          chosen_buckets = cut_gradient_buckets(replica->graph, executor.plan(), chosen);
           report.options.bucket_bytes = chosen;
           replica_options.bucket_bytes = chosen;  // --check's replica reduces in the same buckets
         }
