@@ -18,7 +18,7 @@ bool nccl_built_in();
 std::unique_ptr<Communicator> make_nccl_communicator(ProcessGroup& group, Device& device,
                                                      const CommunicatorOptions& options);
 
-// Collectives through MPI on all ranks of `group` (MPI_COMM_WORLD). Device memory that the host cannot
+// Collectives through MPI on the ranks of `group` (the world, or a split of it). Device memory that the host cannot
 // address is staged through host buffers.
 std::unique_ptr<Communicator> make_mpi_communicator(ProcessGroup& group, Device& device,
                                                     const CommunicatorOptions& options);

@@ -1,4 +1,4 @@
-// The mpi backend: collectives through MPI on a duplicate of MPI_COMM_WORLD, so that benchmark traffic
+// The mpi backend: collectives through MPI on a duplicate of the process group's communicator, so that benchmark traffic
 // never matches the process group's control-plane messages. MPI reads host memory here: buffers of a
 // host-accessible device are used as they are, others are staged through host copies. bf16 and fp16 have
 // no MPI type, so they travel as 2-byte elements reduced by user-defined operations (sum, prod, max, min;
@@ -18,6 +18,7 @@
 #include "scalebench/fault.h"
 #include "scalebench/half_precision.h"
 #include "src/bootstrap/mpi_check.h"
+#include "src/bootstrap/mpi_group.h"
 #include "src/bootstrap/mpi_wait.h"
 
 namespace sb {
@@ -105,12 +106,12 @@ class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator(ProcessGroup& group, Device& device, double timeout_seconds)
       : group_(group), device_(device), timeout_(timeout_seconds) {
-    SB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_));
+    SB_MPI_CHECK(MPI_Comm_dup(detail::mpi_comm_of(group), &comm_));
     SB_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
     SB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
     SB_MPI_CHECK(MPI_Comm_size(comm_, &size_));
     SB_CHECK(group.rank() == rank_ && group.size() == size_,
-             "the mpi backend spans MPI_COMM_WORLD, but the process group does not");
+             "the mpi backend's communicator and its process group disagree on rank or size");
     SB_MPI_CHECK(MPI_Type_contiguous(2, MPI_BYTE, &half_type_));
     SB_MPI_CHECK(MPI_Type_commit(&half_type_));
     create_16bit_ops<float_to_bf16_bits, bf16_bits_to_float>(bf16_ops_);

@@ -44,6 +44,10 @@ class ProcessGroup {
   // CommunicationFault is thrown (include/scalebench/fault.h).
   void set_timeout(double seconds) { timeout_seconds_ = seconds; }
   double timeout() const { return timeout_seconds_; }
+  // Collective over this group: the ranks passing the same `color` (≥ 0) form a new group, ordered by `key`
+  // (ties by rank here), as MPI_Comm_split does; a rank passing a negative color joins none and gets nullptr.
+  // The new group's collectives never match this one's. `--gpus-sweep` trains its k-rank groups on them.
+  virtual std::unique_ptr<ProcessGroup> split(int color, int key) = 0;
   // Ends every rank of the job with `exit_code` (MPI_Abort when MPI is up).
   [[noreturn]] virtual void abort(int exit_code) = 0;
   // Orderly shutdown; called once at the end of main.

@@ -98,6 +98,10 @@ struct TopoOptions {
 // This process's node: all GPUs visible to it (zero is fine), their pairs and the network adapters.
 NodeTopology discover_node_topology();
 
+// Collective: every node's topology (discovered by its node-local rank 0) and every rank's placement, the same
+// report on every rank. `transport`: this rank's probed transport, or "" when not probed.
+TopoReport gather_topology(ProcessGroup& group, const Device* device, const std::string& transport = "");
+
 // Node-local rank 0 of every node discovers its node; when `communicator` and a CUDA `device` are given,
 // every rank runs one small all_reduce so that the transport NCCL chose is known; rank 0 gathers
 // everything, prints the console report and writes `options.json_path`. Returns the exit code.
@@ -112,5 +116,7 @@ std::string topo_report_json(const TopoReport& report);
 // One node as JSON text and back, the form in which nodes travel to rank 0.
 std::string node_topology_to_json(const NodeTopology& node);
 NodeTopology node_topology_from_json(const std::string& text);  // throws RuntimeFailure on bad input
+// A `topo --json` document read back (ranks, nodes, world size; the transport block is not read).
+TopoReport topo_report_from_json(const std::string& text);  // throws RuntimeFailure on bad input
 
 }  // namespace sb

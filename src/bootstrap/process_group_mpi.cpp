@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -15,6 +17,7 @@
 #include "scalebench/process_group.h"
 #include "src/bootstrap/host_name.h"
 #include "src/bootstrap/mpi_check.h"
+#include "src/bootstrap/mpi_group.h"
 #include "src/bootstrap/mpi_wait.h"
 
 namespace sb {
@@ -31,25 +34,52 @@ namespace {
 
 class MpiProcessGroup final : public ProcessGroup {
  public:
-  MpiProcessGroup() : host_(short_host_name()) {
-    SB_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
-    SB_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
-    SB_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_));
+  // The group of `comm`'s ranks; it owns `comm` unless it is MPI_COMM_WORLD. Node numbers are this group's own.
+  explicit MpiProcessGroup(MPI_Comm comm) : host_(short_host_name()), comm_(comm) {
+    SB_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+    SB_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+    SB_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+    SB_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm_));
     SB_MPI_CHECK(MPI_Comm_rank(node_comm_, &local_rank_));
     SB_MPI_CHECK(MPI_Comm_size(node_comm_, &local_size_));
-    // A node is named by its lowest world rank; nodes are numbered in that order.
+    // A node is named by its lowest rank; nodes are numbered in that order.
     int leader = rank_;
     SB_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node_comm_));
     std::vector<int> leaders(static_cast<size_t>(size_));
-    SB_MPI_CHECK(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD));
+    SB_MPI_CHECK(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm_));
     std::sort(leaders.begin(), leaders.end());
     leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
     node_count_ = static_cast<int>(leaders.size());
     node_index_ = static_cast<int>(std::lower_bound(leaders.begin(), leaders.end(), leader) - leaders.begin());
     // The roll call's messages travel apart from every other message, so they can never match a
     // collective's that is still pending when the roll call is held.
-    SB_MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &roll_call_comm_));
+    SB_MPI_CHECK(MPI_Comm_dup(comm_, &roll_call_comm_));
     SB_MPI_CHECK(MPI_Comm_set_errhandler(roll_call_comm_, MPI_ERRORS_RETURN));
+  }
+  ~MpiProcessGroup() override {
+    // The world group is finalized in finalize(); a split group frees its communicators here, unless a fault
+    // left operations pending on them or MPI has already ended.
+    if (comm_ == MPI_COMM_WORLD) return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized || communication_abandoned()) return;
+    MPI_Comm_free(&roll_call_comm_);
+    MPI_Comm_free(&node_comm_);
+    MPI_Comm_free(&comm_);
+  }
+
+  MPI_Comm comm() const { return comm_; }
+
+  int world_rank(int rank) const {
+    if (comm_ == MPI_COMM_WORLD) return rank;
+    MPI_Group mine = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+    int translated = rank;
+    if (MPI_Comm_group(comm_, &mine) == MPI_SUCCESS && MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
+      MPI_Group_translate_ranks(mine, 1, &rank, world, &translated);
+    }
+    if (mine != MPI_GROUP_NULL) MPI_Group_free(&mine);
+    if (world != MPI_GROUP_NULL) MPI_Group_free(&world);
+    return translated;
   }
 
   int rank() const override { return rank_; }
@@ -73,12 +103,12 @@ class MpiProcessGroup final : public ProcessGroup {
   void allgather(const void* send, void* recv, size_t bytes) override {
     MPI_Request request;
     SB_MPI_CHECK(MPI_Iallgather(send, static_cast<int>(bytes), MPI_BYTE, recv, static_cast<int>(bytes), MPI_BYTE,
-                                MPI_COMM_WORLD, &request));
+                                comm_, &request));
     detail::wait_for_request(&request, "a host all-gather between ranks", timeout(), *this);
   }
   void broadcast(void* buffer, size_t bytes, int root) override {
     MPI_Request request;
-    SB_MPI_CHECK(MPI_Ibcast(buffer, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD, &request));
+    SB_MPI_CHECK(MPI_Ibcast(buffer, static_cast<int>(bytes), MPI_BYTE, root, comm_, &request));
     detail::wait_for_request(&request, "a host broadcast from rank " + std::to_string(root), timeout(), *this);
   }
   void allreduce_max(double* values, size_t count) override {
@@ -92,13 +122,22 @@ class MpiProcessGroup final : public ProcessGroup {
   }
   void barrier() override {
     MPI_Request request;
-    SB_MPI_CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &request));
+    SB_MPI_CHECK(MPI_Ibarrier(comm_, &request));
     detail::wait_for_request(&request, "a host barrier", timeout(), *this);
   }
 
+  // Silent ranks are named by their world rank, and a process holds one roll call whichever group asks
+  // (fault.h: the job ends after it), so the world group's later call reads a split group's answer.
   std::vector<int> roll_call(double window_seconds) override {
-    if (roll_call_held_) return silent_;
-    roll_call_held_ = true;
+    static std::optional<std::vector<int>> silent_world_ranks;
+    if (silent_world_ranks) return *silent_world_ranks;
+    silent_world_ranks = hold_roll_call(window_seconds);
+    return *silent_world_ranks;
+  }
+
+ private:
+  std::vector<int> hold_roll_call(double window_seconds) {
+    std::vector<int> silent;
     // Requests to silent ranks never complete; their buffers are left to the process's end on purpose.
     auto* answers = new std::vector<int>(static_cast<size_t>(size_), -1);
     auto* receives = new std::vector<MPI_Request>(static_cast<size_t>(size_), MPI_REQUEST_NULL);
@@ -129,10 +168,22 @@ class MpiProcessGroup final : public ProcessGroup {
       std::this_thread::yield();
     }
     for (int peer = 0; peer < size_; ++peer) {
-      if (!heard[static_cast<size_t>(peer)]) silent_.push_back(peer);
+      if (!heard[static_cast<size_t>(peer)]) silent.push_back(world_rank(peer));
     }
-    return silent_;
+    return silent;
   }
+  std::unique_ptr<ProcessGroup> split(int color, int key) override {
+    MPI_Comm part = MPI_COMM_NULL;
+    // MPI_Comm_split has no non-blocking form: the ranks agree first, with the deadline, that all are here.
+    barrier();
+    SB_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &part));
+    if (part == MPI_COMM_NULL) return nullptr;
+    auto team = std::make_unique<MpiProcessGroup>(part);
+    team->set_timeout(timeout());
+    return team;
+  }
+
+ public:
   [[noreturn]] void abort(int exit_code) override {
     MPI_Abort(MPI_COMM_WORLD, exit_code);
     std::_Exit(exit_code);
@@ -143,6 +194,7 @@ class MpiProcessGroup final : public ProcessGroup {
     // After a communication fault, operations with a dead or stalled peer are still pending, and
     // MPI_Finalize would wait for them: the process ends without it (mpirun then reports the exit code).
     if (!finalized && !communication_abandoned()) {
+      SB_CHECK(comm_ == MPI_COMM_WORLD, "finalize() is the world group's");
       MPI_Comm_free(&roll_call_comm_);
       MPI_Comm_free(&node_comm_);
       MPI_Finalize();
@@ -151,20 +203,27 @@ class MpiProcessGroup final : public ProcessGroup {
 
  private:
   std::string host_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_index_ = 0, node_count_ = 1;
   MPI_Comm node_comm_ = MPI_COMM_NULL;
   MPI_Comm roll_call_comm_ = MPI_COMM_NULL;
-  bool roll_call_held_ = false;
-  std::vector<int> silent_;
 
   void allreduce(void* values, size_t count, MPI_Datatype type, MPI_Op op) {
     MPI_Request request;
-    SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, static_cast<int>(count), type, op, MPI_COMM_WORLD, &request));
+    SB_MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, values, static_cast<int>(count), type, op, comm_, &request));
     detail::wait_for_request(&request, "a host all-reduce between ranks", timeout(), *this);
   }
 };
 
 }  // namespace
+
+namespace detail {
+MPI_Comm mpi_comm_of(const ProcessGroup& group) {
+  const auto* mpi = dynamic_cast<const MpiProcessGroup*>(&group);
+  SB_CHECK(mpi != nullptr, "the mpi backend needs an MPI process group");
+  return mpi->comm();
+}
+}  // namespace detail
 
 std::unique_ptr<ProcessGroup> start_process_group(int* argc, char*** argv) {
   int initialized = 0;
@@ -178,7 +237,7 @@ std::unique_ptr<ProcessGroup> start_process_group(int* argc, char*** argv) {
   }
   // Library errors come back as codes so that SB_MPI_CHECK can name the call.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  auto group = std::make_unique<MpiProcessGroup>();
+  auto group = std::make_unique<MpiProcessGroup>(MPI_COMM_WORLD);
   set_diagnostic_identity(group->rank(), group->host());
   set_abort_handler([](int exit_code) { MPI_Abort(MPI_COMM_WORLD, exit_code); });
   return group;

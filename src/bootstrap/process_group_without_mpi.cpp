@@ -1,6 +1,7 @@
 // The one-process group used when scalebench is built without MPI.
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "scalebench/error.h"
 #include "scalebench/process_group.h"
@@ -27,6 +28,10 @@ class SingleProcessGroup final : public ProcessGroup {
   void allreduce_max(int64_t*, size_t) override {}
   void allreduce_sum(int64_t*, size_t) override {}
   void barrier() override {}
+  std::unique_ptr<ProcessGroup> split(int color, int) override {
+    if (color < 0) return nullptr;
+    return std::make_unique<SingleProcessGroup>();
+  }
   [[noreturn]] void abort(int exit_code) override { std::_Exit(exit_code); }
   void finalize() override {}
 

@@ -81,8 +81,7 @@ void write_json(const std::string& path, const TopoReport& report) {
 
 }  // namespace
 
-int run_topo_command(const TopoOptions& options, ProcessGroup& group, Device* device,
-                     Communicator* communicator) {
+TopoReport gather_topology(ProcessGroup& group, const Device* device, const std::string& transport) {
   const bool discovers = group.local_rank() == 0;
   NodeTopology node;
   if (discovers) {
@@ -91,14 +90,19 @@ int run_topo_command(const TopoOptions& options, ProcessGroup& group, Device* de
     node.node_index = group.node_index();
     node.local_ranks = group.local_size();
   }
-
   RankPlacement placement;
   placement.rank = group.rank();
   placement.node_index = group.node_index();
   placement.host = group.host();
   placement.local_rank = group.local_rank();
   placement.device = device_label(device);
+  placement.transport = transport;
+  return detail::assemble_topo_report(
+      group.allgather_strings(detail::rank_entry_json(placement, discovers ? &node : nullptr)));
+}
 
+int run_topo_command(const TopoOptions& options, ProcessGroup& group, Device* device,
+                     Communicator* communicator) {
   // Every rank takes the same branch: the CLI builds the same device kind and backend everywhere.
   std::string not_probed;
   if (communicator == nullptr) {
@@ -108,13 +112,9 @@ int run_topo_command(const TopoOptions& options, ProcessGroup& group, Device* de
   } else if (device->kind() == DeviceKind::kCpu) {
     not_probed = "CPU device";
   }
-  if (not_probed.empty()) placement.transport = probe_transport(*device, *communicator);
-
-  const std::vector<std::string> entries =
-      group.allgather_strings(detail::rank_entry_json(placement, discovers ? &node : nullptr));
+  TopoReport report =
+      gather_topology(group, device, not_probed.empty() ? probe_transport(*device, *communicator) : "");
   if (group.rank() != 0) return kExitOk;
-
-  TopoReport report = detail::assemble_topo_report(entries);
   report.transport_probed = not_probed.empty();
   report.transport_backend = report.transport_probed ? backend_label(communicator->backend()) : "";
   report.transport_note = not_probed;

@@ -174,6 +174,19 @@ std::string topo_report_json(const TopoReport& report) {
   return document.dump(2) + "\n";
 }
 
+TopoReport topo_report_from_json(const std::string& text) {
+  try {
+    const json document = parse_object(text, "topo report");
+    TopoReport report;
+    report.ranks = document.value("ranks", std::vector<RankPlacement>{});
+    report.nodes = document.value("nodes", std::vector<NodeTopology>{});
+    report.world_size = document.value("world_size", static_cast<int>(report.ranks.size()));
+    return report;
+  } catch (const json::exception& error) {
+    throw RuntimeFailure(std::string("malformed topo report JSON: ") + error.what());
+  }
+}
+
 namespace detail {
 
 std::string rank_entry_json(const RankPlacement& placement, const NodeTopology* node) {

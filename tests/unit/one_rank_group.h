@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "scalebench/process_group.h"
@@ -26,6 +27,9 @@ class OneRankGroup final : public ProcessGroup {
   void allreduce_max(int64_t*, size_t) override {}
   void allreduce_sum(int64_t*, size_t) override {}
   void barrier() override {}
+  std::unique_ptr<ProcessGroup> split(int color, int) override {
+    return color < 0 ? nullptr : std::make_unique<OneRankGroup>();
+  }
   [[noreturn]] void abort(int) override { std::abort(); }
   void finalize() override {}
 
