@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/result.h"
 #include "scalebench/topology.h"
 
 namespace sb {
@@ -43,12 +44,6 @@ std::string weakest_link(const TopoReport& topo, const std::vector<int>& ranks);
 // then the other nodes in order, each from its lowest rank.
 std::vector<int> topology_order(const TopoReport& topo);
 
-// The ranks that train together at size k, with their weakest link and devices ("host cuda:3").
-struct SweepGroup {
-  std::vector<int> ranks;  // in team order: a team's rank i is ranks[i]
-  std::string link;
-  std::vector<std::string> devices;
-};
 // The first k ranks of `order`, or with `concurrent` every consecutive k of it (N/k groups; k must divide N).
 std::vector<SweepGroup> sweep_groups(const TopoReport& topo, const std::vector<int>& order, int k, bool concurrent);
 

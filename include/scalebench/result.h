@@ -21,6 +21,14 @@ namespace sb {
 enum class CudaGraphMode { kAuto, kOn, kOff };
 const char* cuda_graph_mode_name(CudaGraphMode mode);
 
+// --gpus-sweep (issue 29, include/scalebench/gpus_sweep.h): the ranks that train together at one size k, with
+// their weakest link and devices ("host cuda:3").
+struct SweepGroup {
+  std::vector<int> ranks;  // world ranks in team order: a team's rank i is ranks[i]
+  std::string link;        // "NV18", "PIX", "SYS", "host", "network", "same GPU"; "" for one rank
+  std::vector<std::string> devices;
+};
+
 struct TrainOptions {
   std::string workload;
   int64_t batch = 0;  // per rank; 0: the workload's reference batch
@@ -43,6 +51,12 @@ struct TrainOptions {
   int check_steps = 3;
   bool check_memory = true;  // false: no capacity check before allocating (suite's runs at a verified max batch)
   CudaGraphMode cuda_graph = CudaGraphMode::kAuto;
+  // --gpus-sweep: the sizes of the curve (ascending, 1 to N; empty: no sweep) and, by size, the groups that train
+  // at it (one, or N/k with --concurrent-groups). k = 1 is the solo phase and k = N the dp phase; the trainer
+  // runs a comm and a dp phase (and --check) for each size between.
+  std::vector<int> sweep_sizes;
+  std::vector<std::vector<SweepGroup>> sweep_groups;  // by index into sweep_sizes
+  bool sweep_concurrent = false;
 };
 
 // One rank's samples of one phase.
@@ -101,6 +115,16 @@ struct BucketAuto {
   std::vector<std::pair<uint64_t, double>> measured_ms;  // one all-reduce's device ms by message bytes
 };
 
+// One size k of a --gpus-sweep between 1 and N, as trained.
+struct SweepPoint {
+  int gpus = 0;
+  std::vector<SweepGroup> groups;
+  PhaseRecord comm, dp;  // by world rank; the ranks outside every group have no samples
+  CheckRecord check;     // --check at this k: the worst of its groups
+  bool weights_identical_after_dp = false;  // every group's ranks agree after its dp phase
+  uint64_t weights_checksum_after_dp = 0;   // the first group's (rank 0's): a separate k-rank job's, bit for bit
+};
+
 struct TrainingReport {
   // Context.
   std::vector<std::string> argv;
@@ -155,6 +179,10 @@ struct TrainingReport {
   bool weights_identical_after_dp = false;
   uint64_t weights_checksum_after_dp = 0;  // FNV-1a of the parameters' bytes: equal runs, equal weights
   CheckRecord check;
+  // --gpus-sweep: the points trained between the solo phase (k = 1) and the dp phase (k = N), ascending k; and why
+  // the curve is shorter than asked (one rank: k = 1 only), or "".
+  std::vector<SweepPoint> sweep;
+  std::string sweep_notice;
   // fp16: dynamic loss scaling's state on rank 0 after the last training phase (steps skipped for inf/NaN
   // gradients count over solo and dp together).
   bool loss_scaled = false;
@@ -220,6 +248,28 @@ struct EfficiencyDecomposition {
   std::vector<Rank> ranks;
 };
 constexpr double kDecompositionTolerance = 0.005;  // half a point of E
+
+// The scaling curve of a --gpus-sweep (src/train/sweep_summary.cpp), one row per size k: k = 1 from the solo
+// phase, k = N from the dp phase, the sizes between from their points. Every E(k) has the same X(1), the job's
+// median solo GPU; with concurrent groups a row sums its N/k groups. A row's decomposition, overlap and busbw
+// are its first group's (rank 0's), measured against those ranks' own solo steps.
+struct SweepRow {
+  int gpus = 0;
+  int groups = 1;               // trained at once
+  std::string link;             // the first group's weakest link ("" at k = 1)
+  std::vector<SweepGroup> group_list;
+  bool measured = false;        // false: the phase for this k did not run (stopped before it)
+  double step_ms_p50 = 0;       // the slowest group's
+  double units_per_s_total = 0, units_per_s_per_gpu = 0;
+  double efficiency = 0;        // units_per_s_total / (k · groups · X(1))
+  double exposed_comm_ms = 0, comm_busbw_gbps = 0, in_training_busbw_gbps = 0;
+  EfficiencyDecomposition decomposition;
+  std::string cuda_graph;
+};
+std::vector<SweepRow> summarize_sweep(const TrainingReport& report);
+// One group of a point as a report of its own (its ranks' devices, units, solo, comm and dp samples, nranks = k),
+// so that every summary above applies to it.
+TrainingReport sweep_group_view(const TrainingReport& report, const SweepPoint& point, size_t group);
 
 PhaseSummary summarize_phase(const TrainingReport& report, const PhaseRecord& phase, bool max_over_ranks);
 CommSummary summarize_comm(const TrainingReport& report, const PhaseRecord& phase);

@@ -1,6 +1,8 @@
 // CLI11 definition of every subcommand and flag (src/cli/command_line.h).
 #include "src/cli/command_line.h"
 
+#include "scalebench/gpus_sweep.h"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -173,7 +175,8 @@ std::string canonical_form(const CommandLine& cl) {
             ";clip=" + std::to_string(r.clip_norm) + ";min_time=" + std::to_string(r.min_time_seconds) +
             ";bucket=" + (r.bucket_auto ? std::string("auto") : std::to_string(r.bucket_mb)) + ";no_overlap=" + std::to_string(r.no_overlap) +
             ";grad_dtype=" + r.grad_dtype + ";comm_priority=" + r.comm_priority + ";cuda_graph=" + r.cuda_graph + ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
-            ";check_steps=" + std::to_string(r.check_steps) + ";phases=";
+            ";check_steps=" + std::to_string(r.check_steps) + ";gpus_sweep=" + r.gpus_sweep +
+            ";concurrent_groups=" + std::to_string(r.concurrent_groups) + ";phases=";
     for (const std::string& phase : r.phases) text += phase + ",";
   }
   if (cl.command == "maxbatch" || cl.command == "suite") text += memory_canonical_form(cl.command, cl.memory);
@@ -311,6 +314,23 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                 "Verify the data-parallel invariant: N ranks x batch b train like 1 rank x batch N*b (exit 4 if not)");
   run->add_option("--check-steps", result.run.check_steps, "Steps --check trains before comparing (default 3)")
       ->check(whole_number(1, kMaxIterations));
+  run->add_option("--gpus-sweep", result.run.gpus_sweep,
+                  "The scaling curve in one job: after the solo phase (k = 1), a comm and a dp phase for each size k "
+                  "(a list such as 1,2,4, or auto: 1, 2, 4, ... within a node, the whole node, whole nodes, N), trained "
+                  "by k ranks chosen by topology (NVLink first, then the closest PCIe path) while the others wait")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            try {
+              parse_gpus_sweep(value);
+            } catch (const UsageError& e) {
+              return e.what();
+            }
+            return "";
+          },
+          ""));
+  run->add_flag("--concurrent-groups", result.run.concurrent_groups,
+                "With --gpus-sweep: N/k groups of k ranks train at once at every size k (every GPU busy, as on a "
+                "shared machine), instead of one group while the others wait");
   run->add_flag("--recompute", result.run.recompute,
                 "Recompute GELU outputs in the backward pass instead of keeping them (less activation memory, "
                 "one more elementwise pass per layer)");

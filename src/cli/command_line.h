@@ -49,6 +49,8 @@ struct RunOptions {
   std::string trace_path;          // "": none; the dp phase as a Chrome/Perfetto trace
   bool check = false;              // the data-parallel invariant (exit 4 when it fails)
   int check_steps = 3;
+  std::string gpus_sweep;          // "": none; "auto" or "1,2,4": the scaling curve in one job (issue 29)
+  bool concurrent_groups = false;  // with --gpus-sweep: N/k groups of k train at once
 };
 
 // `compare FILE...` and `report FILE` (one file): result files read back, tables printed.

@@ -16,6 +16,7 @@
 #include "scalebench/versions.h"
 #include "src/cli/commands.h"
 #include "src/cli/fault_guard.h"
+#include "src/cli/gpus_sweep_plan.h"
 #include "src/cli/progress_line.h"
 #include "src/cli/run_context.h"
 #include "src/cli/session.h"
@@ -102,6 +103,7 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   Session session = open_session(group, cl.common);
   TrainingReport report;
   report.options = train_options(cl, *session.device);
+  report.sweep_notice = plan_gpus_sweep(cl.run, group, *session.device, report.options);
   describe_training_context(cl, group, session, report);
   const bool leader = group.rank() == 0;
   FaultGuard guard(leader, cl.common.timeout_seconds);

@@ -11,7 +11,9 @@
 
 namespace sb {
 
-constexpr int kRunSchemaVersion = 2;
+// run files: 3 since --gpus-sweep (issue 29) added gpus_sweep; 2 differs only by lacking it and still reads.
+constexpr int kRunSchemaVersion = 3;
+constexpr int kOldestRunSchemaVersion = 2;
 constexpr int kBandwidthSchemaVersion = 1;
 
 enum class ResultKind { kRun, kBandwidth };

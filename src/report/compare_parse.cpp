@@ -281,10 +281,12 @@ ResultFile parse_document(const std::string& path, const json& doc) {
   if (command != "run" && command != "bandwidth") {
     fields.fail("command \"" + command + "\" is not supported (run, bandwidth, suite)");
   }
-  const int64_t wanted = command == "run" ? kRunSchemaVersion : kBandwidthSchemaVersion;
-  if (version != wanted) {
+  const bool supported = command == "run" ? version >= kOldestRunSchemaVersion && version <= kRunSchemaVersion
+                                           : version == kBandwidthSchemaVersion;
+  if (!supported) {
     fields.fail("schema_version " + std::to_string(version) + " is not supported (run: " +
-                std::to_string(kRunSchemaVersion) + ", bandwidth: " + std::to_string(kBandwidthSchemaVersion) + ")");
+                std::to_string(kOldestRunSchemaVersion) + " to " + std::to_string(kRunSchemaVersion) +
+                ", bandwidth: " + std::to_string(kBandwidthSchemaVersion) + ")");
   }
   ResultFile file;
   file.path = path;

@@ -8,6 +8,7 @@
 #include "scalebench/emulation.h"
 #include "scalebench/report.h"
 #include "scalebench/stats.h"
+#include "src/report/sweep_console.h"
 
 #ifndef SB_VERSION
 #define SB_VERSION "unknown"
@@ -152,9 +153,14 @@ void print_training_header(std::FILE* out, const TrainingReport& report) {
                o.min_time_seconds > 0 ? (" (or at least " + std::to_string(o.min_time_seconds) + " s)").c_str() : "",
                static_cast<unsigned long long>(o.seed));
   std::fprintf(out, "# step = forward + backward + optimizer, device time between events on the compute stream\n");
+  print_sweep_plan(out, report);
 }
 
 void print_training_phase(std::FILE* out, const TrainingReport& report, const std::string& phase) {
+  if (is_sweep_phase(phase)) {
+    print_sweep_phase(out, report, phase);
+    return;
+  }
   const bool first_table = phase == "solo" || (!report.solo.ran && phase == "comm") ||
                            (!report.solo.ran && !report.comm.ran && phase == "dp");
   if (phase == "solo") {
@@ -284,6 +290,7 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
                  record->cuda_graph.c_str(), phase.host_ms_p50, phase.step_ms_p50,
                  warn ? " -- HOST-BOUND: the GPU waited for the CPU, so this step time is partly the host's" : "");
   }
+  print_sweep_curve(out, report);
   if (report.loss_scaled) {
     std::fprintf(out, "# fp16 loss scaling: final scale %g, %lld steps skipped for inf/NaN gradients\n",
                  static_cast<double>(report.loss_scale), static_cast<long long>(report.skipped_steps));

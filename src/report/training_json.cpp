@@ -1,5 +1,6 @@
 // JSON and CSV of `scalebench run` (include/scalebench/report.h; keys documented in docs/RESULTS.md).
 // Durations carry their unit in the key (_ms), rates theirs (_per_s, _gbps); every sample is kept.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -34,7 +35,8 @@ nlohmann::json bucket_auto_json(const std::optional<BucketAuto>& choice) {
 
 using nlohmann::json;
 
-constexpr int kSchemaVersion = 2;
+// 3: gpus_sweep added (issue 29); readers take 2 as well (compare.h).
+constexpr int kSchemaVersion = 3;
 
 json string_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
@@ -187,6 +189,72 @@ json decomposition_json(const TrainingReport& r) {
           {"ranks", ranks}};
 }
 
+json check_json(const CheckRecord& c) {
+  return {{"passed", c.passed},
+          {"steps", c.steps},
+          {"relative_error", c.relative_error},
+          {"max_abs_difference", c.max_abs_difference},
+          {"tolerance", c.tolerance},
+          {"ranks_identical", c.ranks_identical},
+          {"linear_batchnorm_activations", c.linear_batchnorm_activations},
+          {"generated_words", c.generated_words},
+          {"generation_flips", c.generation_flips},
+          {"generation_worst_margin", c.generation_worst_margin}};
+}
+
+// docs/RESULTS.md, gpus_sweep: null without --gpus-sweep. One entry per size k with its summary row; the sizes
+// between 1 and N also carry every group's comm and dp samples (k = 1 and N are the solo and dp phases').
+json gpus_sweep_json(const TrainingReport& r) {
+  if (r.options.sweep_sizes.empty() && r.sweep_notice.empty()) return nullptr;
+  json points = json::array();
+  for (const SweepRow& row : summarize_sweep(r)) {
+    const auto trained = std::find_if(r.sweep.begin(), r.sweep.end(), [&](const SweepPoint& p) { return p.gpus == row.gpus; });
+    json groups = json::array();
+    for (size_t g = 0; g < row.group_list.size(); ++g) {
+      const SweepGroup& group = row.group_list[g];
+      json entry = {{"ranks", group.ranks}, {"link", string_or_null(group.link)}, {"devices", group.devices}};
+      if (trained != r.sweep.end() && g < trained->groups.size()) {
+        const TrainingReport view = sweep_group_view(r, *trained, g);
+        if (view.comm.ran) entry["comm"] = phase_json(view, view.comm, "comm");
+        if (view.dp.ran) entry["dp"] = phase_json(view, view.dp, "dp");
+      }
+      groups.push_back(entry);
+    }
+    const bool between = trained != r.sweep.end();
+    json point = {{"gpus", row.gpus},
+                  {"phase", row.gpus == 1 ? "solo" : between ? "dp@" + std::to_string(row.gpus) : "dp"},
+                  {"groups_at_once", row.groups},
+                  {"link", string_or_null(row.link)},
+                  {"measured", row.measured},
+                  {"step_ms_p50", null_unless(row.measured, row.step_ms_p50)},
+                  {"units_per_s_total", null_unless(row.measured, row.units_per_s_total)},
+                  {"units_per_s_per_gpu", null_unless(row.measured, row.units_per_s_per_gpu)},
+                  {"efficiency", null_unless(row.measured, row.efficiency)},
+                  {"exposed_comm_ms", null_unless(row.measured && row.gpus > 1, row.exposed_comm_ms)},
+                  {"busbw_gbps", null_unless(row.measured && row.gpus > 1, row.in_training_busbw_gbps)},
+                  {"comm_busbw_gbps", null_unless(row.measured && row.gpus > 1, row.comm_busbw_gbps)},
+                  {"cuda_graph", string_or_null(row.cuda_graph)},
+                  {"groups", groups}};
+    if (row.gpus > 1 && row.measured) {
+      const EfficiencyDecomposition& d = row.decomposition;
+      point["efficiency_decomposition"] =
+          d.measured ? json{{"measured", true}, {"loss", d.loss}, {"dilation", d.dilation}, {"tail", d.tail},
+                            {"skew", d.skew}, {"residual", d.residual}, {"adds_up", d.adds_up}}
+                     : json{{"measured", false}, {"not_measured", d.not_measured}};
+    }
+    if (between) {
+      point["weights_identical_after_dp"] = trained->weights_identical_after_dp;
+      point["weights_checksum_after_dp"] = hex(trained->weights_checksum_after_dp);
+      point["check"] = trained->check.ran ? check_json(trained->check) : json(nullptr);
+    }
+    points.push_back(point);
+  }
+  return {{"sizes", r.options.sweep_sizes},
+          {"concurrent_groups", r.options.sweep_concurrent},
+          {"notice", string_or_null(r.sweep_notice)},
+          {"points", points}};
+}
+
 }  // namespace
 
 nlohmann::json training_report_json(const TrainingReport& r) {
@@ -243,15 +311,8 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"weights_identical_after_dp", r.dp.ran ? json(r.weights_identical_after_dp) : json(nullptr)},
               {"weights_checksum_after_dp", r.dp.ran ? json(hex(r.weights_checksum_after_dp)) : json(nullptr)}};
   if (r.loss_scaled) doc["loss_scaling"] = {{"final_scale", r.loss_scale}, {"skipped_steps", r.skipped_steps}};
-  if (r.check.ran) {
-    doc["check"] = {{"passed", r.check.passed}, {"steps", r.check.steps}, {"relative_error", r.check.relative_error},
-                    {"max_abs_difference", r.check.max_abs_difference}, {"tolerance", r.check.tolerance},
-                    {"ranks_identical", r.check.ranks_identical},
-                    {"linear_batchnorm_activations", r.check.linear_batchnorm_activations},
-                    {"generated_words", r.check.generated_words},
-                    {"generation_flips", r.check.generation_flips},
-                    {"generation_worst_margin", r.check.generation_worst_margin}};
-  }
+  if (r.check.ran) doc["check"] = check_json(r.check);
+  doc["gpus_sweep"] = gpus_sweep_json(r);
   return doc;
 }
 

@@ -8,7 +8,7 @@
 namespace sb {
 
 RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& reducer, const TrainOptions& options,
-                       StepGraph& graph) {
+                       StepGraph& graph, const std::string& phase, ProcessGroup* boundary) {
   auto dp_step = [&](int64_t step) {
     for_each_sub_step(
         replica, [&](size_t k) { reducer.run_nodes_and_reduce(k); },
@@ -28,7 +28,7 @@ RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& r
     phase.step_done_ms.push_back(timeline.step_done_ms);
   };
   reducer.begin_phase();
-  return run_steps(group, replica, options, "dp", graph, dp_step, wait_for_buckets);
+  return run_steps(group, replica, options, phase, graph, dp_step, wait_for_buckets, boundary);
 }
 
 }  // namespace sb

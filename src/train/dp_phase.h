@@ -3,6 +3,8 @@
 // that the gpu tests drive exactly the trainer's dp step (tests/gpu/test_dp_step_graph.cpp).
 #pragma once
 
+#include <string>
+
 #include "scalebench/process_group.h"
 #include "scalebench/training.h"
 #include "src/train/gradient_reducer.h"
@@ -13,7 +15,9 @@ namespace sb {
 
 // Collective: warm-up then timed data-parallel steps (run_steps, phase_steps.h); every timed step keeps its
 // buckets' durations and its timeline (ready, start and end of each all-reduce, forward and nodes done).
+// `phase` names it in progress and messages ("dp", or "dp@2" for a --gpus-sweep point, whose step boundaries are
+// agreed over `boundary`: every rank of the job).
 RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& reducer, const TrainOptions& options,
-                       StepGraph& graph);
+                       StepGraph& graph, const std::string& phase = "dp", ProcessGroup* boundary = nullptr);
 
 }  // namespace sb

@@ -138,16 +138,57 @@ void agree_at_step_boundary(ProcessGroup& group, const std::string& phase, int s
   }
 }
 
-RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
-                    StepGraph& graph, const std::function<void(int64_t step)>& enqueue_step,
-                    const std::function<void(RankPhase& phase, bool timed)>& after_step) {
-  Executor& executor = *replica.executor;
+RankPhase step_loop(ProcessGroup& boundary, const TrainOptions& options, const std::string& phase, bool extendable,
+                    const std::function<StepOutcome(int step, bool timed, RankPhase& so_far)>& body) {
   RankPhase result;
   int timed = options.steps;
-  bool counted = options.min_time_seconds <= 0;
+  bool counted = !extendable || options.min_time_seconds <= 0;
   for (int step = 0; step < options.warmup_steps + timed; ++step) {
     set_progress(phase, step + 1);
     inject_fault(phase, step + 1);
+    const StepOutcome outcome = body(step, step >= options.warmup_steps, result);
+    agree_at_step_boundary(boundary, phase, step + 1, outcome.loss_finite, result,
+                           size_t(std::max(0, step - options.warmup_steps)));
+    if (!counted && (step + 1 == options.warmup_steps || options.warmup_steps == 0)) {
+      timed = agreed_step_count(boundary, options, outcome.step_ms);
+      counted = true;
+    }
+  }
+  return result;
+}
+
+void record_phase(ProcessGroup& group, PhaseRecord& record, const std::string& name,
+                  const std::function<RankPhase()>& run, const std::function<void(bool complete)>& after,
+                  const std::function<void(const std::string& phase)>& on_phase_done) {
+  try {
+    record.ranks = gather_phase(group, run());
+    record.ran = true;
+  } catch (const StoppedAtBoundary& stopped) {
+    // Every rank stopped at the same boundary, so every rank gathers; ranks idle in a sweep bring no samples.
+    record.ranks = gather_phase(group, stopped.partial);
+    record.ran = std::any_of(record.ranks.begin(), record.ranks.end(),
+                             [](const RankPhase& rank) { return !rank.step_ms.empty(); });
+    if (record.ran) {
+      after(false);
+      on_phase_done(name);
+    }
+    throw RuntimeFailure(stopped.what());
+  }
+  after(true);
+  // Read after "during" by a signal's message: "stopped by SIGTERM during the set-up after the comm phase".
+  set_progress("the set-up after the " + name + " phase");
+  on_phase_done(name);
+}
+
+RankPhase idle_steps(ProcessGroup& boundary, const TrainOptions& options, const std::string& phase, bool extendable) {
+  return step_loop(boundary, options, phase, extendable, [](int, bool, RankPhase&) { return StepOutcome{}; });
+}
+
+RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
+                    StepGraph& graph, const std::function<void(int64_t step)>& enqueue_step,
+                    const std::function<void(RankPhase& phase, bool timed)>& after_step, ProcessGroup* boundary) {
+  Executor& executor = *replica.executor;
+  auto step_body = [&](int step, bool timed, RankPhase& result) {
     executor.set_random_stream(options.seed + static_cast<uint64_t>(group.rank()), static_cast<uint64_t>(step));
     executor.mark(0);
     const auto issue_start = std::chrono::steady_clock::now();
@@ -155,27 +196,24 @@ RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& o
     const double host_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - issue_start).count();
     executor.mark(1);
-    if (after_step) after_step(result, step >= options.warmup_steps);
-    const double ms = executor.elapsed_ms(0, 1);
+    if (after_step) after_step(result, timed);
+    StepOutcome outcome;
+    outcome.step_ms = executor.elapsed_ms(0, 1);
     float loss = 0;
     executor.read_tensor(replica.built.loss, &loss, sizeof loss);
     if (take_injected_nan_loss()) loss = std::numeric_limits<float>::quiet_NaN();  // SCALEBENCH_FAULT=nan:...
-    if (std::isfinite(loss)) {
+    outcome.loss_finite = std::isfinite(loss);
+    if (outcome.loss_finite) {
       if (step == 0) result.loss_first = loss;
       result.loss_last = loss;
-      if (step >= options.warmup_steps) {
-        result.step_ms.push_back(ms);
+      if (timed) {
+        result.step_ms.push_back(outcome.step_ms);
         result.host_ms.push_back(host_ms);
       }
     }
-    agree_at_step_boundary(group, phase, step + 1, std::isfinite(loss), result,
-                           size_t(std::max(0, step - options.warmup_steps)));
-    if (!counted && (step + 1 == options.warmup_steps || options.warmup_steps == 0)) {
-      timed = agreed_step_count(group, options, ms);
-      counted = true;
-    }
-  }
-  return result;
+    return outcome;
+  };
+  return step_loop(boundary != nullptr ? *boundary : group, options, phase, true, step_body);
 }
 
 }  // namespace sb

@@ -56,6 +56,31 @@ void agree_at_step_boundary(ProcessGroup& group, const std::string& phase, int s
 // The first `steps` timed steps of a phase's record (every per-step series cut to them).
 RankPhase first_steps(RankPhase phase, size_t steps);
 
+// The step loop's schedule and agreements: warm-up then timed steps, each followed by agree_at_step_boundary over
+// `boundary`, the timed count agreed after the warm-up when `extendable` (--min-time; the comm phase is not).
+// `body` runs one step (timed: not a warm-up step), records what it measured into `so_far`, and says whether its
+// loss was finite and how long it took. Every rank of `boundary` runs the same schedule, so ranks that train and
+// ranks idle during a --gpus-sweep point (idle_steps) meet at every boundary: a stop signal or a non-finite loss
+// ends them all at the same step, and a rank that dies is missed within --timeout by everyone.
+struct StepOutcome {
+  bool loss_finite = true;
+  double step_ms = 0;
+};
+RankPhase step_loop(ProcessGroup& boundary, const TrainOptions& options, const std::string& phase, bool extendable,
+                    const std::function<StepOutcome(int step, bool timed, RankPhase& so_far)>& body);
+
+// Runs one phase, gathers every rank's samples of `group` into `record` (by rank), runs `after` (complete: whether
+// every step ran) and reports the phase. A phase stopped at a step boundary still has its timed steps so far
+// gathered, finished and reported (every rank stopped at the same boundary), then the stop goes on up as a
+// RuntimeFailure.
+void record_phase(ProcessGroup& group, PhaseRecord& record, const std::string& name,
+                  const std::function<RankPhase()>& run, const std::function<void(bool complete)>& after,
+                  const std::function<void(const std::string& phase)>& on_phase_done);
+
+// A rank that takes no part in `phase` (outside a --gpus-sweep group): the same schedule and agreements as the
+// ranks that train it, with nothing to run; returns an empty RankPhase.
+RankPhase idle_steps(ProcessGroup& boundary, const TrainOptions& options, const std::string& phase, bool extendable);
+
 // Runs warm-up then timed training steps. `enqueue_step` enqueues one step's work on the executor (and
 // returns); the step is timed between marks on the compute stream around it; `after_step`, when set,
 // runs once the step is enqueued (waiting for communication) and records what it measured into the phase
@@ -64,8 +89,11 @@ RankPhase first_steps(RankPhase phase, size_t steps);
 // at that step on every rank (StoppedAtBoundary; the steps before a non-finite loss are kept).
 // Each step is issued through `graph` (src/train/step_graph.h): eagerly, or replayed from a captured graph; the
 // host's time to issue it is kept per timed step (RankPhase::host_ms).
+// `group` trains the phase (its rank seeds the dropout stream); the step boundaries are agreed over `boundary`
+// when given (a --gpus-sweep point: every rank of the job), else over `group`.
 RankPhase run_steps(ProcessGroup& group, Replica& replica, const TrainOptions& options, const std::string& phase,
                     StepGraph& graph, const std::function<void(int64_t step)>& enqueue_step,
-                    const std::function<void(RankPhase& phase, bool timed)>& after_step);
+                    const std::function<void(RankPhase& phase, bool timed)>& after_step,
+                    ProcessGroup* boundary = nullptr);
 
 }  // namespace sb

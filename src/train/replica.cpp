@@ -110,6 +110,11 @@ std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& de
 
 // Weights as the references initialise them in spirit: N(0, 0.02) everywhere, LayerNorm gains 1 and biases 0,
 // unless the workload says otherwise (Workload::parameter_init: StyleGAN's equalized learning rate).
+void restart_from_initial_weights(Replica& replica, uint64_t weight_seed) {
+  initialise_parameters(replica, weight_seed);
+  replica.executor->reset_optimizer_state();
+}
+
 void initialise_parameters(Replica& replica, uint64_t weight_seed) {
   std::mt19937_64 random(weight_seed);
   std::normal_distribution<float> normal(0.0f, 0.02f);

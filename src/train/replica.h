@@ -81,6 +81,8 @@ std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& de
 
 // Draws the initial weights again (the trainer restarts every phase from them).
 void initialise_parameters(Replica& replica, uint64_t weight_seed);
+// Every phase starts from the same weights and a fresh optimizer state.
+void restart_from_initial_weights(Replica& replica, uint64_t weight_seed);
 
 // Every parameter's bytes in plan order, read back from the device (checksums and the --check comparison).
 std::vector<float> read_parameters(Replica& replica);

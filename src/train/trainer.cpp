@@ -9,6 +9,7 @@
 #include "src/core/ops/shape_text.h"
 #include "scalebench/training.h"
 #include "src/train/bucket_auto.h"
+#include "src/train/comm_phase.h"
 #include "src/train/dp_check.h"
 #include "src/train/dp_phase.h"
 #include "src/train/gradient_reducer.h"
@@ -16,6 +17,7 @@
 #include "src/train/replica.h"
 #include "src/train/step_graph.h"
 #include "src/train/sub_steps.h"
+#include "src/train/sweep_points.h"
 
 namespace sb {
 namespace {
@@ -79,51 +81,6 @@ void profile_solo_step(Replica& replica, const TrainOptions& options, int64_t st
   report.slowest_nodes = slowest_nodes(replica, profile.node_ms);
 }
 
-// The step's buckets all-reduced back to back on the communication stream, no compute.
-RankPhase run_comm_phase(ProcessGroup& group, GradientReducer& reducer, const TrainOptions& options) {
-  RankPhase mine;
-  for (int step = 0; step < options.warmup_steps + options.steps; ++step) {
-    set_progress("comm", step + 1);
-    inject_fault("comm", step + 1);
-    reducer.reduce_alone();
-    std::vector<double> buckets = reducer.wait_and_time("the comm phase's all-reduces");
-    if (step >= options.warmup_steps) {
-      mine.step_ms.push_back(reducer.span_ms());
-      mine.bucket_ms.push_back(std::move(buckets));
-    }
-    agree_at_step_boundary(group, "comm", step + 1, true, mine);
-  }
-  return mine;
-}
-
-// Runs one phase, gathers every rank's samples into `record`, runs `after` (complete: whether every step
-// ran) and reports the phase. A phase stopped by a signal still has its timed steps so far gathered,
-// finished and reported (every rank stopped at the same step boundary), then the stop goes on up.
-void record_phase(ProcessGroup& group, PhaseRecord& record, const std::string& name,
-                  const std::function<RankPhase()>& run, const std::function<void(bool complete)>& after,
-                  const std::function<void(const std::string& phase)>& on_phase_done) {
-  try {
-    record.ranks = gather_phase(group, run());
-    record.ran = true;
-  } catch (const StoppedAtBoundary& stopped) {
-    if (!stopped.partial.step_ms.empty()) {
-      record.ranks = gather_phase(group, stopped.partial);
-      record.ran = true;
-      after(false);
-      on_phase_done(name);
-    }
-    throw RuntimeFailure(stopped.what());
-  }
-  after(true);
-  // Read after "during" by a signal's message: "stopped by SIGTERM during the set-up after the comm phase".
-  set_progress("the set-up after the " + name + " phase");
-  on_phase_done(name);
-}
-
-void restart_from_initial_weights(Replica& replica, uint64_t weight_seed) {
-  initialise_parameters(replica, weight_seed);
-  replica.executor->reset_optimizer_state();
-}
 
 }  // namespace
 
@@ -218,6 +175,14 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
       GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap,
                               options.comm_high_priority, &chosen_buckets);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) report.bucket_bytes.push_back(reducer.wire_bytes(b));
+      // --gpus-sweep: the sizes between 1 and N first, each from the initial weights, in the same buckets.
+      const std::vector<int> sweep_sizes = trained_sweep_sizes(options, group.size());
+      for (size_t i = 0; i < options.sweep_sizes.size(); ++i) {
+        if (std::find(sweep_sizes.begin(), sweep_sizes.end(), options.sweep_sizes[i]) == sweep_sizes.end()) continue;
+        report.sweep.emplace_back();
+        run_sweep_point(options, i, group, device, communicator.backend(), *replica, weight_seed, chosen_buckets,
+                        report.sweep.back(), on_phase_done);
+      }
       if (options.comm) {
         record_phase(
             group, report.comm, "comm", [&] { return run_comm_phase(group, reducer, options); }, [](bool) {},
@@ -253,6 +218,9 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     set_progress("check");
     report.check = run_dp_check(options, replica_options, group, device, communicator);
     on_phase_done("check");
+    for (SweepPoint& point : report.sweep) {
+      check_sweep_point(options, replica_options, group, device, communicator.backend(), point, on_phase_done);
+    }
   }
 }
 

@@ -113,10 +113,10 @@ TEST(CompareParse, ReadsEveryUsedField) {
 TEST(CompareParse, RejectsForeignAndBrokenFilesWithTheField) {
   json doc = run_doc();
   doc["schema_version"] = 7;
-  EXPECT_EQ(rejection(doc.dump()), "results.json: schema_version 7 is not supported (run: 2, bandwidth: 1)");
+  EXPECT_EQ(rejection(doc.dump()), "results.json: schema_version 7 is not supported (run: 2 to 3, bandwidth: 1)");
   doc = json::parse(kBandwidth);
   doc["schema_version"] = 2;  // run's version on a bandwidth file
-  EXPECT_EQ(rejection(doc.dump()), "results.json: schema_version 2 is not supported (run: 2, bandwidth: 1)");
+  EXPECT_EQ(rejection(doc.dump()), "results.json: schema_version 2 is not supported (run: 2 to 3, bandwidth: 1)");
   doc = run_doc();
   doc["command"] = "topo";
   EXPECT_EQ(rejection(doc.dump()), "results.json: command \"topo\" is not supported (run, bandwidth, suite)");

@@ -121,7 +121,7 @@ TEST(TrainingReportJson, CarriesTheDocumentedKeys) {
                           "exposed_comm_ms", "overlap_pct", "busbw_gbps", "status"}) {
     EXPECT_TRUE(doc.contains(key)) << key;
   }
-  EXPECT_EQ(doc["schema_version"], 2);
+  EXPECT_EQ(doc["schema_version"], 3);
   EXPECT_NEAR(doc["scaling_efficiency"].get<double>(), 11.0 / 12.0, 1e-12);
   EXPECT_NEAR(doc["phases"]["solo"]["units_per_s_per_gpu"].get<double>(), 1000 / 0.011, 1e-6);
   EXPECT_NEAR(doc["phases"]["dp"]["units_per_s_total"].get<double>(), 2 * 1000 / 0.012, 1e-6);

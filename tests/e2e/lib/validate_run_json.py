@@ -1,4 +1,4 @@
-"""Validates a `scalebench run --json` file against the keys docs/RESULTS.md documents (schema_version 2).
+"""Validates a `scalebench run --json` file against the keys docs/RESULTS.md documents (schema_version 3).
 
 usage: validate_run_json.py FILE NRANKS [--check]
 Exits non-zero naming the first missing or mistyped key.
@@ -21,7 +21,7 @@ def need(doc, path, kind):
 path, nranks = sys.argv[1], int(sys.argv[2])
 doc = json.load(open(path))
 number = (int, float)
-assert need(doc, "schema_version", int) == 2, "schema_version"
+assert need(doc, "schema_version", int) == 3, "schema_version"
 assert need(doc, "status", str) == "ok", doc.get("error")
 for key in ("context.argv", "context.devices", "config.phases", "buckets_bytes"):
     need(doc, key, list)
