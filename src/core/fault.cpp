@@ -78,7 +78,8 @@ std::string progress_text() {
   std::lock_guard<std::mutex> lock(p.mutex);
   if (p.phase.empty()) return "set-up";
   std::string text = p.phase;
-  if (p.phase == "solo" || p.phase == "comm" || p.phase == "dp" || p.phase == "check") text += " phase";
+  const std::string kind = p.phase.substr(0, p.phase.find('@'));  // "dp@2": a --gpus-sweep point's dp phase
+  if (kind == "solo" || kind == "comm" || kind == "dp" || kind == "check") text += " phase";
   if (p.step > 0) text += ", step " + std::to_string(p.step);
   return text;
 }

@@ -33,6 +33,18 @@ bool& nan_loss_pending() {  // set by a `nan` fault, taken by the step's loss ch
 
 }  // namespace
 
+namespace {
+// solo, comm, dp, or a --gpus-sweep point's comm@K and dp@K.
+bool is_fault_phase(const std::string& phase) {
+  if (phase == "solo" || phase == "comm" || phase == "dp") return true;
+  const size_t at = phase.find('@');
+  if (at == std::string::npos) return false;
+  const std::string kind = phase.substr(0, at), size = phase.substr(at + 1);
+  return (kind == "comm" || kind == "dp") && !size.empty() &&
+         size.find_first_not_of("0123456789") == std::string::npos;
+}
+}  // namespace
+
 FaultSpec parse_fault_spec(const std::string& text) {
   std::vector<std::string> fields;
   std::stringstream stream(text);
@@ -54,7 +66,7 @@ FaultSpec parse_fault_spec(const std::string& text) {
       if (value != "all" && (value.empty() || *end != '\0' || spec.rank < 0)) bad(text, "bad rank");
       has_rank = true;
     } else if (key == "phase") {
-      if (value != "solo" && value != "comm" && value != "dp") bad(text, "phase must be solo, comm or dp");
+      if (!is_fault_phase(value)) bad(text, "phase must be solo, comm, dp, or comm@K or dp@K (a --gpus-sweep point)");
       spec.phase = value;
       has_phase = true;
     } else if (key == "step") {

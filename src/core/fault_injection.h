@@ -6,7 +6,8 @@
 //   SCALEBENCH_FAULT=ACTION:rank=R:phase=P:step=S[:seconds=X]
 //     ACTION  sleep (X seconds, default 3600), kill (SIGKILL to itself), term (SIGTERM to itself), nan (the
 //             step's loss reads as NaN on that rank: the non-finite-loss path, without a diverging model)
-//     R       a rank, or all;  P  solo, comm or dp;  S  the step (from 1, warm-up steps included)
+//     R       a rank, or all;  P  solo, comm, dp, or comm@K / dp@K (a --gpus-sweep point; idle ranks pass
+//             its steps too);  S  the step (from 1, warm-up steps included)
 #pragma once
 
 #include <optional>

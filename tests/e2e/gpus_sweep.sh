@@ -68,6 +68,38 @@ expect_output "# --gpus-sweep: one rank, so the curve has k = 1 only \(the solo 
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["gpus_sweep"]; assert s["sizes"] == [1] and s["notice"], s' \
   "$WORK/one.json" && passes=$((passes + 1)) || { echo "FAIL: one rank's sweep JSON"; failures=$((failures + 1)); }
 
+# Faults at a sweep point end every rank, the idle ones included, and keep what was measured. A team member that
+# stalls in dp@2: the team times out, names it, and the job ends (exit 3) within seconds of --timeout.
+fault_run() {
+  local name=$1 fault=$2 want=$3 start
+  shift 3
+  start=$(date +%s)
+  expect_exit "$want" "$name: exit code" -- env SCALEBENCH_FAULT="$fault" "${run4[@]}" -w transformer_big \
+    --device cpu --scale tiny --batch 2 --warmup 1 --steps 4 --timeout 3 --gpus-sweep auto --json "$WORK/$name.json"
+  [ $(($(date +%s) - start)) -le 40 ] && passes=$((passes + 1)) || { echo "FAIL: $name: took too long"; failures=$((failures + 1)); }
+  sleep 1
+  ! pgrep -f "$WORK/$name.json" > /dev/null && passes=$((passes + 1)) || { echo "FAIL: $name: processes left"; failures=$((failures + 1)); }
+}
+fault_run stall "sleep:rank=1:phase=dp@2:step=3" 3
+expect_output "\[rank 0@.*\[dp@2 phase, step 3\].*suspect: rank 1 " "stall in dp@2: rank 0 names rank 1 (its world rank)"
+python3 - "$WORK/stall.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: stall: partial JSON"; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "failed" and "solo" in d["phases"], d["status"]
+two = [p for p in d["gpus_sweep"]["points"] if p["gpus"] == 2][0]
+assert "comm" in two["groups"][0] and len(two["groups"][0]["comm"]["ranks"]) == 2, two
+PY
+# SIGTERM on an idle rank during dp@2 (Slurm signals them all; here one is enough): every rank stops at the same
+# boundary, and the point's timed steps so far (steps 2 to 4) are kept.
+fault_run term "term:rank=3:phase=dp@2:step=4" 3
+expect_lines 4 "^scalebench: error: .*stopped by SIGTERM after dp@2 phase, step 4" "SIGTERM at dp@2: all four stop together"
+python3 - "$WORK/term.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: term: partial JSON"; failures=$((failures + 1)); }
+import json, sys
+d = json.load(open(sys.argv[1]))
+two = [p for p in d["gpus_sweep"]["points"] if p["gpus"] == 2][0]
+assert two["measured"] and [len(r["step_ms"]) for r in two["groups"][0]["dp"]["ranks"]] == [3, 3], two
+PY
+
 # Bad lists: exit 2, one line per rank, nothing measured.
 bad() {
   local what=$1 pattern=$2
