@@ -198,6 +198,36 @@ std::vector<Table> comparison_tables(const ComparisonModel& model) {
       decomposed.rows.push_back(cells);
     }
     if (any) tables.push_back(decomposed);
+    // Every swept run's curve: units/s total and E(k) at each k, a column per label.
+    for (const std::string& workload : model.rows) {
+      std::vector<int> sizes;
+      for (const std::string& label : model.run_labels) {
+        const RunSummary* run = cell(model, workload, label);
+        for (const RunSummary::SweepFigures& p : run ? run->sweep : std::vector<RunSummary::SweepFigures>{}) {
+          if (std::find(sizes.begin(), sizes.end(), p.gpus) == sizes.end()) sizes.push_back(p.gpus);
+        }
+      }
+      if (sizes.empty()) continue;
+      std::sort(sizes.begin(), sizes.end());
+      Table curve = labelled_table(workload + ": scaling curve (--gpus-sweep): units/s total, E(k)", "GPUs (k)",
+                                   model.run_labels);
+      for (int k : sizes) {
+        std::vector<std::string> cells{std::to_string(k)};
+        for (const std::string& label : model.run_labels) {
+          const RunSummary* run = cell(model, workload, label);
+          std::string text = "-";
+          for (const RunSummary::SweepFigures& p : run ? run->sweep : std::vector<RunSummary::SweepFigures>{}) {
+            if (p.gpus == k && p.measured) {
+              text = format_or_dash("%.1f", p.units_per_s_total) + ", " +
+                     format_or_dash("%.1f", as_percent(p.efficiency)) + "%" + (p.link.empty() ? "" : " " + p.link);
+            }
+          }
+          cells.push_back(text);
+        }
+        curve.rows.push_back(cells);
+      }
+      tables.push_back(curve);
+    }
   }
   if (!model.bandwidth_labels.empty()) {
     Table peaks = labelled_table("Peak bus bandwidth (GB/s)", "collective", model.bandwidth_labels);
@@ -325,7 +355,27 @@ std::vector<Table> run_report_tables(const ResultFile& file) {
     derived.rows.push_back({"1 - E decomposed", "not measured: " + run.decomposition_not_measured});
   }
   tables.push_back(derived);
+  if (!run.sweep.empty()) tables.push_back(sweep_table(file));
   return tables;
+}
+
+Table sweep_table(const ResultFile& file) {
+  const RunSummary& run = file.run;
+  Table table = labelled_table(
+      std::string("Scaling curve (--gpus-sweep") + (run.sweep_concurrent ? ", N/k groups at once" : "") +
+          "; X(1) the median solo GPU)",
+      "GPUs (k)", {"link (weakest)", run.unit + "/s total", run.unit + "/s per GPU", "E(k) (%)",
+                   "exposed comm (ms/step)", "busbw in dp (GB/s)"});
+  for (const RunSummary::SweepFigures& point : run.sweep) {
+    table.rows.push_back({std::to_string(point.gpus) +
+                              (point.groups_at_once > 1 ? " x" + std::to_string(point.groups_at_once) : ""),
+                          point.link.empty() ? "-" : point.link,
+                          point.measured ? format_or_dash("%.1f", point.units_per_s_total) : "not measured",
+                          format_or_dash("%.1f", point.units_per_s_per_gpu),
+                          format_or_dash("%.1f", as_percent(point.efficiency)),
+                          format_or_dash("%.3f", point.exposed_comm_ms), format_or_dash("%.1f", point.busbw_gbps)});
+  }
+  return table;
 }
 
 }  // namespace sb

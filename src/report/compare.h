@@ -26,7 +26,7 @@ struct PhaseFigures {
   std::optional<double> units_per_s_per_gpu, units_per_s_total, tflops_per_gpu, mfu;
 };
 
-// The fields of a `scalebench run --json` file (schema 2) that compare and report read.
+// The fields of a `scalebench run --json` file (schema 2 or 3) that compare and report read.
 struct RunSummary {
   std::string workload, unit, scale, precision, grad_dtype, status;
   std::string error;  // why a failed run stopped (its result is partial); "" when it finished
@@ -50,6 +50,15 @@ struct RunSummary {
   std::string decomposition_not_measured;  // why not, where the file says so
   // Median of each rank's step_ms[] (ms), in rank order; empty when the phase did not run.
   std::vector<double> solo_rank_step_ms, dp_rank_step_ms;
+  // gpus_sweep (schema 3): the scaling curve, one point per size k; empty without --gpus-sweep.
+  struct SweepFigures {
+    int gpus = 0, groups_at_once = 1;
+    std::string link;  // the first group's weakest link; "" at k = 1
+    bool measured = false;
+    std::optional<double> units_per_s_total, units_per_s_per_gpu, efficiency, exposed_comm_ms, busbw_gbps;
+  };
+  std::vector<SweepFigures> sweep;
+  bool sweep_concurrent = false;
 };
 
 // One record of a bandwidth file's results[]: the bus bandwidth at one message size.
@@ -124,8 +133,11 @@ struct Table {
 std::vector<Table> comparison_tables(const ComparisonModel& model);
 // One row per workload x label (and per collective x label for bandwidth files); docs/RESULTS.md.
 std::string comparison_csv(const ComparisonModel& model);
-// One run file: the phases, the derived numbers, the buckets and the dp timeline.
+// One run file: the phases, the derived numbers, the buckets and the dp timeline (and the scaling curve of a
+// --gpus-sweep).
 std::vector<Table> run_report_tables(const ResultFile& file);
+// A --gpus-sweep's curve as a table: k, link, units/s total and per GPU, E(k), exposed communication, busbw.
+Table sweep_table(const ResultFile& file);
 
 // Printers: console (`#` title lines, aligned columns) and GitHub Markdown tables.
 std::string tables_console(const std::vector<Table>& tables);

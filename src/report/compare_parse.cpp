@@ -168,6 +168,29 @@ std::vector<double> rank_medians(const Fields& fields, const std::string& name) 
   return medians;
 }
 
+// gpus_sweep.points[] (schema 3; absent in schema 2, null without --gpus-sweep).
+void read_sweep(const Fields& fields, RunSummary& run) {
+  const json* sweep = fields.find("gpus_sweep");
+  if (sweep == nullptr || sweep->is_null()) return;
+  run.sweep_concurrent = fields.boolean("gpus_sweep.concurrent_groups");
+  const json* points = fields.find("gpus_sweep.points");
+  if (points == nullptr || !points->is_array()) fields.fail("\"gpus_sweep.points\" is not an array");
+  for (size_t i = 0; i < points->size(); ++i) {
+    const std::string prefix = "gpus_sweep.points[" + std::to_string(i) + "].";
+    RunSummary::SweepFigures point;
+    point.gpus = static_cast<int>(fields.count(prefix + "gpus", kMaxRanks));
+    point.groups_at_once = static_cast<int>(fields.count(prefix + "groups_at_once", kMaxRanks));
+    point.link = fields.string_or_null(prefix + "link");
+    point.measured = fields.boolean(prefix + "measured");
+    point.units_per_s_total = fields.optional_number(prefix + "units_per_s_total");
+    point.units_per_s_per_gpu = fields.optional_number(prefix + "units_per_s_per_gpu");
+    point.efficiency = fields.optional_number(prefix + "efficiency");
+    point.exposed_comm_ms = fields.optional_number(prefix + "exposed_comm_ms");
+    point.busbw_gbps = fields.optional_number(prefix + "busbw_gbps");
+    run.sweep.push_back(point);
+  }
+}
+
 void read_run(const Fields& fields, ResultFile& file) {
   file.device_name = fields.string("context.devices[0].name");
   file.nranks = static_cast<int>(fields.count("nranks", kMaxRanks));
@@ -241,6 +264,7 @@ void read_run(const Fields& fields, ResultFile& file) {
   }
   if (run.solo.ran) run.solo_rank_step_ms = rank_medians(fields, "solo");
   if (run.dp.ran) run.dp_rank_step_ms = rank_medians(fields, "dp");
+  read_sweep(fields, run);
 }
 
 void read_bandwidth(const Fields& fields, ResultFile& file) {

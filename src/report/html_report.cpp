@@ -247,6 +247,65 @@ std::string throughput_lines(const ComparisonModel& model, const std::string& wo
   return chart.series.empty() ? std::string() : svg_line_chart(chart);
 }
 
+// A --gpus-sweep's curve (issue 29): throughput on all k GPUs against k beside the ideal k·X(1), and E(k) against
+// k. The measured points are drawn as one series per link class in order of k (k = 1 joins the first), so the
+// legend and the colour change mark where the job left NVLink, a PCIe switch or the node. Empty without a sweep.
+std::string sweep_sections(const ResultFile& file, const std::string& heading) {
+  const RunSummary& run = file.run;
+  std::vector<RunSummary::SweepFigures> points;
+  for (const RunSummary::SweepFigures& p : run.sweep) {
+    if (p.measured && p.units_per_s_total && p.efficiency) points.push_back(p);
+  }
+  if (points.size() < 2) return "";
+  std::vector<LineSeries> throughput, efficiency;
+  std::vector<std::string> changes;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const std::string link = points[i].link.empty() && i + 1 < points.size() ? points[i + 1].link : points[i].link;
+    if (throughput.empty() || throughput.back().name != "measured, " + link) {
+      if (!throughput.empty()) {
+        changes.push_back(points[i - 1].link + " to " + link + " between k = " + std::to_string(points[i - 1].gpus) +
+                          " and " + std::to_string(points[i].gpus));
+      }
+      const int colour = static_cast<int>(throughput.size());
+      throughput.push_back({"measured, " + link, {}, colour, false});
+      efficiency.push_back({"measured, " + link, {}, colour, false});
+      if (i > 0) {  // joined to the previous point, so the curve stays one line
+        throughput.back().points.emplace_back(points[i - 1].gpus, *points[i - 1].units_per_s_total);
+        efficiency.back().points.emplace_back(points[i - 1].gpus, 100 * *points[i - 1].efficiency);
+      }
+    }
+    throughput.back().points.emplace_back(points[i].gpus, *points[i].units_per_s_total);
+    efficiency.back().points.emplace_back(points[i].gpus, 100 * *points[i].efficiency);
+  }
+  const double x1 = points.front().gpus == 1 ? *points.front().units_per_s_per_gpu : 0;
+  LineChart flow;
+  flow.title = heading + ": throughput vs GPUs in one job";
+  flow.x_title = "GPUs (k)";
+  flow.y_title = "throughput on k GPUs (" + run.unit + "/s)";
+  flow.x_at_points = true;
+  flow.series = throughput;
+  if (x1 > 0) {
+    const double most = points.back().gpus * points.back().groups_at_once;
+    flow.series.push_back({"ideal: k x one GPU", {{1, x1}, {most, most * x1}}, 7, true});
+  }
+  LineChart eff;
+  eff.title = heading + ": E(k) vs GPUs in one job";
+  eff.x_title = "GPUs (k)";
+  eff.y_title = "E(k) (%)";
+  eff.x_at_points = true;
+  eff.series = efficiency;
+  std::string where = changes.empty() ? "one link class throughout" : "the link changes from ";
+  for (size_t i = 0; i < changes.size(); ++i) where += (i ? "; then " : "") + changes[i];
+  const std::string groups = run.sweep_concurrent ? " N/k groups of k trained at once at each k (every GPU busy), "
+                                                    "their throughput summed;"
+                                                  : " one group of k trained while the others waited;";
+  return section(heading + ": scaling curve", svg_line_chart(flow),
+                 "One job's --gpus-sweep:" + groups + " X(1) is the median solo GPU, the dashed line k x X(1). "
+                 "Each colour is one link class (the weakest link among the k ranks): " + where + ".") +
+         section(heading + ": efficiency curve", svg_line_chart(eff),
+                 "E(k) = throughput on k GPUs / (k x X(1)); 100% is perfect scaling.");
+}
+
 std::string bandwidth_chart(const ComparisonModel& model, const std::string& op) {
   LineChart chart;
   chart.title = op + ": bus bandwidth vs message size";
@@ -343,6 +402,10 @@ std::string comparison_html(const ComparisonModel& model) {
         body += section(workload + ": efficiency vs GPU count", lines,
                         "One line per GPU, transport and gradient setting; a one-GPU file adds E(1) = 100%.");
       }
+      for (const std::string& label : model.run_labels) {
+        const ResultFile* file = run_cell(model, workload, label);
+        if (file != nullptr) body += sweep_sections(*file, workload + ", " + label);
+      }
     }
   }
   bool one_rank_bandwidth = false;
@@ -421,6 +484,7 @@ std::string run_report_html(const ResultFile& file) {
     }
     body += section("dp timeline", svg_timeline_chart(chart), note + ".");
   }
+  body += sweep_sections(file, run.workload);
   body += "<h2>Tables</h2>\n" + tables_html(run_report_tables(file));
   return page("scalebench report: " + run.workload, body);
 }

@@ -35,6 +35,17 @@ assert two["efficiency_decomposition"]["measured"] in (True, False)
 assert abs(two["units_per_s_per_gpu"] * 2 - two["units_per_s_total"]) < 1e-6 * two["units_per_s_total"]
 PY
 
+# report and compare read the curve back: a table, and in HTML the throughput and E(k) curves with the ideal line.
+expect_exit 0 "report of a swept run" -- "$SB" report "$WORK/sweep.json" --html "$WORK/sweep.html"
+expect_output "# Scaling curve \(--gpus-sweep; X\(1\) the median solo GPU\)" "report: the curve's table"
+expect_output "^  2 +host +[0-9.]+ +[0-9.]+ +[0-9.]+ " "report: the k = 2 row"
+for text in "bert_base: throughput vs GPUs in one job" "bert_base: E(k) vs GPUs in one job" "ideal: k x one GPU" \
+    "measured, host"; do
+  grep -qF "$text" "$WORK/sweep.html" && passes=$((passes + 1)) || { echo "FAIL: report --html lacks '$text'"; failures=$((failures + 1)); }
+done
+expect_exit 0 "compare of a swept run" -- "$SB" compare "$WORK/sweep.json"
+expect_output "# bert_base: scaling curve \(--gpus-sweep\): units/s total, E\(k\)" "compare: the curve's table"
+
 # The k = 2 point trains what a 2-rank job trains (the same ranks' data, seeds and all-reduces): equal weights.
 expect_exit 0 "the same workload as its own 2-rank job" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base \
   "${tiny[@]}" --phases dp --json "$WORK/two.json"
