@@ -81,6 +81,8 @@ struct MemoryOptions {
   int warmup_steps = 3;
   int steps = 20;
   bool reference_only = false;  // train at the reference batch only: no maxbatch, no max-batch run
+  std::string gpus_sweep;          // suite: the reference-batch runs sweep these sizes ("": none)
+  bool concurrent_groups = false;
 };
 
 struct CommandLine {

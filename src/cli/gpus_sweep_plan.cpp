@@ -28,13 +28,14 @@ std::vector<int> ranks_per_node(const TopoReport& topo, const std::vector<int>& 
 
 }  // namespace
 
-std::string plan_gpus_sweep(const RunOptions& run, ProcessGroup& group, const Device& device, TrainOptions& options) {
-  if (run.gpus_sweep.empty()) {
-    if (run.concurrent_groups) throw UsageError("--concurrent-groups needs --gpus-sweep");
+std::string plan_gpus_sweep(const std::string& sweep, bool concurrent, ProcessGroup& group, const Device& device,
+                            TrainOptions& options) {
+  if (sweep.empty()) {
+    if (concurrent) throw UsageError("--concurrent-groups needs --gpus-sweep");
     return "";
   }
-  SweepRequest request = parse_gpus_sweep(run.gpus_sweep);
-  request.concurrent = run.concurrent_groups;
+  SweepRequest request = parse_gpus_sweep(sweep);
+  request.concurrent = concurrent;
   if (!options.dp) throw UsageError("--gpus-sweep needs the dp phase (--phases ... ,dp)");
   const bool lists_one = std::find(request.sizes.begin(), request.sizes.end(), 1) != request.sizes.end();
   if (lists_one && !options.solo) {

@@ -7,7 +7,6 @@
 #include "scalebench/device.h"
 #include "scalebench/process_group.h"
 #include "scalebench/result.h"
-#include "src/cli/command_line.h"
 
 namespace sb {
 
@@ -15,6 +14,8 @@ namespace sb {
 // given; returns a notice when the curve is shorter than asked (one rank: k = 1 only), else "". Throws UsageError,
 // the same on every rank: --concurrent-groups without --gpus-sweep, a size above N or (concurrent) not dividing
 // N, a sweep without the dp phase, or k = 1 listed without the solo phase.
-std::string plan_gpus_sweep(const RunOptions& run, ProcessGroup& group, const Device& device, TrainOptions& options);
+// `sweep` is --gpus-sweep's text ("" when not given), `concurrent` --concurrent-groups.
+std::string plan_gpus_sweep(const std::string& sweep, bool concurrent, ProcessGroup& group, const Device& device,
+                            TrainOptions& options);
 
 }  // namespace sb

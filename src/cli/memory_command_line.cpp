@@ -2,6 +2,9 @@
 #include <CLI/CLI.hpp>
 
 #include "src/cli/command_line.h"
+
+#include "scalebench/error.h"
+#include "scalebench/gpus_sweep.h"
 #include "src/cli/number_options.h"
 
 namespace sb {
@@ -49,6 +52,21 @@ void add_memory_commands(CLI::App& app, MemoryOptions& options) {
   suite->add_option("--steps", options.steps, "Timed steps per phase")->check(whole_number(1, kMaxIterations));
   suite->add_flag("--reference-only", options.reference_only,
                   "Train at the reference batch only (no maxbatch search, no max-batch run): the quick table");
+  suite->add_option("--gpus-sweep", options.gpus_sweep,
+                    "The reference-batch runs train at each size k as run --gpus-sweep does (a list such as 1,2,4, "
+                    "or auto), for a table of units/s at every k")
+      ->check(CLI::Validator(
+          [](std::string& value) -> std::string {
+            try {
+              parse_gpus_sweep(value);
+            } catch (const UsageError& e) {
+              return e.what();
+            }
+            return "";
+          },
+          ""));
+  suite->add_flag("--concurrent-groups", options.concurrent_groups,
+                  "With --gpus-sweep: N/k groups of k ranks train at once at every size k");
   add_plan_flags(suite, options);
 }
 
@@ -61,7 +79,8 @@ std::string memory_canonical_form(const std::string& command, const MemoryOption
           ";bucket=" + std::to_string(o.bucket_mb) + ";seed=" + std::to_string(o.seed);
   if (command == "suite") {
     text += ";out=" + o.out_dir + ";warmup=" + std::to_string(o.warmup_steps) +
-            ";steps=" + std::to_string(o.steps) + ";reference_only=" + std::to_string(o.reference_only);
+            ";steps=" + std::to_string(o.steps) + ";reference_only=" + std::to_string(o.reference_only) +
+            ";gpus_sweep=" + o.gpus_sweep + ";concurrent_groups=" + std::to_string(o.concurrent_groups);
   }
   return text;
 }

@@ -103,7 +103,8 @@ int run_train_command(const CommandLine& cl, ProcessGroup& group) {
   Session session = open_session(group, cl.common);
   TrainingReport report;
   report.options = train_options(cl, *session.device);
-  report.sweep_notice = plan_gpus_sweep(cl.run, group, *session.device, report.options);
+  report.sweep_notice =
+      plan_gpus_sweep(cl.run.gpus_sweep, cl.run.concurrent_groups, group, *session.device, report.options);
   describe_training_context(cl, group, session, report);
   const bool leader = group.rank() == 0;
   FaultGuard guard(leader, cl.common.timeout_seconds);

@@ -14,6 +14,7 @@
 #include "scalebench/report.h"
 #include "src/cli/commands.h"
 #include "src/cli/max_batch_options.h"
+#include "src/cli/gpus_sweep_plan.h"
 #include "src/cli/run_context.h"
 #include "src/cli/session.h"
 #include "src/cli/suite_folder.h"
@@ -105,6 +106,15 @@ nlohmann::json row_summary(const SuiteRow& row, const std::string& file) {
       run["dp_units_per_s_total"] = summarize_phase(report, report.dp, true).units_per_s_total;
       if (report.solo.ran) run["scaling_efficiency"] = summarize_scaling(report).efficiency;
     }
+    if (!report.options.sweep_sizes.empty()) {  // --gpus-sweep: units/s at every k
+      nlohmann::json curve = nlohmann::json::array();
+      for (const SweepRow& point : summarize_sweep(report)) {
+        if (!point.measured) continue;
+        curve.push_back({{"gpus", point.gpus}, {"units_per_s_total", point.units_per_s_total},
+                         {"efficiency", point.efficiency}, {"link", point.link}});
+      }
+      run["gpus_sweep"] = curve;
+    }
     return run;
   };
   return {{"workload", row.workload},
@@ -143,6 +153,12 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
                               {"nranks", group.size()},   {"workloads", nlohmann::json::array()},
                               {"files", nlohmann::json::array()}};
   uint64_t device_bytes = session.device->description().total_memory;
+  // --gpus-sweep: one plan for every workload's reference-batch run (the phases a suite run trains).
+  TrainOptions sweep_plan;
+  sweep_plan.dp = true;
+  const std::string sweep_notice =
+      plan_gpus_sweep(cl.memory.gpus_sweep, cl.memory.concurrent_groups, group, *session.device, sweep_plan);
+  if (leader && !sweep_notice.empty()) std::fprintf(stderr, "# %s\n", sweep_notice.c_str());
   for (const std::string& workload : workloads) {
     SuiteRow row;
     row.workload = workload;
@@ -164,8 +180,12 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
     const int64_t reference_batch = find_workload(workload).info().default_batch;
     progress.stage(workload + ": training at the reference batch (" + std::to_string(reference_batch) + ")");
     row.reference_ran = true;
-    if (!train_into(suite_train_options(m, cl.memory, reference_batch, group.size()), cl, group, session,
-                    row.reference) &&
+    TrainOptions at_reference = suite_train_options(m, cl.memory, reference_batch, group.size());
+    at_reference.sweep_sizes = sweep_plan.sweep_sizes;
+    at_reference.sweep_groups = sweep_plan.sweep_groups;
+    at_reference.sweep_concurrent = sweep_plan.sweep_concurrent;
+    row.reference.sweep_notice = sweep_notice;
+    if (!train_into(at_reference, cl, group, session, row.reference) &&
         row.error.empty()) {
       row.error = "at the reference batch: " + row.reference.error;
     }

@@ -80,6 +80,37 @@ int64_t suite_max_batch(const SuiteRow& row) {
   return row.max_batch.verified_ran && row.max_batch.verified > 0 ? row.max_batch.verified : row.max_batch.predicted;
 }
 
+// --gpus-sweep: the reference batch's units/s on k GPUs (all k together) and E(k), a column per k.
+void print_sweep_table(std::FILE* out, const std::vector<SuiteRow>& rows, const std::string& device_name) {
+  std::vector<int> sizes;
+  for (const SuiteRow& row : rows) {
+    if (row.reference_ran && row.reference.options.sweep_sizes.size() > sizes.size()) {
+      sizes = row.reference.options.sweep_sizes;
+    }
+  }
+  if (sizes.size() < 2) return;
+  std::fprintf(out, "\n## Scaling curve at the reference batch (units/s on k %s together, E(k) = that / (k x alone); "
+                    "one job per workload, --gpus-sweep)\n\n| workload | unit |", device_name.c_str());
+  for (int k : sizes) std::fprintf(out, " k = %d |", k);
+  std::fprintf(out, "\n|---|---|");
+  for (size_t i = 0; i < sizes.size(); ++i) std::fprintf(out, "---|");
+  std::fprintf(out, "\n");
+  for (const SuiteRow& row : rows) {
+    std::fprintf(out, "| %s | %s |", row.workload.c_str(), find_workload(row.workload).info().unit.c_str());
+    const std::vector<SweepRow> curve = row.reference_ran ? summarize_sweep(row.reference) : std::vector<SweepRow>{};
+    for (int k : sizes) {
+      std::string cell = "-";
+      for (const SweepRow& point : curve) {
+        if (point.gpus == k && point.measured) {
+          cell = grouped(point.units_per_s_total) + (k > 1 ? " (" + percent(point.efficiency) + ")" : "");
+        }
+      }
+      std::fprintf(out, " %s |", cell.c_str());
+    }
+    std::fprintf(out, "\n");
+  }
+}
+
 void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const std::string& device_name,
                         uint64_t device_bytes, int nranks) {
   const std::string gpus = device_name + " x" + std::to_string(nranks);
@@ -114,6 +145,7 @@ void print_suite_tables(std::FILE* out, const std::vector<SuiteRow>& rows, const
     }
     std::fprintf(out, "\n");
   }
+  print_sweep_table(out, rows, device_name);
   bool any_error = false;
   for (const SuiteRow& row : rows) {
     if (row.error.empty()) continue;

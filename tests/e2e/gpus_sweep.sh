@@ -73,6 +73,18 @@ one = [p for p in s["points"] if p["gpus"] == 1][0]
 assert one["groups_at_once"] == 4, one
 PY
 
+# suite --gpus-sweep: the reference-batch run of each workload is one swept job; the guide's tables gain units/s at
+# every k, and suite.json each reference run's curve.
+expect_exit 0 "suite --gpus-sweep auto" -- "${run4[@]}" suite --device cpu --scale tiny --workloads bert_base \
+  --reference-only --warmup 1 --steps 2 --gpus-sweep auto --out "$WORK/suite"
+expect_output "^## Scaling curve at the reference batch" "suite: the curve's table"
+expect_output "^\| bert_base \| sequences \| [0-9,]+ \| [0-9,]+ \([0-9.]+%\) \| [0-9,]+ \([0-9.]+%\) \|$" "suite: k = 1, 2, 4 cells"
+python3 - "$WORK/suite/suite.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: suite.json's curve"; failures=$((failures + 1)); }
+import json, sys
+curve = json.load(open(sys.argv[1]))["runs"][-1]["workloads"][0]["reference"]["gpus_sweep"]
+assert [p["gpus"] for p in curve] == [1, 2, 4] and all(p["units_per_s_total"] > 0 for p in curve), curve
+PY
+
 # One rank: the curve is k = 1, said so.
 expect_exit 0 "one rank --gpus-sweep auto" -- "$SB" -w bert_base "${tiny[@]}" --gpus-sweep auto --json "$WORK/one.json"
 expect_output "# --gpus-sweep: one rank, so the curve has k = 1 only \(the solo phase\)" "the notice"
