@@ -105,6 +105,7 @@ struct PlanCommandOptions {
   std::string pytorch_memory_path;  // "": the built-in PyTorch memory lines
   std::string out_path;            // --calibrate: where the new calibration goes ("" stdout)
   std::string json_path;           // --json: "" none, "-" stdout (the predictions alone)
+  std::string gpus_sweep;          // "": one prediction at --gpus; a list or auto: the curve at every k (issue 29)
 };
 
 // `scalebench plan`: a prediction, --table, --validate or --calibrate. Checks the options and loads the calibration

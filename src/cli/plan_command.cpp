@@ -49,6 +49,9 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   plan->add_flag("--table", o.table,
                  "The two tables (largest batch, throughput per GPU) for --gpu LIST x --workload LIST "
                  "(default: every GPU and workload)");
+  plan->add_option("--gpus-sweep", o.gpus_sweep,
+                   "Predict the scaling curve: a list of GPU counts such as 1,2,4,8, or auto (1, 2, 4, ... within a "
+                   "node, the node, whole nodes, --gpus), as run --gpus-sweep measures it");
   plan->add_flag("--validate", o.validate,
                  "Predict each measured run (files, or the calibration's own measurements) "
                  "and print predicted vs measured with the error");

@@ -9,6 +9,8 @@
 #include "src/plan/plan_print.h"
 #include "src/plan/pytorch_memory.h"
 #include "src/plan/validate.h"
+#include "scalebench/gpus_sweep.h"
+#include "src/report/compare.h"
 
 namespace sb {
 namespace {
@@ -68,6 +70,43 @@ int run_table(const PlanCommandOptions& o, const Calibration& calibration, const
   return kExitOk;
 }
 
+// --gpus-sweep: the prediction at every size k, filling rank 0's node first as run --gpus-sweep does (a node holds
+// --gpus / --nodes GPUs), with the curve's table after each prediction's own text.
+int run_sweep(const PlanCommandOptions& o, const Calibration& calibration, const PytorchMemoryTable& pytorch) {
+  const PlanRequest& whole = o.request;
+  if (whole.nodes < 1 || whole.gpus % whole.nodes != 0) {
+    throw UsageError("plan --gpus-sweep: --gpus must be a multiple of --nodes");
+  }
+  const int per_node = whole.gpus / whole.nodes;
+  const std::vector<int> sizes = resolve_sweep_sizes(parse_gpus_sweep(o.gpus_sweep), whole.gpus,
+                                                     std::vector<int>(static_cast<size_t>(whole.nodes), per_node));
+  Table curve;
+  curve.title = "PREDICTED scaling curve: " + whole.workload + " on " + whole.gpu + " (" + std::to_string(per_node) +
+                " per node)";
+  curve.header = {"GPUs (k)", "nodes", "path", "step ms", "units/s total", "units/s per GPU", "E(k)"};
+  curve.right_aligned.assign(curve.header.size(), true);
+  nlohmann::json predictions = nlohmann::json::array();
+  for (int k : sizes) {
+    PlanRequest request = whole;
+    request.gpus = k;
+    request.nodes = (k + per_node - 1) / per_node;
+    const PlanPrediction p = predict_plan(request, builtin_hardware_database(), calibration, &pytorch);
+    predictions.push_back(prediction_json(p));
+    char step[32], total[32], per_gpu[32], e[32];
+    std::snprintf(step, sizeof step, "%.2f", k > 1 ? p.timeline.step_ms : p.timeline.solo_ms);
+    std::snprintf(total, sizeof total, "%.0f", k > 1 ? p.dp_units_per_s_total : p.solo_units_per_s);
+    std::snprintf(per_gpu, sizeof per_gpu, "%.0f", k > 1 ? p.dp_units_per_s_per_gpu : p.solo_units_per_s);
+    std::snprintf(e, sizeof e, "%.1f%%", 100 * (k > 1 ? p.scaling_efficiency : 1.0));
+    const std::string path = k == 1 ? "-" : request.nodes > 1 ? p.inter_fabric : p.intra_fabric;
+    curve.rows.push_back({std::to_string(k), std::to_string(request.nodes), path, step, total, per_gpu, e});
+  }
+  const std::string text = "# scalebench plan --gpus-sweep — PREDICTED figures, not measurements\n# calibration: " +
+                           calibration.provenance + "\n" +
+                           (o.markdown ? tables_markdown({curve}) : tables_console({curve}));
+  write_predictions(o.json_path, o.out_path, plan_document(predictions, calibration), text);
+  return kExitOk;
+}
+
 int run_validate(const PlanCommandOptions& o, const Calibration& calibration) {
   const HardwareDatabase& db = builtin_hardware_database();
   std::vector<RunMeasurement> runs;
@@ -76,7 +115,9 @@ int run_validate(const PlanCommandOptions& o, const Calibration& calibration) {
     runs = calibration.run_measurements;
     title = "predicted vs measured: the calibration's own measurements (in-sample for the rows used in the fit)";
   } else {
-    for (const std::string& path : o.files) runs.push_back(measurement_from_result(path, db, o.request.fabric));
+    for (const std::string& path : o.files) {
+      for (RunMeasurement& run : measurements_from_result(path, db, o.request.fabric)) runs.push_back(std::move(run));
+    }
     title = "predicted vs measured (files)";
   }
   std::string text =
@@ -144,6 +185,7 @@ int run_plan(const PlanCommandOptions& options, bool prints) {
   o.request.overlap = !o.no_overlap;
   const int modes = o.table + o.validate + o.calibrate;
   if (modes > 1) throw UsageError("plan: --table, --validate and --calibrate exclude each other");
+  if (!o.gpus_sweep.empty() && modes > 0) throw UsageError("plan: --gpus-sweep predicts one workload on one GPU");
   if (o.fresh && !o.calibrate) throw UsageError("plan: --fresh goes with --calibrate");
   if (!o.files.empty() && !o.validate && !o.calibrate) {
     throw UsageError("plan: result files are read by --validate or --calibrate only");
@@ -158,6 +200,7 @@ int run_plan(const PlanCommandOptions& options, bool prints) {
   if (o.gpus.size() != 1) throw UsageError("plan: give one --gpu (or --table for several)");
   o.request.workload = o.workloads.front();
   o.request.gpu = o.gpus.front();
+  if (!o.gpus_sweep.empty()) return run_sweep(o, calibration, pytorch);
   const PlanPrediction prediction = predict_plan(o.request, builtin_hardware_database(), calibration, &pytorch);
   write_predictions(o.json_path, o.out_path,
                     plan_document(nlohmann::json::array({prediction_json(prediction)}), calibration),

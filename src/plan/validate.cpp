@@ -87,6 +87,29 @@ RunMeasurement measurement_from_result(const std::string& path, const HardwareDa
   return m;
 }
 
+std::vector<RunMeasurement> measurements_from_result(const std::string& path, const HardwareDatabase& db,
+                                                     const std::string& fabric_override) {
+  std::vector<RunMeasurement> measurements{measurement_from_result(path, db, fabric_override)};
+  const RunMeasurement& whole = measurements.front();
+  const ResultFile file = load_result_file(path);
+  for (const RunSummary::SweepFigures& point : file.run.sweep) {
+    if (point.gpus <= 1 || point.gpus >= whole.gpus || !point.measured || !point.step_ms_p50) continue;
+    RunMeasurement m = whole;
+    m.label = path + " k=" + std::to_string(point.gpus);
+    m.gpus = point.gpus;
+    m.dp_step_ms = *point.step_ms_p50;
+    m.comm_step_ms.reset();
+    m.scaling_efficiency = point.efficiency;
+    m.used_in_fit = false;
+    if (point.link != "network" && whole.nodes > 1) {  // within one node of a multi-node job
+      m.nodes = 1;
+      if (fabric_override.empty()) m.fabric = default_intra_fabric(db.gpu(m.gpu), m.gpus);
+    }
+    measurements.push_back(m);
+  }
+  return measurements;
+}
+
 std::vector<ValidationRow> validate_runs(const std::vector<RunMeasurement>& runs, const HardwareDatabase& db,
                                          const Calibration& calibration) {
   std::vector<ValidationRow> rows;

@@ -10,13 +10,18 @@
 
 namespace sb {
 
-// A `scalebench run --json` file (schema 2) as a measurement: workload, GPU (its device name looked up in the
+// A `scalebench run --json` file (schema 2 or 3) as a measurement: workload, GPU (its device name looked up in the
 // database), ranks and hosts, the fabric (from NCCL's reported transport: P2P → the GPU's NVLink or PCIe P2P,
 // SHM → host-staged PCIe, NET/Socket on one host → tcp-loopback, NET/IB → ib-ndr; `fabric_override` wins),
 // precision, batch, bucket size, wire type, overlap, and the solo, comm and dp step times (p50). Only fp32-wire
 // runs with overlap are marked for the fabric fit.
 RunMeasurement measurement_from_result(const std::string& path, const HardwareDatabase& db,
                                        const std::string& fabric_override);
+// The same, plus one measurement per --gpus-sweep point between 1 and N (schema 3; labelled "PATH k=K"), each with
+// its own GPU count, dp step and E(k), over the file's fabric (the GPU's own path when the point's ranks share a
+// node of a multi-node job). Points are for validation only, not the fit: one job's k's are not independent runs.
+std::vector<RunMeasurement> measurements_from_result(const std::string& path, const HardwareDatabase& db,
+                                                     const std::string& fabric_override);
 
 struct ValidationRow {
   RunMeasurement measured;

@@ -55,7 +55,8 @@ struct RunSummary {
     int gpus = 0, groups_at_once = 1;
     std::string link;  // the first group's weakest link; "" at k = 1
     bool measured = false;
-    std::optional<double> units_per_s_total, units_per_s_per_gpu, efficiency, exposed_comm_ms, busbw_gbps;
+    std::optional<double> step_ms_p50, units_per_s_total, units_per_s_per_gpu, efficiency, exposed_comm_ms,
+        busbw_gbps;
   };
   std::vector<SweepFigures> sweep;
   bool sweep_concurrent = false;

@@ -182,6 +182,7 @@ void read_sweep(const Fields& fields, RunSummary& run) {
     point.groups_at_once = static_cast<int>(fields.count(prefix + "groups_at_once", kMaxRanks));
     point.link = fields.string_or_null(prefix + "link");
     point.measured = fields.boolean(prefix + "measured");
+    point.step_ms_p50 = fields.optional_number(prefix + "step_ms_p50");
     point.units_per_s_total = fields.optional_number(prefix + "units_per_s_total");
     point.units_per_s_per_gpu = fields.optional_number(prefix + "units_per_s_per_gpu");
     point.efficiency = fields.optional_number(prefix + "efficiency");

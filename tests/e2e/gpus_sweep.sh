@@ -85,6 +85,16 @@ curve = json.load(open(sys.argv[1]))["runs"][-1]["workloads"][0]["reference"]["g
 assert [p["gpus"] for p in curve] == [1, 2, 4] and all(p["units_per_s_total"] > 0 for p in curve), curve
 PY
 
+# plan predicts the same curve, filling a node before the network.
+expect_exit 0 "plan --gpus-sweep auto" -- "$SB" plan -w transformer_big --gpu "H100 SXM" --gpus 16 --nodes 2 \
+  --gpus-sweep auto
+expect_output "# PREDICTED scaling curve: transformer_big on H100 SXM \(8 per node\)" "plan: the curve's title"
+for row in "1 +1 +- " "8 +1 +nvlink4-nvswitch " "16 +2 +ib-ndr "; do
+  expect_output "^ +$row" "plan: the row '$row'"
+done
+expect_exit 2 "plan --gpus-sweep beyond --gpus" -- "$SB" plan -w transformer_big --gpu "H100 SXM" --gpus 2 --gpus-sweep 4
+expect_output "--gpus-sweep: 4 GPUs, but the job has 2 ranks" "plan: the bad size is named"
+
 # One rank: the curve is k = 1, said so.
 expect_exit 0 "one rank --gpus-sweep auto" -- "$SB" -w bert_base "${tiny[@]}" --gpus-sweep auto --json "$WORK/one.json"
 expect_output "# --gpus-sweep: one rank, so the curve has k = 1 only \(the solo phase\)" "the notice"

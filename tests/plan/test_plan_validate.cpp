@@ -68,3 +68,42 @@ TEST(PlanValidate, PrintsPredictedBesideMeasuredWithTheError) {
 
 }  // namespace
 }  // namespace sb
+
+namespace sb {
+namespace {
+
+// A schema-3 file of a 4-rank --gpus-sweep: its k = 2 point becomes a measurement of its own, validated beside the
+// whole job's (the figures are invented for the reader, not measured).
+TEST(PlanValidate, ASweptRunGivesAMeasurementPerPoint) {
+  const std::string path = ::testing::TempDir() + "swept.json";
+  std::ofstream(path) << R"json({"schema_version": 3, "tool": "scalebench", "command": "run", "status": "ok",
+  "context": {"devices": [{"rank": 0, "name": "NVIDIA H200"}], "topology": {"hosts": 1, "ranks": 4, "transport": "P2P/CUMEM"}},
+  "config": {"workload": "bert_base", "scale": "full", "batch_per_rank": 128, "precision": "bf16",
+             "grad_dtype": "fp32", "overlap": true, "bucket_mb": 25},
+  "workload": {"name": "bert_base", "unit": "sequences"}, "nranks": 4,
+  "phases": {"solo": {"step_ms_p50": 33.4, "units_per_s_per_gpu": 3832.3, "units_per_s_total": 15329.0},
+             "dp": {"step_ms_p50": 35.5, "units_per_s_per_gpu": 3605.6, "units_per_s_total": 14422.5}},
+  "scaling_efficiency": 0.941,
+  "gpus_sweep": {"sizes": [1, 2, 4], "concurrent_groups": false, "notice": null, "points": [
+    {"gpus": 1, "groups_at_once": 1, "link": null, "measured": true, "step_ms_p50": 33.4, "units_per_s_total": 3832.3,
+     "units_per_s_per_gpu": 3832.3, "efficiency": 1.0},
+    {"gpus": 2, "groups_at_once": 1, "link": "NV18", "measured": true, "step_ms_p50": 34.8, "units_per_s_total": 7356.3,
+     "units_per_s_per_gpu": 3678.2, "efficiency": 0.96},
+    {"gpus": 4, "groups_at_once": 1, "link": "NV18", "measured": true, "step_ms_p50": 35.5, "units_per_s_total": 14422.5,
+     "units_per_s_per_gpu": 3605.6, "efficiency": 0.941}]}})json";
+  const HardwareDatabase& db = builtin_hardware_database();
+  const std::vector<RunMeasurement> runs = measurements_from_result(path, db, "");
+  ASSERT_EQ(runs.size(), 2u);  // the job (k = 4) and its k = 2 point; k = 1 is the solo phase both hold
+  EXPECT_EQ(runs[0].gpus, 4);
+  EXPECT_EQ(runs[1].gpus, 2);
+  EXPECT_EQ(runs[1].label, path + " k=2");
+  EXPECT_DOUBLE_EQ(runs[1].dp_step_ms, 34.8);
+  EXPECT_DOUBLE_EQ(*runs[1].scaling_efficiency, 0.96);
+  EXPECT_FALSE(runs[1].used_in_fit);
+  EXPECT_EQ(runs[1].fabric, "nvlink4-nvswitch");
+  const std::string text = validation_text(validate_runs(runs, db, load_calibration("")), "t", false);
+  EXPECT_NE(text.find(path + " k=2"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace sb
