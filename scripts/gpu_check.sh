@@ -61,6 +61,9 @@
 #                                              source, e.g. `git archive C | tar x -C build-before/src`, carried)
 #                                              builds, then every workload trained by both builds on GPU 0; table
 #                                              of parameters, losses and units/s (scripts/ab_table.py) last
+#          scripts/gpu_check.sh sweep [steps]  --gpus-sweep auto over every visible GPU against separate k-rank jobs,
+#                                              transformer_big and bert_base; the swept runs' HTML reports; table of
+#                                              scripts/sweep_table.py last (one GPU: k = 1 and its notice)
 #          scripts/gpu_check.sh readme [which] README's two commands exactly as a new user runs them, timed:
 #                                              which = quickstart, tests or both (default); the quickstart's
 #                                              table and HTML report and both logs into $OUT
@@ -271,6 +274,35 @@ if [ "$max_bytes" = ab ]; then
   python3 scripts/ab_table.py "$dir"
   tar czf "$out/ab.tgz" -C "$out" ab && rm -rf "$dir"
   echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = sweep ]; then
+  # Issue 29: the scaling curve in one job (--gpus-sweep auto over every visible GPU) against separate k-rank jobs
+  # of the same workload and shapes, transformer_big and bert_base (bf16, reference optimizers): each k's units/s
+  # total side by side, and the swept run's HTML report. One GPU: the sweep degrades to k = 1 with a notice.
+  # Gpu tests first when GPU_TEST_FILTER names some. Table of scripts/sweep_table.py last.
+  steps=${2:-20}
+  [ -n "${GPU_TEST_FILTER:-}" ] && run_gpu_tests
+  ngpu=$(nvidia-smi -L | wc -l)
+  dir="$out/sweep" && mkdir -p "$dir"
+  for workload in transformer_big bert_base; do
+    read -r -a optimizer <<< "$(optimizer_flags "$workload")"
+    common=(--workload "$workload" --precision bf16 "${optimizer[@]}" --warmup 3 --steps "$steps" --force)
+    echo "== $workload: --gpus-sweep auto on $ngpu GPUs (at ${SECONDS}s)" >> "$out/sweep.txt"
+    timeout 240 mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench run "${common[@]}" \
+      --gpus-sweep auto --json "$dir/swept_$workload.json" >> "$out/sweep.txt" 2>&1 || echo "rc=$? swept $workload" >> "$out/sweep.txt"
+    for k in $(seq 1 "$ngpu"); do
+      phases=$([ "$k" = 1 ] && echo solo || echo solo,comm,dp)
+      echo "== $workload: a separate $k-rank job (at ${SECONDS}s)" >> "$out/sweep.txt"
+      timeout 120 mpirun -np "$k" --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench run "${common[@]}" \
+        --phases "$phases" --json "$dir/k${k}_$workload.json" >> "$out/sweep.txt" 2>&1 || echo "rc=$? k=$k $workload" >> "$out/sweep.txt"
+    done
+    build-gpu/scalebench report "$dir/swept_$workload.json" --html "$out/sweep_$workload.html" --force > /dev/null 2>&1
+  done
+  grep -E "^(rc=|# --gpus-sweep)" "$out/sweep.txt"
+  python3 scripts/sweep_table.py "$dir"
+  tar czf "$out/sweep.tgz" -C "$out" sweep && rm -rf "$dir"
   exit 0
 fi
 
