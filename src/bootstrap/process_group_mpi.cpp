@@ -135,7 +135,40 @@ class MpiProcessGroup final : public ProcessGroup {
     return *silent_world_ranks;
   }
 
+  std::unique_ptr<ProcessGroup> split(int color, int key) override {
+    MPI_Comm part = MPI_COMM_NULL;
+    // MPI_Comm_split has no non-blocking form: the ranks agree first, with the deadline, that all are here.
+    barrier();
+    SB_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &part));
+    if (part == MPI_COMM_NULL) return nullptr;
+    auto team = std::make_unique<MpiProcessGroup>(part);
+    team->set_timeout(timeout());
+    return team;
+  }
+  [[noreturn]] void abort(int exit_code) override {
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+    std::_Exit(exit_code);
+  }
+  void finalize() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    // After a communication fault, operations with a dead or stalled peer are still pending, and
+    // MPI_Finalize would wait for them: the process ends without it (mpirun then reports the exit code).
+    if (!finalized && !communication_abandoned()) {
+      SB_CHECK(comm_ == MPI_COMM_WORLD, "finalize() is the world group's");
+      MPI_Comm_free(&roll_call_comm_);
+      MPI_Comm_free(&node_comm_);
+      MPI_Finalize();
+    }
+  }
+
  private:
+  std::string host_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_index_ = 0, node_count_ = 1;
+  MPI_Comm node_comm_ = MPI_COMM_NULL;
+  MPI_Comm roll_call_comm_ = MPI_COMM_NULL;
+
   std::vector<int> hold_roll_call(double window_seconds) {
     std::vector<int> silent;
     // Requests to silent ranks never complete; their buffers are left to the process's end on purpose.
@@ -172,41 +205,6 @@ class MpiProcessGroup final : public ProcessGroup {
     }
     return silent;
   }
-  std::unique_ptr<ProcessGroup> split(int color, int key) override {
-    MPI_Comm part = MPI_COMM_NULL;
-    // MPI_Comm_split has no non-blocking form: the ranks agree first, with the deadline, that all are here.
-    barrier();
-    SB_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &part));
-    if (part == MPI_COMM_NULL) return nullptr;
-    auto team = std::make_unique<MpiProcessGroup>(part);
-    team->set_timeout(timeout());
-    return team;
-  }
-
- public:
-  [[noreturn]] void abort(int exit_code) override {
-    MPI_Abort(MPI_COMM_WORLD, exit_code);
-    std::_Exit(exit_code);
-  }
-  void finalize() override {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    // After a communication fault, operations with a dead or stalled peer are still pending, and
-    // MPI_Finalize would wait for them: the process ends without it (mpirun then reports the exit code).
-    if (!finalized && !communication_abandoned()) {
-      SB_CHECK(comm_ == MPI_COMM_WORLD, "finalize() is the world group's");
-      MPI_Comm_free(&roll_call_comm_);
-      MPI_Comm_free(&node_comm_);
-      MPI_Finalize();
-    }
-  }
-
- private:
-  std::string host_;
-  MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_index_ = 0, node_count_ = 1;
-  MPI_Comm node_comm_ = MPI_COMM_NULL;
-  MPI_Comm roll_call_comm_ = MPI_COMM_NULL;
 
   void allreduce(void* values, size_t count, MPI_Datatype type, MPI_Op op) {
     MPI_Request request;

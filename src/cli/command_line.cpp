@@ -1,8 +1,6 @@
 // CLI11 definition of every subcommand and flag (src/cli/command_line.h).
 #include "src/cli/command_line.h"
 
-#include "scalebench/gpus_sweep.h"
-
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -318,16 +316,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "The scaling curve in one job: after the solo phase (k = 1), a comm and a dp phase for each size k "
                   "(a list such as 1,2,4, or auto: 1, 2, 4, ... within a node, the whole node, whole nodes, N), trained "
                   "by k ranks chosen by topology (NVLink first, then the closest PCIe path) while the others wait")
-      ->check(CLI::Validator(
-          [](std::string& value) -> std::string {
-            try {
-              parse_gpus_sweep(value);
-            } catch (const UsageError& e) {
-              return e.what();
-            }
-            return "";
-          },
-          ""));
+      ->check(gpus_sweep_list());
   run->add_flag("--concurrent-groups", result.run.concurrent_groups,
                 "With --gpus-sweep: N/k groups of k ranks train at once at every size k (every GPU busy, as on a "
                 "shared machine), instead of one group while the others wait");

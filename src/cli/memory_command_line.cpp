@@ -3,8 +3,6 @@
 
 #include "src/cli/command_line.h"
 
-#include "scalebench/error.h"
-#include "scalebench/gpus_sweep.h"
 #include "src/cli/number_options.h"
 
 namespace sb {
@@ -55,16 +53,7 @@ void add_memory_commands(CLI::App& app, MemoryOptions& options) {
   suite->add_option("--gpus-sweep", options.gpus_sweep,
                     "The reference-batch runs train at each size k as run --gpus-sweep does (a list such as 1,2,4, "
                     "or auto), for a table of units/s at every k")
-      ->check(CLI::Validator(
-          [](std::string& value) -> std::string {
-            try {
-              parse_gpus_sweep(value);
-            } catch (const UsageError& e) {
-              return e.what();
-            }
-            return "";
-          },
-          ""));
+      ->check(gpus_sweep_list());
   suite->add_flag("--concurrent-groups", options.concurrent_groups,
                   "With --gpus-sweep: N/k groups of k ranks train at once at every size k");
   add_plan_flags(suite, options);

@@ -6,6 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "scalebench/error.h"
+#include "scalebench/gpus_sweep.h"
+
 namespace sb {
 namespace {
 
@@ -71,6 +74,19 @@ CLI::Validator finite_number(double min, double max, bool min_open) {
         return std::string();
       },
       std::string("NUMBER in ") + (min_open ? "(" : "[") + number_text(min) + ", " + number_text(max) + "]");
+}
+
+CLI::Validator gpus_sweep_list() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        try {
+          parse_gpus_sweep(value);
+        } catch (const UsageError& e) {
+          return e.what();
+        }
+        return "";
+      },
+      "");
 }
 
 }  // namespace sb

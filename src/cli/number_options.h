@@ -26,6 +26,9 @@ CLI::Validator unsigned_number(uint64_t max);
 // A finite real number from `min` to `max`; `min_open`: the minimum itself is excluded ("above 0").
 CLI::Validator finite_number(double min, double max, bool min_open = false);
 
+// --gpus-sweep's value: a list of GPU counts or auto (include/scalebench/gpus_sweep.h names what is wrong).
+CLI::Validator gpus_sweep_list();
+
 // "1000000", "0.1", "1e+06" -> the shortest text that reads back as the same value.
 std::string number_text(double value);
 

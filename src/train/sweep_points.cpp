@@ -84,11 +84,22 @@ void run_sweep_point(const TrainOptions& options, size_t index, ProcessGroup& wo
   point.groups = options.sweep_groups.at(index);
   const std::string comm_name = point_name("comm", point.gpus), dp_name = point_name("dp", point.gpus);
   Team team = form_team(world, device, backend, point.groups, "the " + std::to_string(point.gpus) + "-GPU groups");
+  // What a team member fails to set up (out of memory, --cuda-graph on over the mpi backend) fails every rank
+  // here, before the idle ranks wait at a step boundary the team would never reach.
+  auto agree_on = [&](const std::function<void()>& set_up) {
+    std::optional<std::string> error;
+    try {
+      if (team.group) set_up();
+    } catch (const RuntimeFailure& e) {
+      error = e.what();
+    }
+    agree_or_fail(world, error);
+  };
   std::unique_ptr<GradientReducer> reducer;
-  if (team.group) {
+  agree_on([&] {
     reducer = std::make_unique<GradientReducer>(device, *team.communicator, *replica.executor, options.grad_dtype,
                                                 options.overlap, options.comm_high_priority, &buckets);
-  }
+  });
   if (options.comm) {
     record_phase(
         world, point.comm, comm_name,
@@ -100,7 +111,7 @@ void run_sweep_point(const TrainOptions& options, size_t index, ProcessGroup& wo
   }
   if (!options.dp) return;
   std::unique_ptr<StepGraph> graph;
-  if (team.group) {
+  agree_on([&] {
     restart_from_initial_weights(replica, weight_seed);
     weight_losses_by_global_rows(*team.group, replica, true);
     std::optional<std::string> no_capture;
@@ -108,7 +119,7 @@ void run_sweep_point(const TrainOptions& options, size_t index, ProcessGroup& wo
       no_capture = std::string("the ") + backend_name(backend) + " backend's all-reduces cannot be captured into a graph";
     }
     graph = std::make_unique<StepGraph>(*team.group, *replica.executor, options.cuda_graph, dp_name, no_capture);
-  }
+  });
   record_phase(
       world, point.dp, dp_name,
       [&] {
