@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <memory>
-#include <optional>
 #include <thread>
 #include <vector>
 
@@ -52,9 +51,11 @@ class MpiProcessGroup final : public ProcessGroup {
     node_count_ = static_cast<int>(leaders.size());
     node_index_ = static_cast<int>(std::lower_bound(leaders.begin(), leaders.end(), leader) - leaders.begin());
     // The roll call's messages travel apart from every other message, so they can never match a
-    // collective's that is still pending when the roll call is held.
-    SB_MPI_CHECK(MPI_Comm_dup(comm_, &roll_call_comm_));
-    SB_MPI_CHECK(MPI_Comm_set_errhandler(roll_call_comm_, MPI_ERRORS_RETURN));
+    // collective's that is still pending when the roll call is held. Only the world holds roll calls.
+    if (comm_ == MPI_COMM_WORLD) {
+      SB_MPI_CHECK(MPI_Comm_dup(comm_, &roll_call_comm_));
+      SB_MPI_CHECK(MPI_Comm_set_errhandler(roll_call_comm_, MPI_ERRORS_RETURN));
+    }
   }
   ~MpiProcessGroup() override {
     // The world group is finalized in finalize(); a split group frees its communicators here, unless a fault
@@ -63,24 +64,11 @@ class MpiProcessGroup final : public ProcessGroup {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized || communication_abandoned()) return;
-    MPI_Comm_free(&roll_call_comm_);
     MPI_Comm_free(&node_comm_);
     MPI_Comm_free(&comm_);
   }
 
   MPI_Comm comm() const { return comm_; }
-
-  int world_rank(int rank) const {
-    if (comm_ == MPI_COMM_WORLD) return rank;
-    MPI_Group mine = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
-    int translated = rank;
-    if (MPI_Comm_group(comm_, &mine) == MPI_SUCCESS && MPI_Comm_group(MPI_COMM_WORLD, &world) == MPI_SUCCESS) {
-      MPI_Group_translate_ranks(mine, 1, &rank, world, &translated);
-    }
-    if (mine != MPI_GROUP_NULL) MPI_Group_free(&mine);
-    if (world != MPI_GROUP_NULL) MPI_Group_free(&world);
-    return translated;
-  }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -126,13 +114,16 @@ class MpiProcessGroup final : public ProcessGroup {
     detail::wait_for_request(&request, "a host barrier", timeout(), *this);
   }
 
-  // Silent ranks are named by their world rank, and a process holds one roll call whichever group asks
-  // (fault.h: the job ends after it), so the world group's later call reads a split group's answer.
+  // A split group's roll call is the world's: every rank that timed out, in a team or idle beside it, calls the
+  // same one, so the healthy ranks hear each other whichever collective each was waiting in, and the silent ranks
+  // are named by their world rank.
   std::vector<int> roll_call(double window_seconds) override {
-    static std::optional<std::vector<int>> silent_world_ranks;
-    if (silent_world_ranks) return *silent_world_ranks;
-    silent_world_ranks = hold_roll_call(window_seconds);
-    return *silent_world_ranks;
+    if (world_ != nullptr) return world_->roll_call(window_seconds);
+    if (!roll_call_held_) {
+      roll_call_held_ = true;
+      silent_ = hold_roll_call(window_seconds);
+    }
+    return silent_;
   }
 
   std::unique_ptr<ProcessGroup> split(int color, int key) override {
@@ -142,6 +133,7 @@ class MpiProcessGroup final : public ProcessGroup {
     SB_MPI_CHECK(MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &part));
     if (part == MPI_COMM_NULL) return nullptr;
     auto team = std::make_unique<MpiProcessGroup>(part);
+    team->world_ = world_ != nullptr ? world_ : this;
     team->set_timeout(timeout());
     return team;
   }
@@ -167,7 +159,10 @@ class MpiProcessGroup final : public ProcessGroup {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, node_index_ = 0, node_count_ = 1;
   MPI_Comm node_comm_ = MPI_COMM_NULL;
-  MPI_Comm roll_call_comm_ = MPI_COMM_NULL;
+  MPI_Comm roll_call_comm_ = MPI_COMM_NULL;  // the world's only: a split group's roll call is the world's
+  MpiProcessGroup* world_ = nullptr;          // the world group, for a split group; nullptr for the world's own
+  bool roll_call_held_ = false;
+  std::vector<int> silent_;
 
   std::vector<int> hold_roll_call(double window_seconds) {
     std::vector<int> silent;
@@ -201,7 +196,7 @@ class MpiProcessGroup final : public ProcessGroup {
       std::this_thread::yield();
     }
     for (int peer = 0; peer < size_; ++peer) {
-      if (!heard[static_cast<size_t>(peer)]) silent.push_back(world_rank(peer));
+      if (!heard[static_cast<size_t>(peer)]) silent.push_back(peer);
     }
     return silent;
   }
