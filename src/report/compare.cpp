@@ -280,6 +280,16 @@ std::string comparison_csv(const ComparisonModel& model) {
                     csv_number(run.dp.units_per_s_total), csv_number(run.scaling_efficiency),
                     csv_number(run.exposed_comm_ms), csv_number(run.overlap_pct), csv_number(run.busbw_gbps),
                     csv_number(run.comm_busbw_gbps), ""});
+      // A --gpus-sweep's sizes between 1 and N: a row each, its phase "dp@K" (k = 1 and N are the rows above).
+      for (const RunSummary::SweepFigures& point : run.sweep) {
+        if (point.gpus <= 1 || point.gpus >= file.nranks || !point.measured) continue;
+        text += row({file.label, file.path, "run", workload, run.unit,
+                     std::to_string(point.gpus * point.groups_at_once), file.transport, run.precision,
+                     run.grad_dtype, run.overlap ? "true" : "false", run.status,
+                     "dp@" + std::to_string(point.gpus), csv_number(point.units_per_s_total), "", "", "",
+                     csv_number(point.step_ms_p50), csv_number(point.units_per_s_total), csv_number(point.efficiency),
+                     csv_number(point.exposed_comm_ms), "", csv_number(point.busbw_gbps), "", ""});
+      }
     }
   }
   for (const std::string& op : model.ops) {

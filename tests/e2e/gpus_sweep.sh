@@ -45,6 +45,8 @@ for text in "bert_base: throughput vs GPUs in one job" "bert_base: E(k) vs GPUs 
 done
 expect_exit 0 "compare of a swept run" -- "$SB" compare "$WORK/sweep.json"
 expect_output "# bert_base: scaling curve \(--gpus-sweep\): units/s total, E\(k\)" "compare: the curve's table"
+expect_exit 0 "compare --csv of a swept run" -- "$SB" compare "$WORK/sweep.json" --csv
+expect_output "^.*,run,bert_base,sequences,2,.*,dp@2,[0-9.e+]+,,,,[0-9.e+]+,[0-9.e+]+,[0-9.e+]+," "compare --csv: the dp@2 row"
 
 # The k = 2 point trains what a 2-rank job trains (the same ranks' data, seeds and all-reduces): equal weights.
 expect_exit 0 "the same workload as its own 2-rank job" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base \
