@@ -68,14 +68,6 @@ CheckRecord worst_check(const std::vector<CheckRecord>& groups) {
 
 }  // namespace
 
-std::vector<int> trained_sweep_sizes(const TrainOptions& options, int world_size) {
-  std::vector<int> sizes;
-  for (int k : options.sweep_sizes) {
-    if (k > 1 && k < world_size) sizes.push_back(k);
-  }
-  return sizes;
-}
-
 void run_sweep_point(const TrainOptions& options, size_t index, ProcessGroup& world, Device& device,
                      Backend backend, Replica& replica, uint64_t weight_seed,
                      const std::vector<GradientBucket>& buckets, SweepPoint& point,

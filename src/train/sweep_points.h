@@ -17,10 +17,6 @@
 
 namespace sb {
 
-// The sizes strictly between 1 and N that the trainer runs as points (with --concurrent-groups, k = N is one
-// group: the dp phase itself).
-std::vector<int> trained_sweep_sizes(const TrainOptions& options, int world_size);
-
 // Collective over `world`: trains the point of size options.sweep_sizes[index] into `point`, reporting each phase
 // as "comm@k" and "dp@k". `buckets`: the gradient buckets every point reduces in (the main phases' own).
 void run_sweep_point(const TrainOptions& options, size_t index, ProcessGroup& world, Device& device,

@@ -175,10 +175,10 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
       GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap,
                               options.comm_high_priority, &chosen_buckets);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) report.bucket_bytes.push_back(reducer.wire_bytes(b));
-      // --gpus-sweep: the sizes between 1 and N first, each from the initial weights, in the same buckets.
-      const std::vector<int> sweep_sizes = trained_sweep_sizes(options, group.size());
+      // --gpus-sweep: the sizes between 1 (the solo phase) and N (the phases below) first, each from the initial
+      // weights, in the same buckets.
       for (size_t i = 0; i < options.sweep_sizes.size(); ++i) {
-        if (std::find(sweep_sizes.begin(), sweep_sizes.end(), options.sweep_sizes[i]) == sweep_sizes.end()) continue;
+        if (options.sweep_sizes[i] <= 1 || options.sweep_sizes[i] >= group.size()) continue;
         report.sweep.emplace_back();
         run_sweep_point(options, i, group, device, communicator.backend(), *replica, weight_seed, chosen_buckets,
                         report.sweep.back(), on_phase_done);

@@ -30,7 +30,9 @@ two = points[2]
 assert two["groups"][0]["ranks"] == [0, 1] and two["link"] == "host", two
 assert len(two["groups"][0]["dp"]["ranks"]) == 2 and len(two["groups"][0]["comm"]["ranks"]) == 2, two
 assert two["check"]["passed"] and two["weights_identical_after_dp"], two
-assert two["efficiency_decomposition"]["measured"] in (True, False)
+d2 = two["efficiency_decomposition"]  # the first group's 1 - E, against its own ranks' solo steps
+assert d2["measured"] is True, d2
+assert abs(d2["loss"] - (d2["dilation"] + d2["tail"] + d2["skew"] + d2["residual"])) < 1e-9, d2
 # units credited from the two ranks' own batches: per GPU times k is the total
 assert abs(two["units_per_s_per_gpu"] * 2 - two["units_per_s_total"]) < 1e-6 * two["units_per_s_total"]
 PY
