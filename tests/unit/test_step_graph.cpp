@@ -16,9 +16,16 @@
 namespace sb {
 namespace {
 
+// The empty graph and plan the recording executor hands its base: a base class of their own, listed first, so they
+// are built before Executor's constructor reads the graph (members would be built after it).
+struct EmptyModel {
+  Graph graph_storage_;
+  MemoryPlan plan_storage_;
+};
+
 // What the step graph asked of the executor, in order: "eager" (a step's work enqueued outside a capture),
 // "captured" (enqueued while capturing), "begin", "end", "abort", "replay".
-class RecordingExecutor final : public Executor {
+class RecordingExecutor final : private EmptyModel, public Executor {
  public:
   explicit RecordingExecutor(std::optional<std::string> cannot = std::nullopt)
       : Executor(graph_storage_, plan_storage_), cannot_(std::move(cannot)) {}
@@ -64,8 +71,6 @@ class RecordingExecutor final : public Executor {
   std::optional<std::string> end_failure;
 
  private:
-  Graph graph_storage_;
-  MemoryPlan plan_storage_;
   std::optional<std::string> cannot_;
 };
 
