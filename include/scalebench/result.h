@@ -29,6 +29,13 @@ struct SweepGroup {
   std::vector<std::string> devices;
 };
 
+// sparse: a tied table's dense part reduced as soon as it is written, its lookups' rows apart after the backward
+// pass, at most min(table rows, ranks x ids) of them (a fixed count, so that the step can be captured); dense: the
+// whole gradient after its last node, as PyTorch DDP does; auto: sparse for a table where that bound is at most
+// half its rows (where the late half crosses the wire at most half as large), dense elsewhere.
+enum class EmbeddingGradMode { kAuto, kSparse, kDense };
+const char* embedding_grad_mode_name(EmbeddingGradMode mode);  // "auto", "sparse", "dense"
+
 struct TrainOptions {
   std::string workload;
   int64_t batch = 0;  // per rank; 0: the workload's reference batch
@@ -45,6 +52,8 @@ struct TrainOptions {
   bool bucket_auto = false;  // --bucket-mb auto: chosen by measurement (bucket_auto.h); bucket_bytes the fallback
   bool overlap = true;                      // false: every bucket reduced after the backward pass
   DType grad_dtype = DType::kFloat32;       // kBFloat16: gradients rounded to bf16 for the all-reduce
+  // --embedding-grad: how a tied embedding table's gradient is reduced (src/core/ops/embedding_rows.h).
+  EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto;
   bool comm_high_priority = false;          // the all-reduces' stream at CUDA's greatest priority
   bool profile = true;                      // one extra solo step timed node by node on every rank
   bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
@@ -156,6 +165,17 @@ struct TrainingReport {
   double train_flops_per_step = 0;  // per rank, matrix products forward and backward
   uint64_t plan_bytes = 0;
   std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)
+  // What each entry of bucket_bytes (and of a rank's bucket_ms and timelines) reduces: "bucket" (gradients), or a
+  // tied table's "row flags" (int32 max) and "rows" (its lookups' packed rows; --embedding-grad sparse).
+  std::vector<std::string> reduction_kinds;
+  // --embedding-grad: how the tied embedding tables' gradients crossed the wire in the dp phase.
+  struct EmbeddingGrad {
+    bool sparse = false;            // rows reduced apart
+    int tables = 0;                 // tied tables in the graph
+    int64_t rows = 0, table_rows = 0;  // of all tables: rows exchanged per reduction (at most), rows in the tables
+    std::string dense_because;      // asked for sparse but reduced dense: why ("" otherwise)
+  };
+  EmbeddingGrad embedding_grad;
   std::optional<BucketAuto> bucket_auto;  // with --bucket-mb auto
   double peak_tflops = 0;               // datasheet dense peak at this precision; 0: unknown device
   // Results.

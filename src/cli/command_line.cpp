@@ -172,7 +172,7 @@ std::string canonical_form(const CommandLine& cl) {
             ";recompute=" + std::to_string(r.recompute) + ";optimizer=" + r.optimizer +
             ";clip=" + std::to_string(r.clip_norm) + ";min_time=" + std::to_string(r.min_time_seconds) +
             ";bucket=" + (r.bucket_auto ? std::string("auto") : std::to_string(r.bucket_mb)) + ";no_overlap=" + std::to_string(r.no_overlap) +
-            ";grad_dtype=" + r.grad_dtype + ";comm_priority=" + r.comm_priority + ";cuda_graph=" + r.cuda_graph + ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
+            ";grad_dtype=" + r.grad_dtype + ";embedding_grad=" + r.embedding_grad + ";comm_priority=" + r.comm_priority + ";cuda_graph=" + r.cuda_graph + ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
             ";check_steps=" + std::to_string(r.check_steps) + ";gpus_sweep=" + r.gpus_sweep +
             ";concurrent_groups=" + std::to_string(r.concurrent_groups) + ";phases=";
     for (const std::string& phase : r.phases) text += phase + ",";
@@ -297,6 +297,12 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--grad-dtype", result.run.grad_dtype,
                   "Element type of the gradient all-reduce: fp32 (default) or bf16 (half the bytes)")
       ->check(CLI::IsMember({"fp32", "bf16"}));
+  run->add_option("--embedding-grad", result.run.embedding_grad,
+                  "A tied embedding table's gradient: sparse (its dense part reduced as soon as the output projection "
+                  "writes it, its lookups' rows apart after the backward pass, at most ranks x ids of them), dense "
+                  "(the whole table after its last node, as PyTorch DDP) or auto (default: sparse where ranks x ids "
+                  "is at most half the table's rows)")
+      ->check(CLI::IsMember({"auto", "sparse", "dense"}));
   run->add_option("--comm-priority", result.run.comm_priority,
                   "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")
       ->check(CLI::IsMember({"high", "normal"}));

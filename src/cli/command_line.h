@@ -44,6 +44,7 @@ struct RunOptions {
   bool bucket_auto = false;        // --bucket-mb auto: chosen by measurement at run time
   bool no_overlap = false;         // all-reduce after the backward pass instead of during it
   std::string grad_dtype = "fp32";  // fp32 | bf16: the all-reduce's element type
+  std::string embedding_grad = "auto";  // auto | sparse | dense: how a tied embedding table's gradient is reduced
   std::string comm_priority = "normal";  // high | normal: the gradient all-reduces' stream priority
   std::string cuda_graph = "auto";       // auto | on | off: steps replayed from one captured graph (issue 25)
   std::string trace_path;          // "": none; the dp phase as a Chrome/Perfetto trace

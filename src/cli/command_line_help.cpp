@@ -26,7 +26,7 @@ const std::map<std::string, std::string>& placeholders() {
       {"device", "DEVICE"},   {"backend", "BACKEND"}, {"emulate", "MODE"},     {"scale", "SCALE"},
       {"optimizer", "NAME"},  {"precision", "PRECISION"}, {"grad-dtype", "DTYPE"}, {"comm-priority", "PRIORITY"},
       {"dtype", "DTYPE"},     {"redop", "OP"},        {"gpu", "NAME"},         {"gpus", "N"},
-      {"cuda-graph", "MODE"}, {"gpus-sweep", "LIST"},
+      {"cuda-graph", "MODE"}, {"gpus-sweep", "LIST"}, {"embedding-grad", "MODE"},
   };
   return kPlaceholders;
 }

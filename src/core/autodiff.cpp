@@ -2,10 +2,13 @@
 #include "scalebench/autodiff.h"
 
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "scalebench/error.h"
 #include "src/core/ops/backward_rule.h"
+#include "src/core/ops/embedding.h"
+#include "src/core/ops/embedding_rows.h"
 #include "src/core/ops/op_registry.h"
 
 namespace sb {
@@ -33,6 +36,7 @@ class Differentiator {
       throw UsageError("the loss must be the output of a loss op (" + loss_op_names() + ")");
     }
     mark_relevant(loss_node);
+    find_tied_tables();
     zero_fill_unused_parameters();
     unit_gradient_.assign(graph_.tensors().size(), false);
     unit_gradient_[static_cast<size_t>(loss_)] = true;
@@ -157,9 +161,95 @@ class Differentiator {
     if (contribution.tensor == kNoTensor || !differentiable(graph_.tensor(input)) || !needs_gradient(input)) return;
     auto& list = contributions_[static_cast<size_t>(input)];
     list.push_back(contribution);
+    const auto tied = tied_.find(input);
+    if (tied != tied_.end()) add_tied_contribution(input, tied->second, contribution);
     if (graph_.tensor(input).role == TensorRole::kParameter && static_cast<int>(list.size()) == uses_[static_cast<size_t>(input)]) {
-      finalize_parameter(input);
+      if (tied != tied_.end()) {
+        finalize_tied_table(input, tied->second);
+      } else {
+        finalize_parameter(input);
+      }
     }
+  }
+
+  // ---- Tied embedding tables (src/core/ops/embedding_rows.h): grad = dense + late, the two written apart.
+  struct TiedTable {
+    std::vector<TensorId> ids;  // the lookups' ids, in forward order
+    int64_t padding_idx = -1;   // the lookups' common padding_idx, or none when they differ
+    int dense_uses = 0;         // contributions from anything but a lookup
+    std::vector<Contribution> dense, late;
+    TensorId gradient = kNoTensor, dense_part = kNoTensor, flags = kNoTensor, rows = kNoTensor;
+  };
+
+  // A trained fp32 table read by embedding lookups and by something else (the output projection): its lookups'
+  // gradients arrive last and touch only the batch's rows, the rest early. Each such table gets its flags marked
+  // first thing in the backward pass, from the ids alone.
+  void find_tied_tables() {
+    for (const Node& node : forward_) {
+      if (node.op != "embedding" || !node_relevant(node)) continue;
+      const TensorId table = node.inputs[1];
+      const TensorInfo& info = graph_.tensor(table);
+      if (info.role != TensorRole::kParameter || info.dtype != DType::kFloat32 || !needs_gradient(table)) continue;
+      TiedTable& tied = tied_[table];
+      const int64_t padding = embedding_params(node).padding_idx;
+      tied.padding_idx = tied.ids.empty() || tied.padding_idx == padding ? padding : -1;
+      tied.ids.push_back(node.inputs[0]);
+    }
+    for (auto it = tied_.begin(); it != tied_.end();) {
+      it->second.dense_uses = uses_[static_cast<size_t>(it->first)] - static_cast<int>(it->second.ids.size());
+      it = it->second.dense_uses > 0 ? std::next(it) : tied_.erase(it);  // lookups alone: nothing to split
+    }
+    for (auto& [table, tied] : tied_) {
+      tied.flags = row_list(table, "_rows_flags");
+      context_.emit(Node{"embedding_rows_mark", tied.ids, {tied.flags}, encode(rows_params(table, tied)), true});
+    }
+  }
+
+  // An int32 activation with one entry per row of the table (its flags, its row list).
+  TensorId row_list(TensorId table, const std::string& suffix) {
+    TensorInfo info;
+    info.name = "d" + graph_.tensor(table).name + suffix;
+    info.shape = {graph_.tensor(table).shape[0]};
+    info.dtype = DType::kInt32;
+    return graph_.add_tensor(info);
+  }
+
+  EmbeddingRowsParams rows_params(TensorId table, const TiedTable& tied) const {
+    const TensorInfo& info = graph_.tensor(table);
+    return EmbeddingRowsParams{info.shape[0], info.elements() / info.shape[0], tied.padding_idx};
+  }
+
+  // Once every non-lookup contribution is in, their sum is written into the gradient's own bytes (a view of it:
+  // a single fresh contribution becomes that view, no copy), and the marked rows are listed.
+  void add_tied_contribution(TensorId table, TiedTable& tied, const Contribution& contribution) {
+    const Node* producer = context_.backward_producer(contribution.tensor);
+    const bool lookup = contribution.fresh && producer != nullptr && producer->op == "embedding_backward" &&
+                        static_cast<int>(tied.late.size()) < static_cast<int>(tied.ids.size());
+    (lookup ? tied.late : tied.dense).push_back(contribution);
+    if (lookup || static_cast<int>(tied.dense.size()) != tied.dense_uses) return;
+    tied.gradient = context_.gradient_like(table);
+    if (tied.dense.size() == 1 && tied.dense[0].fresh) {
+      tied.dense_part = tied.dense[0].tensor;
+    } else {
+      tied.dense_part = sum(tied.dense, context_.gradient_like(table, "_dense"));
+    }
+    graph_.tensor(tied.dense_part).view_of = tied.gradient;
+    tied.rows = row_list(table, "_rows");
+    context_.emit(Node{"embedding_rows_compact", {tied.flags}, {tied.rows}, encode(rows_params(table, tied)), true});
+  }
+
+  // The lookups' sum (late), its marked rows packed, and added into the dense part in place.
+  void finalize_tied_table(TensorId table, TiedTable& tied) {
+    if (tied.late.size() != tied.ids.size() || tied.gradient == kNoTensor) {
+      throw UsageError("tied table '" + graph_.tensor(table).name + "': " + std::to_string(tied.late.size()) +
+                       " lookup gradients for " + std::to_string(tied.ids.size()) + " lookups");
+    }
+    const TensorId late = tied.late.size() == 1 ? tied.late[0].tensor : sum(tied.late, context_.gradient_like(table, "_late"));
+    const TensorId packed = context_.gradient_like(table, "_rows_packed");
+    const NodeAttributes attributes = encode(rows_params(table, tied));
+    context_.emit(Node{"embedding_rows_gather", {late, tied.rows}, {packed}, attributes, true});
+    context_.emit(Node{"embedding_rows_scatter_add", {tied.dense_part, packed, tied.rows}, {tied.gradient}, attributes, true});
+    register_gradient(table, tied.gradient);
   }
 
   TensorId gradient_of_activation(TensorId id) {
@@ -223,6 +313,7 @@ class Differentiator {
   std::vector<bool> unit_gradient_;
   std::vector<double> gradient_weight_;  // the factor of a loss's unit gradient inside weighted sums
   std::map<TensorId, TensorId> gradients_;
+  std::map<TensorId, TiedTable> tied_;
 };
 
 }  // namespace

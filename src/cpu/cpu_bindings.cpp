@@ -29,6 +29,7 @@ const std::vector<CpuFamilyBinding>& cpu_family_bindings() {
       {"dropout", bind_dropout_cpu},
       {"layernorm", bind_layernorm_cpu},
       {"embedding", bind_embedding_cpu},
+      {"embedding_rows", bind_embedding_rows_cpu},
       {"softmax", bind_softmax_cpu},
       {"cross_entropy", bind_cross_entropy_cpu},
       {"span_loss", bind_span_loss_cpu},

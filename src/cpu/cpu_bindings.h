@@ -62,6 +62,7 @@ void bind_drop_path_cpu(CpuKernelTable& table);
 void bind_dropout_cpu(CpuKernelTable& table);
 void bind_ema_cpu(CpuKernelTable& table);
 void bind_embedding_cpu(CpuKernelTable& table);
+void bind_embedding_rows_cpu(CpuKernelTable& table);
 void bind_frozen_affine_cpu(CpuKernelTable& table);
 void bind_fused_conv_weight_cpu(CpuKernelTable& table);
 void bind_gan_losses_cpu(CpuKernelTable& table);

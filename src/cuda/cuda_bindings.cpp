@@ -37,6 +37,7 @@ const CudaKernelTable& cuda_kernel_table() {
     bind_dropout_cuda(bound);
     bind_layernorm_cuda(bound);
     bind_embedding_cuda(bound);
+    bind_embedding_rows_cuda(bound);
     bind_softmax_cuda(bound);
     bind_cross_entropy_cuda(bound);
     bind_span_loss_cuda(bound);

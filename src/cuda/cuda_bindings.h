@@ -85,6 +85,7 @@ void bind_scale_rows_cuda(CudaKernelTable& table);
 void bind_dropout_cuda(CudaKernelTable& table);
 void bind_layernorm_cuda(CudaKernelTable& table);
 void bind_embedding_cuda(CudaKernelTable& table);
+void bind_embedding_rows_cuda(CudaKernelTable& table);
 void bind_softmax_cuda(CudaKernelTable& table);
 void bind_cross_entropy_cuda(CudaKernelTable& table);
 void bind_span_loss_cuda(CudaKernelTable& table);

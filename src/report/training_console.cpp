@@ -56,6 +56,18 @@ std::string describe_buckets(const std::vector<uint64_t>& sizes) {
   return text;
 }
 
+// How a tied table's gradient crossed the wire (--embedding-grad).
+std::string describe_embedding_grad(const TrainingReport::EmbeddingGrad& e, EmbeddingGradMode mode) {
+  const std::string tables = e.tables == 1 ? "the table's" : std::to_string(e.tables) + " tables'";
+  const std::string asked = std::string("--embedding-grad ") + embedding_grad_mode_name(mode);
+  if (!e.sparse) {
+    return tables + " whole gradient in the buckets, reduced after its last node (" + asked +
+           (e.dense_because.empty() ? std::string(")") : std::string(": dense, as ") + e.dense_because + ")");
+  }
+  return tables + " dense part reduced as soon as it is written; the lookups' rows apart, " + std::to_string(e.rows) +
+         " of " + std::to_string(e.table_rows) + " rows at most per reduction, after the backward pass (" + asked + ")";
+}
+
 void print_phase_row(std::FILE* out, const char* name, const PhaseSummary& s, const TrainingReport& report) {
   std::fprintf(out, "  %-5s %9.2f %9.2f %9.2f %14.1f %14.1f %9.1f %6s\n", name, s.step_ms_p50, s.step_ms_p95,
                s.step_ms_max, s.units_per_s_per_gpu, s.units_per_s_total, s.tflops_per_gpu,
@@ -178,10 +190,17 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
     print_breakdown(out, report);
   }
   if (phase == "comm" || (phase == "dp" && !report.comm.ran)) {
-    std::fprintf(out, "# gradients: %s, %s on the wire, %s\n", describe_buckets(report.bucket_bytes).c_str(),
+    std::vector<uint64_t> buckets;  // the gradient buckets alone: a tied table's row exchange is described below
+    for (size_t b = 0; b < report.bucket_bytes.size(); ++b) {
+      if (b >= report.reduction_kinds.size() || report.reduction_kinds[b] == "bucket") buckets.push_back(report.bucket_bytes[b]);
+    }
+    std::fprintf(out, "# gradients: %s, %s on the wire, %s\n", describe_buckets(buckets).c_str(),
                  report.options.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32",
                  report.options.overlap ? "each all-reduce issued when its last gradient is written (overlap)"
                                         : "all-reduces issued after the backward pass (--no-overlap)");
+  }
+  if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && report.embedding_grad.tables > 0) {
+    std::fprintf(out, "# tied embedding: %s\n", describe_embedding_grad(report.embedding_grad, report.options.embedding_grad).c_str());
   }
   if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && report.bucket_auto) {
     std::fprintf(out, "# bucket size %s\n", describe_bucket_auto(*report.bucket_auto).c_str());

@@ -17,6 +17,17 @@
 namespace sb {
 namespace {
 
+// --embedding-grad: null without a tied table (or without a dp phase's reducer).
+nlohmann::json embedding_grad_json(const TrainingReport& r) {
+  const TrainingReport::EmbeddingGrad& e = r.embedding_grad;
+  if (e.tables == 0) return nullptr;
+  return {{"mode", e.sparse ? "sparse" : "dense"},
+          {"tables", e.tables},
+          {"rows_per_reduction", e.rows},
+          {"table_rows", e.table_rows},
+          {"dense_because", e.dense_because.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.dense_because)}};
+}
+
 // --bucket-mb auto's choice (null without it): the size that ran, or why the default did, each candidate's
 // predicted tail and the all-reduce costs measured.
 nlohmann::json bucket_auto_json(const std::optional<BucketAuto>& choice) {
@@ -105,6 +116,7 @@ json config_json(const TrainingReport& r) {
           {"bucket_mb", static_cast<double>(o.bucket_bytes) / (1 << 20)},
           {"overlap", o.overlap},
           {"grad_dtype", o.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32"},
+          {"embedding_grad", embedding_grad_mode_name(o.embedding_grad)},
           {"comm_priority", o.comm_high_priority ? "high" : "normal"},
           {"cuda_graph", cuda_graph_mode_name(o.cuda_graph)},
           {"check", o.check}};
@@ -293,6 +305,8 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"nranks", r.nranks},
               {"peak_tflops", null_unless(r.peak_tflops > 0, r.peak_tflops)},
               {"buckets_bytes", r.bucket_bytes},
+              {"reduction_kinds", r.reduction_kinds},
+              {"embedding_grad", embedding_grad_json(r)},
               {"bucket_auto", bucket_auto_json(r.bucket_auto)},
               {"phases", phases},
               {"breakdown_ms", breakdown},

@@ -129,7 +129,8 @@ CheckRecord run_dp_check(const TrainOptions& options, const ReplicaOptions& repl
     std::unique_ptr<GradientReducer> reducer;
     if (group.size() > 1) {
       reducer = std::make_unique<GradientReducer>(device, communicator, *replica->executor, options.grad_dtype,
-                                                  options.overlap, options.comm_high_priority);
+                                                  options.overlap, options.comm_high_priority, nullptr,
+                                                  options.embedding_grad);
     }
     train_steps(*replica, options, reducer.get(), &generated, nullptr, nullptr);
     GenerationTensors g;

@@ -7,20 +7,90 @@
 
 namespace sb {
 
+const char* embedding_grad_mode_name(EmbeddingGradMode mode) {
+  switch (mode) {
+    case EmbeddingGradMode::kSparse: return "sparse";
+    case EmbeddingGradMode::kDense: return "dense";
+    case EmbeddingGradMode::kAuto: break;
+  }
+  return "auto";
+}
+
+}  // namespace sb
+
+namespace sb {
+
+namespace {
+
+// The node after which each tensor's bytes are final: its last writer, or the last writer of a view of it (a tied
+// table's dense part is written through a view of its gradient).
+int last_writer_of(const Graph& graph, TensorId id) {
+  int writer = -1;
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    for (TensorId out : graph.nodes()[n].outputs) {
+      if (out == id) writer = static_cast<int>(n);
+    }
+  }
+  return writer;
+}
+
+}  // namespace
+
 GradientReducer::GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype,
-                                 bool overlap, bool high_priority, const std::vector<GradientBucket>* buckets)
+                                 bool overlap, bool high_priority, const std::vector<GradientBucket>* buckets,
+                                 EmbeddingGradMode embedding_grad)
     : device_(device), communicator_(communicator), executor_(executor), wire_dtype_(wire_dtype), overlap_(overlap) {
   if (wire_dtype != DType::kFloat32 && wire_dtype != DType::kBFloat16) {
     throw UsageError(std::string("--grad-dtype must be fp32 or bf16, not ") + dtype_name(wire_dtype));
   }
   buckets_ = buckets != nullptr ? *buckets : executor.plan().buckets;
+  const Graph& graph = executor.graph();
+  const std::vector<EmbeddingRowsExchange> tied = find_embedding_rows_exchanges(graph);
+  tied_tables_ = static_cast<int>(tied.size());
+  for (const EmbeddingRowsExchange& x : tied) tied_table_rows_ += x.vocab;
+  if (embedding_grad != EmbeddingGradMode::kDense) {
+    for (const EmbeddingRowsExchange& x : tied) {
+      // auto: only where the packed rows are at most half the table; the bound is what a captured step can send.
+      const int64_t bound = std::min<int64_t>(x.vocab, static_cast<int64_t>(communicator.size()) * x.ids);
+      if (embedding_grad == EmbeddingGradMode::kAuto && 2 * bound > x.vocab) {
+        sparse_rows_off_because_ = "ranks x the lookups' ids = " + std::to_string(communicator.size() * x.ids) +
+                                   " could touch more than half of the " + std::to_string(x.vocab) + " rows";
+        continue;
+      }
+      exchanges_.push_back(x);
+    }
+    if (!exchanges_.empty() && !overlap) {
+      sparse_rows_off_because_ = "--no-overlap reduces every bucket after the backward pass";
+      exchanges_.clear();
+    }
+  }
+  // A tied table's gradient is ready, as far as its buckets go, once its dense part is written: its rows are added
+  // after their own reduction.
+  const MemoryPlan& plan = executor.plan();
+  std::vector<int> ready = plan.gradient_ready_node;
+  for (const EmbeddingRowsExchange& x : exchanges_) {
+    const auto at = std::find(plan.gradient_order.begin(), plan.gradient_order.end(), x.gradient);
+    ready.at(static_cast<size_t>(at - plan.gradient_order.begin())) = last_writer_of(graph, x.dense);
+  }
+  for (GradientBucket& bucket : buckets_) {
+    bucket.ready_after_node = -1;
+    for (size_t i = bucket.first; i <= bucket.last; ++i) bucket.ready_after_node = std::max(bucket.ready_after_node, ready.at(i));
+  }
   // Ready nodes grow with the backward order already; sorting makes the issue order explicit and stable.
   std::stable_sort(buckets_.begin(), buckets_.end(), [](const GradientBucket& a, const GradientBucket& b) {
     return a.ready_after_node < b.ready_after_node;
   });
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    reductions_.push_back({Reduction::Kind::kBucket, b, buckets_[b].ready_after_node});
+  }
+  for (size_t x = 0; x < exchanges_.size(); ++x) {
+    reductions_.push_back({Reduction::Kind::kRowFlags, x, exchanges_[x].mark_node});
+    reductions_.push_back({Reduction::Kind::kRows, x, exchanges_[x].gather_node});
+  }
+  std::stable_sort(reductions_.begin(), reductions_.end(),
+                   [](const Reduction& a, const Reduction& b) { return a.after_node < b.after_node; });
   // Bucket ranges double as parameter ranges for update(): the planner lays parameters out exactly as their
   // gradients, one region apart.
-  const MemoryPlan& plan = executor.plan();
   for (TensorId gradient : plan.gradient_order) {
     const TensorId parameter = executor.graph().tensor(gradient).gradient_of;
     if (plan.offsets.at(static_cast<size_t>(parameter)) + plan.gradient_region_offset !=
@@ -34,9 +104,15 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     const uint64_t bytes = std::max<uint64_t>(executor.plan().gradient_bytes / 2, 2);
     wire_charge_ = AllocationCharge(bytes, "the bf16 gradient wire buffer");
     wire_buffer_ = communicator.allocate_buffer(device, bytes);
+    int64_t most = 0;
+    for (size_t x = 0; x < exchanges_.size(); ++x) most = std::max(most, exchanged_rows(x) * exchanges_[x].dim);
+    if (most > 0) {
+      rows_wire_charge_ = AllocationCharge(static_cast<uint64_t>(most) * 2, "the bf16 wire buffer of the tied rows");
+      rows_wire_buffer_ = communicator.allocate_buffer(device, static_cast<size_t>(most) * 2);
+    }
   }
   sub_steps_ = executor.graph().sub_step_count();
-  for (size_t b = 0; b < buckets_.size() * sub_steps_; ++b) {
+  for (size_t b = 0; b < reductions_.size() * sub_steps_; ++b) {
     ready_.push_back(device.create_event());
     started_.push_back(device.create_event());
     finished_.push_back(device.create_event());
@@ -53,44 +129,115 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
 GradientReducer::~GradientReducer() {
   device_.synchronize(comm_stream_);
   if (wire_buffer_ != nullptr) communicator_.release_buffer(device_, wire_buffer_);
+  if (rows_wire_buffer_ != nullptr) communicator_.release_buffer(device_, rows_wire_buffer_);
   device_.destroy_stream(comm_stream_);
 }
 
-uint64_t GradientReducer::wire_bytes(size_t reduction) const {
-  const uint64_t bytes = buckets_.at(reduction % buckets_.size()).bytes;
-  return wire_dtype_ == DType::kBFloat16 ? bytes / 2 : bytes;
+int64_t GradientReducer::exchanged_rows(size_t table) const {
+  const EmbeddingRowsExchange& x = exchanges_.at(table);
+  return std::min<int64_t>(x.vocab, static_cast<int64_t>(communicator_.size()) * x.ids);
 }
 
-void GradientReducer::all_reduce(size_t bucket) {
-  const GradientBucket& b = buckets_[bucket];
-  const size_t count = b.bytes / sizeof(float);
-  auto* grads = static_cast<unsigned char*>(executor_.arena_data()) + b.offset;
+const char* GradientReducer::reduction_kind(size_t reduction) const {
+  switch (reductions_.at(reduction % reductions_.size()).kind) {
+    case Reduction::Kind::kRowFlags: return "row flags";
+    case Reduction::Kind::kRows: return "rows";
+    case Reduction::Kind::kBucket: break;
+  }
+  return "bucket";
+}
+
+TrainingReport::EmbeddingGrad GradientReducer::embedding_grad() const {
+  TrainingReport::EmbeddingGrad e;
+  e.tables = tied_tables_;
+  e.table_rows = tied_table_rows_;
+  e.sparse = !exchanges_.empty();
+  for (size_t x = 0; x < exchanges_.size(); ++x) e.rows += exchanged_rows(x);
+  e.dense_because = sparse_rows_off_because_;
+  return e;
+}
+
+uint64_t GradientReducer::wire_bytes(size_t reduction) const {
+  const Reduction& r = reductions_.at(reduction % reductions_.size());
+  const uint64_t element = wire_dtype_ == DType::kBFloat16 ? 2 : 4;
+  switch (r.kind) {
+    case Reduction::Kind::kRowFlags: return static_cast<uint64_t>(exchanges_[r.index].vocab) * sizeof(int32_t);
+    case Reduction::Kind::kRows: return static_cast<uint64_t>(exchanged_rows(r.index) * exchanges_[r.index].dim) * element;
+    case Reduction::Kind::kBucket: break;
+  }
+  return buckets_[r.index].bytes / 4 * element;
+}
+
+// Averages `count` fp32 values in place; on a bf16 wire through `wire` (count bf16s), rounded there first and
+// widened back after. `alone` (the comm phase): the wire buffer is reduced as it is, with no conversion.
+void GradientReducer::all_reduce_floats(void* data, size_t count, void* wire, bool alone) {
   if (wire_dtype_ == DType::kFloat32) {
-    communicator_.all_reduce(grads, grads, count, DType::kFloat32, ReduceOp::kAvg, comm_stream_);
+    communicator_.all_reduce(data, data, count, DType::kFloat32, ReduceOp::kAvg, comm_stream_);
     return;
   }
-  const uint64_t element = (b.offset - executor_.plan().gradient_region_offset) / sizeof(float);
-  void* wire = static_cast<unsigned char*>(wire_buffer_) + element * 2;
-  device_.convert(grads, DType::kFloat32, wire, DType::kBFloat16, count, comm_stream_);
+  if (!alone) device_.convert(data, DType::kFloat32, wire, DType::kBFloat16, count, comm_stream_);
   communicator_.all_reduce(wire, wire, count, DType::kBFloat16, ReduceOp::kAvg, comm_stream_);
-  device_.convert(wire, DType::kBFloat16, grads, DType::kFloat32, count, comm_stream_);
+  if (!alone) device_.convert(wire, DType::kBFloat16, data, DType::kFloat32, count, comm_stream_);
 }
 
-void GradientReducer::issue(size_t bucket, size_t event) {
+void GradientReducer::all_reduce(const Reduction& r, bool alone) {
+  auto* arena = static_cast<unsigned char*>(executor_.arena_data());
+  const MemoryPlan& plan = executor_.plan();
+  if (r.kind == Reduction::Kind::kRowFlags) {
+    // The union of the ranks' rows: every rank then lists, packs and adds the same rows in the same order.
+    const EmbeddingRowsExchange& x = exchanges_[r.index];
+    void* flags = arena + plan.offsets.at(static_cast<size_t>(x.flags));
+    communicator_.all_reduce(flags, flags, static_cast<size_t>(x.vocab), DType::kInt32, ReduceOp::kMax, comm_stream_);
+    return;
+  }
+  if (r.kind == Reduction::Kind::kRows) {
+    const EmbeddingRowsExchange& x = exchanges_[r.index];
+    all_reduce_floats(arena + plan.offsets.at(static_cast<size_t>(x.packed)),
+                      static_cast<size_t>(exchanged_rows(r.index) * x.dim), rows_wire_buffer_, alone);
+    return;
+  }
+  const GradientBucket& b = buckets_[r.index];
+  const uint64_t element = (b.offset - plan.gradient_region_offset) / sizeof(float);
+  void* wire = wire_buffer_ == nullptr ? nullptr : static_cast<unsigned char*>(wire_buffer_) + element * 2;
+  all_reduce_floats(arena + b.offset, b.bytes / sizeof(float), wire, alone);
+}
+
+void GradientReducer::issue(size_t reduction, size_t event) {
   device_.push_range("all-reduce");
   ready_[event]->record(executor_.compute_stream());
   ready_[event]->block(comm_stream_);
   started_[event]->record(comm_stream_);
-  all_reduce(bucket);
+  all_reduce(reductions_[reduction], false);
   finished_[event]->record(comm_stream_);
   device_.pop_range();
 }
 
 void GradientReducer::begin_phase() { phase_start_->record(executor_.compute_stream()); }
 
+// Runs nodes [from, to); a node that uses a reduced exchange (compact: the flags; scatter: the rows) first makes
+// the compute stream wait for that reduction.
+void GradientReducer::run_training_nodes(size_t from, size_t to, size_t first_event) {
+  std::vector<std::pair<size_t, size_t>> waits;  // (node, event of the reduction it waits for)
+  for (size_t r = 0; r < reductions_.size(); ++r) {
+    const Reduction& reduction = reductions_[r];
+    if (reduction.kind == Reduction::Kind::kBucket) continue;
+    const EmbeddingRowsExchange& x = exchanges_[reduction.index];
+    const size_t user =
+        static_cast<size_t>(reduction.kind == Reduction::Kind::kRowFlags ? x.compact_node : x.scatter_node);
+    if (user >= from && user < to) waits.emplace_back(user, first_event + r);
+  }
+  std::sort(waits.begin(), waits.end());
+  for (const auto& [user, event] : waits) {
+    executor_.run_nodes(from, user);
+    finished_[event]->block(executor_.compute_stream());
+    from = user;
+  }
+  executor_.run_nodes(from, to);
+}
+
 void GradientReducer::run_nodes_and_reduce(size_t sub_step) {
   const size_t nodes = executor_.graph().nodes().size();
-  const size_t first_event = sub_step * buckets_.size();
+  const size_t first_event = sub_step * reductions_.size();
   if (sub_step == 0) step_start_->record(executor_.compute_stream());
   device_.push_range("forward");
   size_t next = executor_.forward_node_count();
@@ -99,20 +246,20 @@ void GradientReducer::run_nodes_and_reduce(size_t sub_step) {
   device_.pop_range();
   device_.push_range("backward");
   if (overlap_) {
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      const size_t end = static_cast<size_t>(std::max(buckets_[b].ready_after_node, -1) + 1);
+    for (size_t r = 0; r < reductions_.size(); ++r) {
+      const size_t end = static_cast<size_t>(std::max(reductions_[r].after_node, -1) + 1);
       if (end > next) {
-        executor_.run_nodes(next, end);
+        run_training_nodes(next, end, first_event);
         next = end;
       }
-      issue(b, first_event + b);
+      issue(r, first_event + r);
     }
   }
-  executor_.run_nodes(next, nodes);
+  run_training_nodes(next, nodes, first_event);
   nodes_done_->record(executor_.compute_stream());
   device_.pop_range();
   if (!overlap_) {
-    for (size_t b = 0; b < buckets_.size(); ++b) issue(b, first_event + b);
+    for (size_t r = 0; r < reductions_.size(); ++r) issue(r, first_event + r);
   }
   all_done_->record(comm_stream_);
 }
@@ -124,11 +271,13 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
     executor_.optimizer_step(settings, step);
   } else {
     const uint64_t region = executor_.plan().gradient_region_offset;
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      finished_[sub_step * buckets_.size() + b]->block(executor_.compute_stream());
-      executor_.optimizer_step_range(settings, step,
-                                     static_cast<int64_t>((buckets_[b].offset - region) / sizeof(float)),
-                                     static_cast<int64_t>(buckets_[b].bytes / sizeof(float)));
+    // A tied table's buckets were reduced before its rows were added (on the compute stream, before this).
+    for (size_t r = 0; r < reductions_.size(); ++r) {
+      if (reductions_[r].kind != Reduction::Kind::kBucket) continue;
+      const GradientBucket& bucket = buckets_[reductions_[r].index];
+      finished_[sub_step * reductions_.size() + r]->block(executor_.compute_stream());
+      executor_.optimizer_step_range(settings, step, static_cast<int64_t>((bucket.offset - region) / sizeof(float)),
+                                     static_cast<int64_t>(bucket.bytes / sizeof(float)));
     }
   }
   step_done_->record(executor_.compute_stream());
@@ -139,16 +288,9 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
 }
 
 void GradientReducer::reduce_alone() {
-  for (size_t e = 0; e < buckets_.size() * sub_steps_; ++e) {
-    const size_t b = e % buckets_.size();
+  for (size_t e = 0; e < reductions_.size() * sub_steps_; ++e) {
     started_[e]->record(comm_stream_);
-    const GradientBucket& bucket = buckets_[b];
-    const size_t count = bucket.bytes / sizeof(float);
-    void* data = wire_dtype_ == DType::kBFloat16
-                     ? static_cast<unsigned char*>(wire_buffer_) +
-                           (bucket.offset - executor_.plan().gradient_region_offset) / 2
-                     : static_cast<unsigned char*>(executor_.arena_data()) + bucket.offset;
-    communicator_.all_reduce(data, data, count, wire_dtype_, ReduceOp::kAvg, comm_stream_);
+    all_reduce(reductions_[e % reductions_.size()], true);
     finished_[e]->record(comm_stream_);
   }
 }
@@ -184,7 +326,7 @@ GradientReducer::Timeline GradientReducer::timeline() const {
 }
 
 double GradientReducer::span_ms() const {
-  return buckets_.empty() ? 0.0 : finished_.back()->milliseconds_since(*started_.front());
+  return reductions_.empty() ? 0.0 : finished_.back()->milliseconds_since(*started_.front());
 }
 
 }  // namespace sb

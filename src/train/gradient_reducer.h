@@ -7,9 +7,19 @@
 // wire type each bucket is rounded into a bf16 buffer, averaged there and widened back. A step of S sub-steps
 // (graph.h, SubStep) reduces its buckets S times, once per sub-step's training pass: every (sub-step, bucket)
 // pair has its own events, so a step's timeline and bucket durations hold S · buckets reductions.
+//
+// A tied embedding table's gradient (src/core/ops/embedding_rows.h) is reduced in two halves when `embedding_grad`
+// says so (sparse; auto where min(vocab, ranks x ids) is at most half the table) and buckets overlap the backward
+// pass: its dense part as ordinary buckets, ready as soon as the output
+// projection wrote it; the lookups' rows as two more reductions per table: the ranks' row flags (max, int32,
+// issued after the mark node, waited for by the compact node) and the packed rows (averaged, issued after the
+// gather node, waited for by the scatter node), the first min(vocab, ranks x ids) rows only. Those two count as
+// reductions of their own in every per-reduction list (durations, timeline, wire bytes). Off, or without
+// overlap, the whole gradient is one set of buckets ready after its last node, as before.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "scalebench/allocation_budget.h"
@@ -17,6 +27,8 @@
 #include "scalebench/device.h"
 #include "scalebench/executor.h"
 #include "scalebench/planner.h"
+#include "scalebench/result.h"
+#include "src/core/ops/embedding_rows.h"
 
 namespace sb {
 
@@ -25,7 +37,8 @@ class GradientReducer {
   // `high_priority`: the communication stream from Device::create_high_priority_stream. `buckets`: the plan's
   // (nullptr), or others cut from the same gradient layout (cut_gradient_buckets: --bucket-mb auto's choice).
   GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype, bool overlap,
-                  bool high_priority = false, const std::vector<GradientBucket>* buckets = nullptr);
+                  bool high_priority = false, const std::vector<GradientBucket>* buckets = nullptr,
+                  EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -61,13 +74,29 @@ class GradientReducer {
   // Marks the origin of the phase's timeline on the compute stream (the steps' step_start_ms count from it).
   void begin_phase();
 
-  // Reductions per step: the plan's buckets once per sub-step (the buckets themselves without sub-steps).
-  size_t bucket_count() const { return buckets_.size() * sub_steps_; }
+  // Reductions per step: the plan's buckets (and the tables' flags and rows) once per sub-step.
+  size_t bucket_count() const { return reductions_.size() * sub_steps_; }
   uint64_t wire_bytes(size_t reduction) const;  // bytes on the wire: halved for bf16
+  // The tied tables whose lookups' rows are reduced apart (0 when dense or when sparse does not apply), and
+  // why it does not apply when asked for (empty otherwise).
+  // "bucket", "row flags" or "rows" (TrainingReport::reduction_kinds), for reduction < bucket_count().
+  const char* reduction_kind(size_t reduction) const;
+  // How the tied tables' gradients are reduced (TrainingReport::EmbeddingGrad; tables 0 without any).
+  TrainingReport::EmbeddingGrad embedding_grad() const;
 
  private:
-  void issue(size_t bucket, size_t event);
-  void all_reduce(size_t bucket);
+  // What the communication stream reduces, in issue order within a sub-step.
+  struct Reduction {
+    enum class Kind { kBucket, kRowFlags, kRows } kind = Kind::kBucket;
+    size_t index = 0;     // into buckets_ (kBucket) or exchanges_
+    int after_node = -1;  // issued once this node has run
+  };
+  void issue(size_t reduction, size_t event);
+  void all_reduce(const Reduction& reduction, bool alone);
+  void all_reduce_floats(void* data, size_t count, void* wire, bool alone);
+  void run_training_nodes(size_t from, size_t to, size_t first_event);
+  // The most rows of a table's packed exchange one step reduces: min(vocab, ranks x ids).
+  int64_t exchanged_rows(size_t table) const;
 
   Device& device_;
   Communicator& communicator_;
@@ -77,6 +106,13 @@ class GradientReducer {
   size_t sub_steps_ = 1;
   StreamHandle comm_stream_ = nullptr;
   std::vector<GradientBucket> buckets_;  // by ready node, the order every rank issues them in
+  std::vector<EmbeddingRowsExchange> exchanges_;  // the tied tables reduced as rows
+  std::vector<Reduction> reductions_;    // buckets and the exchanges' two reductions, by the node they follow
+  std::string sparse_rows_off_because_;
+  int tied_tables_ = 0;
+  int64_t tied_table_rows_ = 0;
+  void* rows_wire_buffer_ = nullptr;     // bf16 copy of the largest packed exchange (bf16 wire only)
+  AllocationCharge rows_wire_charge_;
   AllocationCharge wire_charge_;         // the allocation budget's count of wire_buffer_
   void* wire_buffer_ = nullptr;          // bf16 copy of the gradient region (bf16 wire only)
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;  // by sub-step · buckets + bucket

@@ -90,7 +90,8 @@ void run_sweep_point(const TrainOptions& options, size_t index, ProcessGroup& wo
   std::unique_ptr<GradientReducer> reducer;
   agree_on([&] {
     reducer = std::make_unique<GradientReducer>(device, *team.communicator, *replica.executor, options.grad_dtype,
-                                                options.overlap, options.comm_high_priority, &buckets);
+                                                options.overlap, options.comm_high_priority, &buckets,
+                                                options.embedding_grad);
   });
   if (options.comm) {
     record_phase(

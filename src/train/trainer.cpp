@@ -173,8 +173,12 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
         }
       }
       GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap,
-                              options.comm_high_priority, &chosen_buckets);
-      for (size_t b = 0; b < reducer.bucket_count(); ++b) report.bucket_bytes.push_back(reducer.wire_bytes(b));
+                              options.comm_high_priority, &chosen_buckets, options.embedding_grad);
+      for (size_t b = 0; b < reducer.bucket_count(); ++b) {
+        report.bucket_bytes.push_back(reducer.wire_bytes(b));
+        report.reduction_kinds.push_back(reducer.reduction_kind(b));
+      }
+      report.embedding_grad = reducer.embedding_grad();
       // --gpus-sweep: the sizes between 1 (the solo phase) and N (the phases below) first, each from the initial
       // weights, in the same buckets.
       for (size_t i = 0; i < options.sweep_sizes.size(); ++i) {

@@ -1,7 +1,8 @@
 // The data-parallel gradient average (src/train/gradient_reducer.h) under mpiexec -n 2 and -n 4 on the CPU
 // device: each rank's gradient region after run_nodes_and_reduce() must be the mean of every rank's local
 // gradients, whichever the bucket size and whether buckets go out during or after the backward pass; with
-// a bf16 wire, within bf16 rounding of it.
+// a bf16 wire, within bf16 rounding of it; and whether the tied word embedding's lookups' rows are reduced apart
+// (--embedding-grad sparse, the default) or with the rest of the table (dense).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,9 +25,11 @@ std::vector<float> gradient_region(Replica& replica) {
   return values;
 }
 
-std::unique_ptr<Replica> tiny_replica(Device& device, uint64_t bucket_bytes) {
+// bert_base's tiny batch touches few of its 1,100 words; transformer_big's output projection gives its tied
+// table a dense part that is nonzero everywhere (bert_base's MLM decoder gradient is zero in this set-up).
+std::unique_ptr<Replica> tiny_replica(Device& device, uint64_t bucket_bytes, const char* workload = "bert_base") {
   ReplicaOptions options;
-  options.workload = "bert_base";
+  options.workload = workload;
   options.batch = 2;
   options.scale = WorkloadScale::kTiny;
   options.bucket_bytes = bucket_bytes;
@@ -54,6 +57,8 @@ struct Schedule {
   uint64_t bucket_bytes;
   bool overlap;
   DType wire;
+  bool sparse_rows = true;
+  const char* workload = "bert_base";
 };
 
 class GradientReducerTest : public ::testing::TestWithParam<Schedule> {};
@@ -62,13 +67,28 @@ TEST_P(GradientReducerTest, AveragesEveryRanksGradients) {
   const Schedule schedule = GetParam();
   auto device = make_cpu_device();
   auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
-  std::unique_ptr<Replica> replica = tiny_replica(*device, schedule.bucket_bytes);
+  std::unique_ptr<Replica> replica = tiny_replica(*device, schedule.bucket_bytes, schedule.workload);
   replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
   replica->executor->run();
   const std::vector<float> expected = mean_over_ranks(gradient_region(*replica));
   const std::vector<float> magnitude = mean_over_ranks(gradient_region(*replica), true);
-  GradientReducer reducer(*device, *communicator, *replica->executor, schedule.wire, schedule.overlap);
-  ASSERT_EQ(reducer.bucket_count(), replica->plan.buckets.size());
+  GradientReducer reducer(*device, *communicator, *replica->executor, schedule.wire, schedule.overlap, false, nullptr,
+                          schedule.sparse_rows ? EmbeddingGradMode::kSparse : EmbeddingGradMode::kDense);
+  // bert_base ties its word embedding to the MLM decoder: one table. Sparse, it adds two reductions (the ranks'
+  // row flags, then the packed rows), and the rows cross the wire for the batch's words only.
+  const TrainingReport::EmbeddingGrad rows = reducer.embedding_grad();
+  ASSERT_EQ(rows.tables, 1);
+  const bool sparse = schedule.sparse_rows && schedule.overlap;
+  EXPECT_EQ(rows.sparse, sparse);
+  EXPECT_EQ(rows.dense_because.empty(), schedule.overlap || !schedule.sparse_rows) << rows.dense_because;
+  ASSERT_EQ(reducer.bucket_count(), replica->plan.buckets.size() + (sparse ? 2 : 0));
+  if (sparse && std::string(schedule.workload) == "bert_base") {
+    EXPECT_LT(rows.rows, rows.table_rows) << "a tiny batch touches a few of the 1,100 words";
+    EXPECT_EQ(rows.rows % world().size(), 0) << "ranks x the lookups' ids";
+    size_t kinds = 0;
+    for (size_t r = 0; r < reducer.bucket_count(); ++r) kinds += std::string(reducer.reduction_kind(r)) != "bucket";
+    EXPECT_EQ(kinds, 2u);
+  }
   reducer.run_nodes_and_reduce();  // the same step again (same dropout stream), now averaged
   const std::vector<double> bucket_ms = reducer.wait_and_time("the test's all-reduces");
   EXPECT_EQ(bucket_ms.size(), reducer.bucket_count());
@@ -78,15 +98,30 @@ TEST_P(GradientReducerTest, AveragesEveryRanksGradients) {
   // rounded to 8 significant bits (half an ulp: 2^-8 relative each), bounded through the mean magnitude
   // because addends of opposite signs cancel.
   const double relative = schedule.wire == DType::kBFloat16 ? 3.0 / 256 : 1e-6;
+  uint64_t tied_begin = 0, tied_end = 0;  // a sparse tied table's gradient, in elements of the region
+  if (sparse) {
+    const EmbeddingRowsExchange x = find_embedding_rows_exchanges(replica->graph).at(0);
+    tied_begin = (replica->plan.offsets.at(static_cast<size_t>(x.gradient)) - replica->plan.gradient_region_offset) / 4;
+    tied_end = tied_begin + static_cast<uint64_t>(x.vocab * x.dim);
+  }
   int64_t wrong = 0;
   for (size_t i = 0; i < expected.size(); ++i) {
-    const double tolerance = relative * magnitude[i] + 1e-30;
+    double tolerance = relative * magnitude[i] + 1e-30;
+    // A sparse table's touched rows on a bf16 wire: two roundings, of the dense part's average and of the rows',
+    // each within 2^-8 of its own size; the two parts may cancel in the sum, so bound them by the larger of the
+    // mean magnitude and the result, twice.
+    if (schedule.wire == DType::kBFloat16 && i >= tied_begin && i < tied_end) {
+      tolerance = 2 * relative * std::max<double>(magnitude[i], std::fabs(reduced[i])) + 1e-30;
+    }
     if (std::fabs(static_cast<double>(reduced[i]) - expected[i]) > tolerance) ++wrong;
   }
   EXPECT_EQ(wrong, 0) << "of " << expected.size() << " gradient elements";
   if (schedule.wire == DType::kBFloat16) {  // the average travelled as bf16: every result is a widened bf16
+    // (but a sparse tied table's touched rows: the sum of two, its dense part's and its rows')
     int64_t wider = 0;
-    for (float v : reduced) {
+    for (size_t i = 0; i < reduced.size(); ++i) {
+      if (i >= tied_begin && i < tied_end) continue;
+      const float v = reduced[i];
       uint32_t bits = 0;
       std::memcpy(&bits, &v, sizeof bits);
       wider += (bits & 0xFFFFu) != 0;
@@ -102,23 +137,33 @@ TEST(GradientReducer, ScheduleDoesNotChangeTheResult) {
   auto device = make_cpu_device();
   auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
   std::vector<std::vector<float>> results;
-  for (Schedule schedule : {Schedule{1 << 20, true, DType::kFloat32}, Schedule{1 << 20, false, DType::kFloat32},
-                            Schedule{4096, true, DType::kFloat32}}) {
-    std::unique_ptr<Replica> replica = tiny_replica(*device, schedule.bucket_bytes);
+  for (Schedule schedule :
+       {Schedule{1 << 20, true, DType::kFloat32, false}, Schedule{1 << 20, false, DType::kFloat32, false},
+        Schedule{4096, true, DType::kFloat32, false}, Schedule{1 << 20, true, DType::kFloat32, true},
+        Schedule{4096, true, DType::kFloat32, true}}) {
+    std::unique_ptr<Replica> replica = tiny_replica(*device, schedule.bucket_bytes, "transformer_big");
     replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
-    GradientReducer reducer(*device, *communicator, *replica->executor, schedule.wire, schedule.overlap);
+    GradientReducer reducer(*device, *communicator, *replica->executor, schedule.wire, schedule.overlap, false,
+                            nullptr, schedule.sparse_rows ? EmbeddingGradMode::kSparse : EmbeddingGradMode::kDense);
     reducer.run_nodes_and_reduce();
     reducer.wait_and_time("the test's all-reduces");
     results.push_back(gradient_region(*replica));
   }
+  auto near = [](const std::vector<float>& a, const std::vector<float>& b, const char* what) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_NEAR(a[i], b[i], 1e-6 * (1 + std::fabs(a[i]))) << what << ": element " << i;
+    }
+  };
   EXPECT_EQ(results[0], results[1]) << "after the backward pass instead of during it";
   if (world().size() == 2) {  // a + b == b + a; with more ranks MPI may sum in another order per message size
     EXPECT_EQ(results[0], results[2]) << "small buckets instead of one";
+    EXPECT_EQ(results[3], results[4]) << "sparse rows: small buckets instead of one";
   } else {
-    for (size_t i = 0; i < results[0].size(); ++i) {
-      ASSERT_NEAR(results[0][i], results[2][i], 1e-6 * (1 + std::fabs(results[0][i]))) << "element " << i;
-    }
+    near(results[0], results[2], "small buckets instead of one");
+    near(results[3], results[4], "sparse rows: small buckets instead of one");
   }
+  // The rows reduced apart: avg(dense) + avg(rows) against avg(dense + rows), the same sums in another order.
+  near(results[0], results[3], "sparse rows instead of the dense table");
 }
 
 // update() with overlap runs the optimizer bucket by bucket as each all-reduce finishes; the weights must be
@@ -158,11 +203,18 @@ INSTANTIATE_TEST_SUITE_P(Schedules, GradientReducerTest,
                          ::testing::Values(Schedule{25ull << 20, true, DType::kFloat32},
                                            Schedule{4096, true, DType::kFloat32},
                                            Schedule{4096, false, DType::kFloat32},
-                                           Schedule{4096, true, DType::kBFloat16}),
+                                           Schedule{4096, true, DType::kBFloat16},
+                                           Schedule{25ull << 20, true, DType::kFloat32, false},
+                                           Schedule{4096, true, DType::kBFloat16, false},
+                                           Schedule{25ull << 20, true, DType::kFloat32, true, "transformer_big"},
+                                           Schedule{4096, true, DType::kFloat32, true, "transformer_big"},
+                                           Schedule{4096, true, DType::kBFloat16, true, "transformer_big"},
+                                           Schedule{4096, true, DType::kFloat32, false, "transformer_big"}),
                          [](const ::testing::TestParamInfo<Schedule>& info) {
                            return std::string(info.param.bucket_bytes > 4096 ? "one_bucket" : "small_buckets") +
                                   (info.param.overlap ? "_overlap" : "_after_backward") +
-                                  (info.param.wire == DType::kBFloat16 ? "_bf16" : "_fp32");
+                                  (info.param.wire == DType::kBFloat16 ? "_bf16" : "_fp32") +
+                                  (info.param.sparse_rows ? "" : "_dense_rows") + "_" + info.param.workload;
                          });
 
 }  // namespace

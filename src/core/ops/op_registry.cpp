@@ -24,6 +24,7 @@ const OpDefs& op_registry() {
         &dropout_ops(),
         &layernorm_ops(),
         &embedding_ops(),
+        &embedding_rows_ops(),
         &softmax_ops(),
         &cross_entropy_ops(),
         &span_loss_ops(),

@@ -51,6 +51,7 @@ const OpDefs& select_column_ops();
 const OpDefs& dropout_ops();
 const OpDefs& layernorm_ops();
 const OpDefs& embedding_ops();
+const OpDefs& embedding_rows_ops();
 const OpDefs& softmax_ops();
 const OpDefs& cross_entropy_ops();
 const OpDefs& span_loss_ops();
