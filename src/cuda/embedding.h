@@ -28,7 +28,8 @@ void embedding_forward(const int32_t* ids, const float* table, T* out, int64_t t
 
 // dtable[ids[t]] += dout[t] for every token (dtable is not cleared), except ids equal to padding_idx.
 // Float atomicAdd: repeated ids sum in an order that varies run to run, so the last bits of a row hit many
-// times are not reproducible (the CPU sums them in fp64 and rounds once).
+// times are not reproducible (the CPU sums them in fp64 and rounds once). A table of at most 48 KiB (token types)
+// is summed per block of 32 tokens in shared memory first, then added once per block.
 template <typename T>
 void embedding_backward_accumulate(const int32_t* ids, const T* dout, float* dtable, int64_t tokens, int64_t dim,
                                    int64_t vocab, int64_t padding_idx, cudaStream_t stream);

@@ -174,6 +174,15 @@ TEST(CudaEmbedding, BackwardOddDimNoPadding) {
   check_embedding_backward(513, 37, 7, cpu::kNoPaddingIdx, 42);  // scalar path
 }
 
+// BERT's token types: 2 rows, 16,384 tokens (~8,192 hits each, |sum| ~ 90, so the relative 1e-4 allows ~9e-3:
+// fp32 partial sums of 32 tokens and 512 block adds are ~1e-5 off): the shared-memory path; with a padding row too.
+TEST(CudaEmbedding, BackwardFewRowsHitManyTimes) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  check_embedding_backward(16384, 768, 2, cpu::kNoPaddingIdx, 44);
+  check_embedding_backward(1000, 768, 3, 0, 45);
+  check_embedding_backward(333, 37, 11, 2, 46);  // a token stretch that ends inside a block; odd width
+}
+
 TEST(CudaEmbedding, BackwardBertVocabulary) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   check_embedding_backward(4096, 768, 30522, 0, 43);  // BERT's [PAD] = 0
