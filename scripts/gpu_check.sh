@@ -13,8 +13,9 @@
 #          scripts/gpu_check.sh ddp [steps]    PyTorch DDP (scripts/pytorch_reference.py --ddp) over the host path,
 #                                              sockets and NVLink, same models and shapes (no build)
 #          scripts/gpu_check.sh tune [steps]   gpu-labelled tests, then NVLink overlap experiments (comm stream
-#                                              priority, NCCL_MAX_CTAS), --check and fp16 on the GPUs, and
-#                                              PyTorch DDP over NVLink
+#                                              priority, NCCL_MAX_CTAS, --overlap-ctas 2/4/8, --embedding-grad
+#                                              sparse/dense), --check and fp16 on the GPUs, and PyTorch DDP over
+#                                              NVLink
 #          scripts/gpu_check.sh suite [steps]  gpu-labelled tests, `scalebench suite` on GPU 0 alone (maxbatch,
 #                                              then throughput at the reference and the max batch, every workload),
 #                                              and PyTorch's max batch of transformer_big and bert_base on it
@@ -449,7 +450,11 @@ if [ "$max_bytes" = tune ]; then
   run_gpu_tests
   runs="$out/runs" && mkdir -p "$runs"
   mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)
-  variants=("normal||" "high||--comm-priority high" "ctas8|NCCL_MAX_CTAS=8|" "ctas16|NCCL_MAX_CTAS=16|")
+  # Issue 26's levers beside the default: the all-reduces during the backward pass on 2, 4 or 8 CTAs
+  # (--overlap-ctas, a communicator of their own), and the tied table's rows reduced apart (sparse) or not.
+  variants=("normal||" "high||--comm-priority high" "ctas8|NCCL_MAX_CTAS=8|" "ctas16|NCCL_MAX_CTAS=16|"
+            "overlap_ctas2||--overlap-ctas 2" "overlap_ctas4||--overlap-ctas 4" "overlap_ctas8||--overlap-ctas 8"
+            "rows_sparse||--embedding-grad sparse" "rows_dense||--embedding-grad dense")
   for workload in transformer_big bert_base; do
     for variant in "${variants[@]}"; do
       IFS='|' read -r name environment flags <<< "$variant"

@@ -62,6 +62,9 @@ class Communicator {
 
 struct CommunicatorOptions {
   double timeout_seconds = 300;
+  // NCCL's ncclConfig_t.maxCTAs: at most this many thread blocks per collective (0: the library's choice). Other
+  // backends have no such limit and ignore it (the caller says so).
+  int max_ctas = 0;
 };
 
 // Chooses and builds a backend. kAuto picks nccl on the CUDA device, mpi on the CPU device, local for one

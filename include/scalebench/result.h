@@ -55,6 +55,10 @@ struct TrainOptions {
   // --embedding-grad: how a tied embedding table's gradient is reduced (src/core/ops/embedding_rows.h).
   EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto;
   bool comm_high_priority = false;          // the all-reduces' stream at CUDA's greatest priority
+  // --overlap-ctas N (0: off): the all-reduces issued while the backward pass still runs go through a second NCCL
+  // communicator limited to N thread blocks each (ncclConfig_t.maxCTAs), so that they take fewer SMs from the
+  // backward kernels; those issued after its last node keep NCCL's choice. nccl backend only.
+  int overlap_ctas = 0;
   bool profile = true;                      // one extra solo step timed node by node on every rank
   bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
   int check_steps = 3;
@@ -176,6 +180,8 @@ struct TrainingReport {
     std::string dense_because;      // asked for sparse but reduced dense: why ("" otherwise)
   };
   EmbeddingGrad embedding_grad;
+  // --overlap-ctas asked for on a backend without CTA limits: what the console and JSON say instead ("" otherwise).
+  std::string overlap_ctas_not_applied;
   std::optional<BucketAuto> bucket_auto;  // with --bucket-mb auto
   double peak_tflops = 0;               // datasheet dense peak at this precision; 0: unknown device
   // Results.

@@ -172,7 +172,9 @@ std::string canonical_form(const CommandLine& cl) {
             ";recompute=" + std::to_string(r.recompute) + ";optimizer=" + r.optimizer +
             ";clip=" + std::to_string(r.clip_norm) + ";min_time=" + std::to_string(r.min_time_seconds) +
             ";bucket=" + (r.bucket_auto ? std::string("auto") : std::to_string(r.bucket_mb)) + ";no_overlap=" + std::to_string(r.no_overlap) +
-            ";grad_dtype=" + r.grad_dtype + ";embedding_grad=" + r.embedding_grad + ";comm_priority=" + r.comm_priority + ";cuda_graph=" + r.cuda_graph + ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
+            ";grad_dtype=" + r.grad_dtype + ";embedding_grad=" + r.embedding_grad + ";comm_priority=" + r.comm_priority +
+            ";overlap_ctas=" + std::to_string(r.overlap_ctas) + ";cuda_graph=" + r.cuda_graph +
+            ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
             ";check_steps=" + std::to_string(r.check_steps) + ";gpus_sweep=" + r.gpus_sweep +
             ";concurrent_groups=" + std::to_string(r.concurrent_groups) + ";phases=";
     for (const std::string& phase : r.phases) text += phase + ",";
@@ -303,6 +305,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "(the whole table after its last node, as PyTorch DDP) or auto (default: sparse where ranks x ids "
                   "is at most half the table's rows)")
       ->check(CLI::IsMember({"auto", "sparse", "dense"}));
+  run->add_option("--overlap-ctas", result.run.overlap_ctas,
+                  "At most N thread blocks (NCCL's maxCTAs) for each all-reduce issued while the backward pass "
+                  "still runs, through a second NCCL communicator, so that they take fewer SMs from it; those "
+                  "after its last node keep NCCL's choice (default 0: off; nccl backend only)")
+      ->check(CLI::Range(0, 64));
   run->add_option("--comm-priority", result.run.comm_priority,
                   "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")
       ->check(CLI::IsMember({"high", "normal"}));

@@ -244,11 +244,13 @@ class Differentiator {
       throw UsageError("tied table '" + graph_.tensor(table).name + "': " + std::to_string(tied.late.size()) +
                        " lookup gradients for " + std::to_string(tied.ids.size()) + " lookups");
     }
-    const TensorId late = tied.late.size() == 1 ? tied.late[0].tensor : sum(tied.late, context_.gradient_like(table, "_late"));
+    const TensorId late =
+        tied.late.size() == 1 ? tied.late[0].tensor : sum(tied.late, context_.gradient_like(table, "_late"));
     const TensorId packed = context_.gradient_like(table, "_rows_packed");
     const NodeAttributes attributes = encode(rows_params(table, tied));
     context_.emit(Node{"embedding_rows_gather", {late, tied.rows}, {packed}, attributes, true});
-    context_.emit(Node{"embedding_rows_scatter_add", {tied.dense_part, packed, tied.rows}, {tied.gradient}, attributes, true});
+    context_.emit(
+        Node{"embedding_rows_scatter_add", {tied.dense_part, packed, tied.rows}, {tied.gradient}, attributes, true});
     register_gradient(table, tied.gradient);
   }
 

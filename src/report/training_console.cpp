@@ -192,15 +192,28 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
   if (phase == "comm" || (phase == "dp" && !report.comm.ran)) {
     std::vector<uint64_t> buckets;  // the gradient buckets alone: a tied table's row exchange is described below
     for (size_t b = 0; b < report.bucket_bytes.size(); ++b) {
-      if (b >= report.reduction_kinds.size() || report.reduction_kinds[b] == "bucket") buckets.push_back(report.bucket_bytes[b]);
+      if (b >= report.reduction_kinds.size() || report.reduction_kinds[b] == "bucket") {
+        buckets.push_back(report.bucket_bytes[b]);
+      }
     }
     std::fprintf(out, "# gradients: %s, %s on the wire, %s\n", describe_buckets(buckets).c_str(),
                  report.options.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32",
                  report.options.overlap ? "each all-reduce issued when its last gradient is written (overlap)"
                                         : "all-reduces issued after the backward pass (--no-overlap)");
   }
+  if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && report.options.overlap_ctas > 0) {
+    if (report.overlap_ctas_not_applied.empty()) {
+      std::fprintf(out,
+                   "# all-reduces issued during the backward pass: at most %d CTAs each (a second NCCL communicator, "
+                   "--overlap-ctas); after its last node: NCCL's choice\n",
+                   report.options.overlap_ctas);
+    } else {
+      std::fprintf(out, "# %s\n", report.overlap_ctas_not_applied.c_str());
+    }
+  }
   if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && report.embedding_grad.tables > 0) {
-    std::fprintf(out, "# tied embedding: %s\n", describe_embedding_grad(report.embedding_grad, report.options.embedding_grad).c_str());
+    std::fprintf(out, "# tied embedding: %s\n",
+                 describe_embedding_grad(report.embedding_grad, report.options.embedding_grad).c_str());
   }
   if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && report.bucket_auto) {
     std::fprintf(out, "# bucket size %s\n", describe_bucket_auto(*report.bucket_auto).c_str());

@@ -118,6 +118,7 @@ json config_json(const TrainingReport& r) {
           {"grad_dtype", o.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32"},
           {"embedding_grad", embedding_grad_mode_name(o.embedding_grad)},
           {"comm_priority", o.comm_high_priority ? "high" : "normal"},
+          {"overlap_ctas", o.overlap_ctas},
           {"cuda_graph", cuda_graph_mode_name(o.cuda_graph)},
           {"check", o.check}};
 }
@@ -307,6 +308,9 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"buckets_bytes", r.bucket_bytes},
               {"reduction_kinds", r.reduction_kinds},
               {"embedding_grad", embedding_grad_json(r)},
+              {"overlap_ctas_not_applied", r.overlap_ctas_not_applied.empty()
+                                               ? nlohmann::json(nullptr)
+                                               : nlohmann::json(r.overlap_ctas_not_applied)},
               {"bucket_auto", bucket_auto_json(r.bucket_auto)},
               {"phases", phases},
               {"breakdown_ms", breakdown},

@@ -7,6 +7,7 @@
 #include "scalebench/error.h"
 #include "src/train/generation_replay.h"
 #include "src/train/gradient_reducer.h"
+#include "src/train/overlap_communicator.h"
 #include "src/train/phase_steps.h"
 
 namespace sb {
@@ -126,11 +127,13 @@ CheckRecord run_dp_check(const TrainOptions& options, const ReplicaOptions& repl
     initial = read_parameters(*replica);
     record.linear_batchnorm_activations = replica->linear_batchnorm_activations;
     weight_losses_by_global_rows(group, *replica, true);
+    std::unique_ptr<Communicator> during_backward;
     std::unique_ptr<GradientReducer> reducer;
     if (group.size() > 1) {
+      during_backward = make_overlap_communicator(options, communicator, group, device, nullptr);
       reducer = std::make_unique<GradientReducer>(device, communicator, *replica->executor, options.grad_dtype,
                                                   options.overlap, options.comm_high_priority, nullptr,
-                                                  options.embedding_grad);
+                                                  options.embedding_grad, during_backward.get());
     }
     train_steps(*replica, options, reducer.get(), &generated, nullptr, nullptr);
     GenerationTensors g;

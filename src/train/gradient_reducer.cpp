@@ -16,14 +16,9 @@ const char* embedding_grad_mode_name(EmbeddingGradMode mode) {
   return "auto";
 }
 
-}  // namespace sb
-
-namespace sb {
-
 namespace {
 
-// The node after which each tensor's bytes are final: its last writer, or the last writer of a view of it (a tied
-// table's dense part is written through a view of its gradient).
+// The last node that writes `id` (a tied table's dense part: the node that completes it), or -1.
 int last_writer_of(const Graph& graph, TensorId id) {
   int writer = -1;
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
@@ -34,12 +29,39 @@ int last_writer_of(const Graph& graph, TensorId id) {
   return writer;
 }
 
+// The tied tables whose lookups' rows are reduced apart under `mode`; *dense_because says why one is not.
+std::vector<EmbeddingRowsExchange> row_exchanges(const std::vector<EmbeddingRowsExchange>& tied, EmbeddingGradMode mode,
+                                                 int ranks, bool overlap, std::string* dense_because) {
+  std::vector<EmbeddingRowsExchange> chosen;
+  if (mode == EmbeddingGradMode::kDense) return chosen;
+  for (const EmbeddingRowsExchange& x : tied) {
+    // auto: only where the packed rows are at most half the table; the bound is what a captured step can send.
+    const int64_t bound = std::min<int64_t>(x.vocab, static_cast<int64_t>(ranks) * x.ids);
+    if (mode == EmbeddingGradMode::kAuto && 2 * bound > x.vocab) {
+      *dense_because = "ranks x the lookups' ids = " + std::to_string(static_cast<int64_t>(ranks) * x.ids) +
+                       " could touch more than half of the " + std::to_string(x.vocab) + " rows";
+      continue;
+    }
+    chosen.push_back(x);
+  }
+  if (!chosen.empty() && !overlap) {
+    *dense_because = "--no-overlap reduces every bucket after the backward pass";
+    chosen.clear();
+  }
+  return chosen;
+}
+
 }  // namespace
 
 GradientReducer::GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype,
                                  bool overlap, bool high_priority, const std::vector<GradientBucket>* buckets,
-                                 EmbeddingGradMode embedding_grad)
-    : device_(device), communicator_(communicator), executor_(executor), wire_dtype_(wire_dtype), overlap_(overlap) {
+                                 EmbeddingGradMode embedding_grad, Communicator* during_backward)
+    : device_(device),
+      communicator_(communicator),
+      during_backward_(during_backward),
+      executor_(executor),
+      wire_dtype_(wire_dtype),
+      overlap_(overlap) {
   if (wire_dtype != DType::kFloat32 && wire_dtype != DType::kBFloat16) {
     throw UsageError(std::string("--grad-dtype must be fp32 or bf16, not ") + dtype_name(wire_dtype));
   }
@@ -48,22 +70,7 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   const std::vector<EmbeddingRowsExchange> tied = find_embedding_rows_exchanges(graph);
   tied_tables_ = static_cast<int>(tied.size());
   for (const EmbeddingRowsExchange& x : tied) tied_table_rows_ += x.vocab;
-  if (embedding_grad != EmbeddingGradMode::kDense) {
-    for (const EmbeddingRowsExchange& x : tied) {
-      // auto: only where the packed rows are at most half the table; the bound is what a captured step can send.
-      const int64_t bound = std::min<int64_t>(x.vocab, static_cast<int64_t>(communicator.size()) * x.ids);
-      if (embedding_grad == EmbeddingGradMode::kAuto && 2 * bound > x.vocab) {
-        sparse_rows_off_because_ = "ranks x the lookups' ids = " + std::to_string(communicator.size() * x.ids) +
-                                   " could touch more than half of the " + std::to_string(x.vocab) + " rows";
-        continue;
-      }
-      exchanges_.push_back(x);
-    }
-    if (!exchanges_.empty() && !overlap) {
-      sparse_rows_off_because_ = "--no-overlap reduces every bucket after the backward pass";
-      exchanges_.clear();
-    }
-  }
+  exchanges_ = row_exchanges(tied, embedding_grad, communicator.size(), overlap, &sparse_rows_off_because_);
   // A tied table's gradient is ready, as far as its buckets go, once its dense part is written: its rows are added
   // after their own reduction.
   const MemoryPlan& plan = executor.plan();
@@ -74,7 +81,9 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   }
   for (GradientBucket& bucket : buckets_) {
     bucket.ready_after_node = -1;
-    for (size_t i = bucket.first; i <= bucket.last; ++i) bucket.ready_after_node = std::max(bucket.ready_after_node, ready.at(i));
+    for (size_t i = bucket.first; i <= bucket.last; ++i) {
+      bucket.ready_after_node = std::max(bucket.ready_after_node, ready.at(i));
+    }
   }
   // Ready nodes grow with the backward order already; sorting makes the issue order explicit and stable.
   std::stable_sort(buckets_.begin(), buckets_.end(), [](const GradientBucket& a, const GradientBucket& b) {
@@ -89,6 +98,8 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   }
   std::stable_sort(reductions_.begin(), reductions_.end(),
                    [](const Reduction& a, const Reduction& b) { return a.after_node < b.after_node; });
+  const int last_node = static_cast<int>(graph.nodes().size()) - 1;
+  for (Reduction& r : reductions_) r.during_backward = overlap && r.after_node < last_node;
   // Bucket ranges double as parameter ranges for update(): the planner lays parameters out exactly as their
   // gradients, one region apart.
   for (TensorId gradient : plan.gradient_order) {
@@ -162,7 +173,8 @@ uint64_t GradientReducer::wire_bytes(size_t reduction) const {
   const uint64_t element = wire_dtype_ == DType::kBFloat16 ? 2 : 4;
   switch (r.kind) {
     case Reduction::Kind::kRowFlags: return static_cast<uint64_t>(exchanges_[r.index].vocab) * sizeof(int32_t);
-    case Reduction::Kind::kRows: return static_cast<uint64_t>(exchanged_rows(r.index) * exchanges_[r.index].dim) * element;
+    case Reduction::Kind::kRows:
+      return static_cast<uint64_t>(exchanged_rows(r.index) * exchanges_[r.index].dim) * element;
     case Reduction::Kind::kBucket: break;
   }
   return buckets_[r.index].bytes / 4 * element;
@@ -170,14 +182,19 @@ uint64_t GradientReducer::wire_bytes(size_t reduction) const {
 
 // Averages `count` fp32 values in place; on a bf16 wire through `wire` (count bf16s), rounded there first and
 // widened back after. `alone` (the comm phase): the wire buffer is reduced as it is, with no conversion.
-void GradientReducer::all_reduce_floats(void* data, size_t count, void* wire, bool alone) {
+void GradientReducer::all_reduce_floats(Communicator& communicator, void* data, size_t count, void* wire,
+                                        bool alone) {
   if (wire_dtype_ == DType::kFloat32) {
-    communicator_.all_reduce(data, data, count, DType::kFloat32, ReduceOp::kAvg, comm_stream_);
+    communicator.all_reduce(data, data, count, DType::kFloat32, ReduceOp::kAvg, comm_stream_);
     return;
   }
   if (!alone) device_.convert(data, DType::kFloat32, wire, DType::kBFloat16, count, comm_stream_);
-  communicator_.all_reduce(wire, wire, count, DType::kBFloat16, ReduceOp::kAvg, comm_stream_);
+  communicator.all_reduce(wire, wire, count, DType::kBFloat16, ReduceOp::kAvg, comm_stream_);
   if (!alone) device_.convert(wire, DType::kBFloat16, data, DType::kFloat32, count, comm_stream_);
+}
+
+Communicator& GradientReducer::communicator_for(const Reduction& reduction) {
+  return during_backward_ != nullptr && reduction.during_backward ? *during_backward_ : communicator_;
 }
 
 void GradientReducer::all_reduce(const Reduction& r, bool alone) {
@@ -187,19 +204,20 @@ void GradientReducer::all_reduce(const Reduction& r, bool alone) {
     // The union of the ranks' rows: every rank then lists, packs and adds the same rows in the same order.
     const EmbeddingRowsExchange& x = exchanges_[r.index];
     void* flags = arena + plan.offsets.at(static_cast<size_t>(x.flags));
-    communicator_.all_reduce(flags, flags, static_cast<size_t>(x.vocab), DType::kInt32, ReduceOp::kMax, comm_stream_);
+    communicator_for(r).all_reduce(flags, flags, static_cast<size_t>(x.vocab), DType::kInt32, ReduceOp::kMax,
+                                   comm_stream_);
     return;
   }
   if (r.kind == Reduction::Kind::kRows) {
     const EmbeddingRowsExchange& x = exchanges_[r.index];
-    all_reduce_floats(arena + plan.offsets.at(static_cast<size_t>(x.packed)),
+    all_reduce_floats(communicator_for(r), arena + plan.offsets.at(static_cast<size_t>(x.packed)),
                       static_cast<size_t>(exchanged_rows(r.index) * x.dim), rows_wire_buffer_, alone);
     return;
   }
   const GradientBucket& b = buckets_[r.index];
   const uint64_t element = (b.offset - plan.gradient_region_offset) / sizeof(float);
   void* wire = wire_buffer_ == nullptr ? nullptr : static_cast<unsigned char*>(wire_buffer_) + element * 2;
-  all_reduce_floats(arena + b.offset, b.bytes / sizeof(float), wire, alone);
+  all_reduce_floats(communicator_for(r), arena + b.offset, b.bytes / sizeof(float), wire, alone);
 }
 
 void GradientReducer::issue(size_t reduction, size_t event) {
@@ -297,6 +315,7 @@ void GradientReducer::reduce_alone() {
 
 std::vector<double> GradientReducer::wait_and_time(const std::string& what) {
   communicator_.wait(comm_stream_, what);
+  if (during_backward_ != nullptr) during_backward_->wait(comm_stream_, what);
   // A replayed step's all-reduces run inside the graph launched on the compute stream, not on comm_stream_:
   // wait there too, with the same timeout, so that a peer that is gone still ends the job.
   communicator_.wait(executor_.compute_stream(), what);

@@ -16,6 +16,10 @@
 // gather node, waited for by the scatter node), the first min(vocab, ranks x ids) rows only. Those two count as
 // reductions of their own in every per-reduction list (durations, timeline, wire bytes). Off, or without
 // overlap, the whole gradient is one set of buckets ready after its last node, as before.
+//
+// `during_backward` (--overlap-ctas, src/train/overlap_communicator.h): a second communicator over the same ranks
+// for the reductions issued while nodes remain to run; the rest, and every reduction without overlap, go through
+// `communicator`. Both are ordered by the one communication stream, so every rank issues the same sequence.
 #pragma once
 
 #include <memory>
@@ -38,7 +42,8 @@ class GradientReducer {
   // (nullptr), or others cut from the same gradient layout (cut_gradient_buckets: --bucket-mb auto's choice).
   GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype, bool overlap,
                   bool high_priority = false, const std::vector<GradientBucket>* buckets = nullptr,
-                  EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto);
+                  EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto,
+                  Communicator* during_backward = nullptr);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -90,16 +95,19 @@ class GradientReducer {
     enum class Kind { kBucket, kRowFlags, kRows } kind = Kind::kBucket;
     size_t index = 0;     // into buckets_ (kBucket) or exchanges_
     int after_node = -1;  // issued once this node has run
+    bool during_backward = false;  // nodes remain to run after it (with overlap): the during_backward communicator
   };
+  Communicator& communicator_for(const Reduction& reduction);
   void issue(size_t reduction, size_t event);
   void all_reduce(const Reduction& reduction, bool alone);
-  void all_reduce_floats(void* data, size_t count, void* wire, bool alone);
+  void all_reduce_floats(Communicator& communicator, void* data, size_t count, void* wire, bool alone);
   void run_training_nodes(size_t from, size_t to, size_t first_event);
   // The most rows of a table's packed exchange one step reduces: min(vocab, ranks x ids).
   int64_t exchanged_rows(size_t table) const;
 
   Device& device_;
   Communicator& communicator_;
+  Communicator* during_backward_ = nullptr;
   Executor& executor_;
   DType wire_dtype_;
   bool overlap_;

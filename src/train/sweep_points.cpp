@@ -13,6 +13,7 @@
 #include "src/train/dp_check.h"
 #include "src/train/dp_phase.h"
 #include "src/train/gradient_reducer.h"
+#include "src/train/overlap_communicator.h"
 #include "src/train/phase_steps.h"
 #include "src/train/step_graph.h"
 
@@ -23,6 +24,7 @@ namespace {
 struct Team {
   std::unique_ptr<ProcessGroup> group;
   std::unique_ptr<Communicator> communicator;
+  std::unique_ptr<Communicator> during_backward;  // --overlap-ctas (nullptr: off, or not nccl)
 };
 
 // Collective over `world`: splits off the groups of `groups` and makes each a communicator of `backend`; a rank
@@ -89,9 +91,10 @@ void run_sweep_point(const TrainOptions& options, size_t index, ProcessGroup& wo
   };
   std::unique_ptr<GradientReducer> reducer;
   agree_on([&] {
+    team.during_backward = make_overlap_communicator(options, *team.communicator, *team.group, device, nullptr);
     reducer = std::make_unique<GradientReducer>(device, *team.communicator, *replica.executor, options.grad_dtype,
                                                 options.overlap, options.comm_high_priority, &buckets,
-                                                options.embedding_grad);
+                                                options.embedding_grad, team.during_backward.get());
   });
   if (options.comm) {
     record_phase(

@@ -13,6 +13,7 @@
 #include "src/train/dp_check.h"
 #include "src/train/dp_phase.h"
 #include "src/train/gradient_reducer.h"
+#include "src/train/overlap_communicator.h"
 #include "src/train/phase_steps.h"
 #include "src/train/replica.h"
 #include "src/train/step_graph.h"
@@ -172,8 +173,11 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
           replica_options.bucket_bytes = chosen;  // --check's replica reduces in the same buckets
         }
       }
+      std::unique_ptr<Communicator> during_backward =
+          make_overlap_communicator(options, communicator, group, device, &report.overlap_ctas_not_applied);
       GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap,
-                              options.comm_high_priority, &chosen_buckets, options.embedding_grad);
+                              options.comm_high_priority, &chosen_buckets, options.embedding_grad,
+                              during_backward.get());
       for (size_t b = 0; b < reducer.bucket_count(); ++b) {
         report.bucket_bytes.push_back(reducer.wire_bytes(b));
         report.reduction_kinds.push_back(reducer.reduction_kind(b));

@@ -5,7 +5,9 @@
 // agreeing) waits for them; this checks on one what the capture itself must get right: the NCCL calls and the
 // comm stream's fork and join inside the graph, the bucket events that time the dp timeline, and the weights.
 // Every workload at tiny scale with small buckets (several per step, so overlap and per-bucket updates run), and
-// bert_base without overlap, with a bf16 wire, and transformer_big in fp16 (device-side loss scaling).
+// bert_base without overlap, with a bf16 wire, and transformer_big in fp16 (device-side loss scaling); the tied
+// table's rows reduced apart (sparse) and not (dense); the all-reduces during the backward pass through a second
+// communicator limited to 2 CTAs (--overlap-ctas).
 // Skips without a GPU. Run: gpu_tests --gtest_filter='*DpStepGraph*'
 #include <gtest/gtest.h>
 
@@ -21,6 +23,7 @@
 #include "scalebench/workload.h"
 #include "src/train/dp_phase.h"
 #include "src/train/gradient_reducer.h"
+#include "src/train/overlap_communicator.h"
 #include "src/train/phase_steps.h"
 #include "src/train/replica.h"
 #include "src/train/step_graph.h"
@@ -37,6 +40,8 @@ struct DpSetup {
   Precision precision = Precision::kBf16;
   bool overlap = true;
   DType wire = DType::kFloat32;
+  EmbeddingGradMode embedding = EmbeddingGradMode::kAuto;
+  int overlap_ctas = 0;
 };
 
 struct DpTrained {
@@ -68,7 +73,17 @@ DpTrained train_dp(const DpSetup& setup, CudaGraphMode mode) {
   replica_options.optimizer_state_buffers = optimizer_state_buffers(options.optimizer.kind);
   std::unique_ptr<Replica> replica = build_replica(replica_options, *device, options.seed, 0, 1001);
   weight_losses_by_global_rows(group, *replica, true);
-  GradientReducer reducer(*device, *communicator, *replica->executor, setup.wire, setup.overlap);
+  options.overlap_ctas = setup.overlap_ctas;
+  std::string not_applied;
+  std::unique_ptr<Communicator> during_backward =
+      make_overlap_communicator(options, *communicator, group, *device, &not_applied);
+  EXPECT_EQ(during_backward != nullptr, setup.overlap_ctas > 0) << not_applied;
+  GradientReducer reducer(*device, *communicator, *replica->executor, setup.wire, setup.overlap, false, nullptr,
+                          setup.embedding, during_backward.get());
+  EXPECT_EQ(reducer.embedding_grad().sparse, setup.embedding == EmbeddingGradMode::kSparse ||
+                                                 (setup.embedding == EmbeddingGradMode::kAuto &&
+                                                  reducer.embedding_grad().dense_because.empty() &&
+                                                  reducer.embedding_grad().tables > 0));
   StepGraph graph(group, *replica->executor, mode, "dp", std::nullopt);
   DpTrained out;
   out.phase = run_dp_phase(group, *replica, reducer, options, graph);
@@ -150,6 +165,22 @@ TEST(DpStepGraphVariants, Bf16Wire) {
 TEST(DpStepGraphVariants, Fp16LossScaling) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   expect_replay_trains_as_eager({"transformer_big", Precision::kFp16});
+}
+
+TEST(DpStepGraphVariants, TiedTableRowsApartAndTogether) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  // The rows' two reductions and the compute stream's waits for them, captured; and the dense table alone.
+  const DpSetup sparse{"transformer_big", Precision::kBf16, true, DType::kFloat32, EmbeddingGradMode::kSparse};
+  EXPECT_EQ(train_dp(sparse, CudaGraphMode::kOn).reductions, train_dp({"transformer_big"}, CudaGraphMode::kOff).reductions)
+      << "auto is sparse here too: one rank's ids touch at most half of the tiny table";
+  expect_replay_trains_as_eager(sparse);
+  expect_replay_trains_as_eager({"transformer_big", Precision::kBf16, true, DType::kFloat32, EmbeddingGradMode::kDense});
+}
+
+TEST(DpStepGraphVariants, AllReducesDuringTheBackwardPassOnTwoCtas) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  // Two NCCL communicators on the one communication stream, the first limited by ncclConfig_t.maxCTAs.
+  expect_replay_trains_as_eager({"bert_base", Precision::kBf16, true, DType::kFloat32, EmbeddingGradMode::kAuto, 2});
 }
 
 }  // namespace
