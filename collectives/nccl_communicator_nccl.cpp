@@ -47,6 +47,14 @@ ncclRedOp_t to_nccl(ReduceOp op) {
   return ncclSum;
 }
 
+// At most `max_ctas` thread blocks per collective (0: NCCL's own choice); minCTAs follows, as NCCL requires
+// minCTAs <= maxCTAs.
+void limit_ctas(ncclConfig_t& config, int max_ctas) {
+  if (max_ctas <= 0) return;
+  config.maxCTAs = max_ctas;
+  config.minCTAs = 1;
+}
+
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(ProcessGroup& group, Device& device, const CommunicatorOptions& options)
@@ -59,6 +67,7 @@ class NcclCommunicator final : public Communicator {
     // Creation is non-blocking so that a rank that never joins costs a timeout, not a hung job.
     ncclConfig_t nonblocking = NCCL_CONFIG_INITIALIZER;
     nonblocking.blocking = 0;
+    limit_ctas(nonblocking, options.max_ctas);
     ncclComm_t bootstrap = nullptr;
     ncclResult_t status = ncclCommInitRankConfig(&bootstrap, group.size(), id, group.rank(), &nonblocking);
     if (status != ncclSuccess && status != ncclInProgress) check(status, "ncclCommInitRankConfig");
@@ -70,6 +79,7 @@ class NcclCommunicator final : public Communicator {
     // caught by wait(), which polls and aborts.
     ncclConfig_t blocking = NCCL_CONFIG_INITIALIZER;
     blocking.blocking = 1;
+    limit_ctas(blocking, options.max_ctas);
     ncclComm_t working = nullptr;
     status = ncclCommSplit(bootstrap, 0, group.rank(), &working, &blocking);
     if (status != ncclSuccess && status != ncclInProgress) check(status, "ncclCommSplit");
