@@ -47,8 +47,12 @@ nlohmann::json training_trace_json(const TrainingReport& report) {
       for (size_t b = 0; b < rank.bucket_start_ms.at(s).size(); ++b) {
         json args = {{"step", s}, {"bucket", b}, {"ready_ms", rank.bucket_ready_ms.at(s).at(b)}};
         if (b < report.bucket_bytes.size()) args["bytes"] = report.bucket_bytes[b];
-        events.push_back(slice("all-reduce " + std::to_string(b), pid, kCommTrack, t0 + rank.bucket_start_ms[s][b],
-                               t0 + rank.bucket_end_ms.at(s).at(b), args));
+        // A tied table's two extra reductions (--embedding-grad sparse) are named as such, not as buckets.
+        const std::string kind = b < report.reduction_kinds.size() && report.reduction_kinds[b] != "bucket"
+                                     ? " (" + report.reduction_kinds[b] + ")"
+                                     : "";
+        events.push_back(slice("all-reduce " + std::to_string(b) + kind, pid, kCommTrack,
+                               t0 + rank.bucket_start_ms[s][b], t0 + rank.bucket_end_ms.at(s).at(b), args));
       }
     }
   }
