@@ -1,6 +1,8 @@
 // Building one rank's replica (src/train/replica.h).
 #include "src/train/replica.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -115,12 +117,23 @@ void restart_from_initial_weights(Replica& replica, uint64_t weight_seed) {
   replica.executor->reset_optimizer_state();
 }
 
+bool is_normalization_parameter(const std::string& name) {
+  // "LayerNorm", "layer_norm", "norm", "norm_sep", "final_path_norm", "weight_norm": "norm" in any case. Not a bare
+  // "orm", which BERT's "cls.predictions.transform.dense" holds too: matched so until 2026-12-04, its weight started
+  // as all ones, every output of the MLM transform was the same sum, its LayerNorm gave zeros, and the tied word
+  // embeddings got no gradient from the MLM decoder at the first steps.
+  std::string lower = name;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("norm") != std::string::npos;
+}
+
 void initialise_parameters(Replica& replica, uint64_t weight_seed) {
   std::mt19937_64 random(weight_seed);
   std::normal_distribution<float> normal(0.0f, 0.02f);
   for (TensorId p : replica.graph.tensors_with_role(TensorRole::kParameter)) {
     const TensorInfo& info = replica.graph.tensor(p);
-    const bool norm = info.name.find("orm") != std::string::npos;
+    const bool norm = is_normalization_parameter(info.name);
     const bool bias = info.name.find("bias") != std::string::npos;
     std::vector<float> values(static_cast<size_t>(info.elements()));
     const std::optional<ParameterInit> init =

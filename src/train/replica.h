@@ -81,6 +81,8 @@ std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& de
 
 // Draws the initial weights again (the trainer restarts every phase from them).
 void initialise_parameters(Replica& replica, uint64_t weight_seed);
+// Whether initialise_parameters treats a parameter as a normalization's gain or shift (1 and 0, not N(0, 0.02)).
+bool is_normalization_parameter(const std::string& name);
 // Every phase starts from the same weights and a fresh optimizer state.
 void restart_from_initial_weights(Replica& replica, uint64_t weight_seed);
 

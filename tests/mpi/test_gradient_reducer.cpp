@@ -25,8 +25,8 @@ std::vector<float> gradient_region(Replica& replica) {
   return values;
 }
 
-// bert_base's tiny batch touches few of its 1,100 words; transformer_big's output projection gives its tied
-// table a dense part that is nonzero everywhere (bert_base's MLM decoder gradient is zero in this set-up).
+// bert_base's tiny batch touches few of its 1,100 words; transformer_big's output projection, over every target
+// position, gives its tied table a large dense part.
 std::unique_ptr<Replica> tiny_replica(Device& device, uint64_t bucket_bytes, const char* workload = "bert_base") {
   ReplicaOptions options;
   options.workload = workload;
