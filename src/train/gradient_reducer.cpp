@@ -18,17 +18,6 @@ const char* embedding_grad_mode_name(EmbeddingGradMode mode) {
 
 namespace {
 
-// The last node that writes `id` (a tied table's dense part: the node that completes it), or -1.
-int last_writer_of(const Graph& graph, TensorId id) {
-  int writer = -1;
-  for (size_t n = 0; n < graph.nodes().size(); ++n) {
-    for (TensorId out : graph.nodes()[n].outputs) {
-      if (out == id) writer = static_cast<int>(n);
-    }
-  }
-  return writer;
-}
-
 // The tied tables whose lookups' rows are reduced apart under `mode`; *dense_because says why one is not.
 std::vector<EmbeddingRowsExchange> row_exchanges(const std::vector<EmbeddingRowsExchange>& tied, EmbeddingGradMode mode,
                                                  int ranks, bool overlap, std::string* dense_because) {
@@ -77,7 +66,7 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   std::vector<int> ready = plan.gradient_ready_node;
   for (const EmbeddingRowsExchange& x : exchanges_) {
     const auto at = std::find(plan.gradient_order.begin(), plan.gradient_order.end(), x.gradient);
-    ready.at(static_cast<size_t>(at - plan.gradient_order.begin())) = last_writer_of(graph, x.dense);
+    ready.at(static_cast<size_t>(at - plan.gradient_order.begin())) = x.dense_writer;
   }
   for (GradientBucket& bucket : buckets_) {
     bucket.ready_after_node = -1;
@@ -100,6 +89,14 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
                    [](const Reduction& a, const Reduction& b) { return a.after_node < b.after_node; });
   const int last_node = static_cast<int>(graph.nodes().size()) - 1;
   for (Reduction& r : reductions_) r.during_backward = overlap && r.after_node < last_node;
+  // The nodes that read a reduced exchange (compact: the flags; scatter: the rows), in node order.
+  for (size_t r = 0; r < reductions_.size(); ++r) {
+    if (reductions_[r].kind == Reduction::Kind::kBucket) continue;
+    const EmbeddingRowsExchange& x = exchanges_[reductions_[r].index];
+    const int reader = reductions_[r].kind == Reduction::Kind::kRowFlags ? x.compact_node : x.scatter_node;
+    waits_.emplace_back(static_cast<size_t>(reader), r);
+  }
+  std::sort(waits_.begin(), waits_.end());
   // Bucket ranges double as parameter ranges for update(): the planner lays parameters out exactly as their
   // gradients, one region apart.
   for (TensorId gradient : plan.gradient_order) {
@@ -235,20 +232,11 @@ void GradientReducer::begin_phase() { phase_start_->record(executor_.compute_str
 // Runs nodes [from, to); a node that uses a reduced exchange (compact: the flags; scatter: the rows) first makes
 // the compute stream wait for that reduction.
 void GradientReducer::run_training_nodes(size_t from, size_t to, size_t first_event) {
-  std::vector<std::pair<size_t, size_t>> waits;  // (node, event of the reduction it waits for)
-  for (size_t r = 0; r < reductions_.size(); ++r) {
-    const Reduction& reduction = reductions_[r];
-    if (reduction.kind == Reduction::Kind::kBucket) continue;
-    const EmbeddingRowsExchange& x = exchanges_[reduction.index];
-    const size_t user =
-        static_cast<size_t>(reduction.kind == Reduction::Kind::kRowFlags ? x.compact_node : x.scatter_node);
-    if (user >= from && user < to) waits.emplace_back(user, first_event + r);
-  }
-  std::sort(waits.begin(), waits.end());
-  for (const auto& [user, event] : waits) {
-    executor_.run_nodes(from, user);
-    finished_[event]->block(executor_.compute_stream());
-    from = user;
+  for (const auto& [reader, reduction] : waits_) {
+    if (reader < from || reader >= to) continue;
+    executor_.run_nodes(from, reader);
+    finished_[first_event + reduction]->block(executor_.compute_stream());
+    from = reader;
   }
   executor_.run_nodes(from, to);
 }

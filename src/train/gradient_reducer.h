@@ -24,6 +24,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scalebench/allocation_budget.h"
@@ -116,6 +117,8 @@ class GradientReducer {
   std::vector<GradientBucket> buckets_;  // by ready node, the order every rank issues them in
   std::vector<EmbeddingRowsExchange> exchanges_;  // the tied tables reduced as rows
   std::vector<Reduction> reductions_;    // buckets and the exchanges' two reductions, by the node they follow
+  // (node, reduction), in node order: before that node runs, the compute stream waits for that reduction.
+  std::vector<std::pair<size_t, size_t>> waits_;
   std::string sparse_rows_off_because_;
   int tied_tables_ = 0;
   int64_t tied_table_rows_ = 0;

@@ -199,6 +199,75 @@ TEST(GradientReducer, BucketByBucketUpdateEqualsOneStep) {
   EXPECT_THROW(replica->executor->optimizer_step_range(clipped, 1, 0, 4), UsageError);
 }
 
+// A communicator that forwards to another and counts its all-reduces: which reductions went through it.
+class CountingCommunicator final : public Communicator {
+ public:
+  explicit CountingCommunicator(Communicator& inner) : inner_(inner) {}
+  Backend backend() const override { return inner_.backend(); }
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string library_version() const override { return inner_.library_version(); }
+  void all_reduce(const void* send, void* recv, size_t count, DType type, ReduceOp op, StreamHandle stream) override {
+    ++all_reduces;
+    inner_.all_reduce(send, recv, count, type, op, stream);
+  }
+  void reduce_scatter(const void* send, void* recv, size_t count, DType type, ReduceOp op,
+                      StreamHandle stream) override {
+    inner_.reduce_scatter(send, recv, count, type, op, stream);
+  }
+  void all_gather(const void* send, void* recv, size_t count, DType type, StreamHandle stream) override {
+    inner_.all_gather(send, recv, count, type, stream);
+  }
+  void broadcast(const void* send, void* recv, size_t count, DType type, int root, StreamHandle stream) override {
+    inner_.broadcast(send, recv, count, type, root, stream);
+  }
+  void all_to_all(const void* send, void* recv, size_t count, DType type, StreamHandle stream) override {
+    inner_.all_to_all(send, recv, count, type, stream);
+  }
+  void barrier(StreamHandle stream) override { inner_.barrier(stream); }
+  void wait(StreamHandle stream, const std::string& what) override { inner_.wait(stream, what); }
+  bool supports_graph_capture() const override { return inner_.supports_graph_capture(); }
+  std::string transport() const override { return inner_.transport(); }
+
+  int all_reduces = 0;
+
+ private:
+  Communicator& inner_;
+};
+
+// --overlap-ctas' second communicator (src/train/overlap_communicator.h) carries exactly the reductions issued while
+// nodes remain: with overlap all but the one bucket the last node writes; without overlap, none. The average is the
+// same either way.
+TEST(GradientReducer, DuringBackwardCommunicatorCarriesTheOverlappingReductions) {
+  auto device = make_cpu_device();
+  auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  auto second = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  for (bool overlap : {true, false}) {
+    CountingCommunicator during_backward(*second), main(*communicator);
+    std::unique_ptr<Replica> replica = tiny_replica(*device, 4096);
+    replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
+    replica->executor->run();
+    const std::vector<float> expected = mean_over_ranks(gradient_region(*replica));
+    GradientReducer reducer(*device, main, *replica->executor, DType::kFloat32, overlap, false, nullptr,
+                            EmbeddingGradMode::kSparse, &during_backward);
+    reducer.run_nodes_and_reduce();
+    reducer.wait_and_time("the test's all-reduces");
+    EXPECT_EQ(during_backward.all_reduces + main.all_reduces, static_cast<int>(reducer.bucket_count())) << overlap;
+    if (overlap) {
+      ASSERT_TRUE(reducer.embedding_grad().sparse);
+      EXPECT_EQ(during_backward.all_reduces, static_cast<int>(reducer.bucket_count()) - 1)
+          << "the buckets, the tied table's flags and its rows, all issued while nodes remain";
+      EXPECT_EQ(main.all_reduces, 1) << "the one bucket the last node writes (bert_base's token-type embedding)";
+    } else {
+      EXPECT_EQ(during_backward.all_reduces, 0) << "without overlap every reduction follows the last node";
+    }
+    const std::vector<float> reduced = gradient_region(*replica);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_NEAR(reduced[i], expected[i], 1e-6 * (1 + std::fabs(expected[i]))) << "element " << i;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedules, GradientReducerTest,
                          ::testing::Values(Schedule{25ull << 20, true, DType::kFloat32},
                                            Schedule{4096, true, DType::kFloat32},

@@ -125,6 +125,7 @@ TEST(EngineTiedEmbedding, GradientSplitsIntoADensePartWrittenEarlyAndRowsAddedLa
   }
   // The mark comes first (ids alone), the projection's weight gradient before the lookup's backward, the rows
   // listed in between, then gathered and added as the last two nodes.
+  EXPECT_EQ(x.dense_writer, dense_writer) << "the node whose output is the dense part";
   EXPECT_LT(x.mark_node, dense_writer);
   EXPECT_LT(dense_writer, x.compact_node);
   EXPECT_LT(x.compact_node, lookup_backward);

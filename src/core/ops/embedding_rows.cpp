@@ -22,7 +22,7 @@ EmbeddingRowsParams embedding_rows_params(const Node& node) {
 std::vector<EmbeddingRowsExchange> find_embedding_rows_exchanges(const Graph& graph) {
   // Each node names its partner through the tensor it reads: scatter <- gather (packed) and compact (rows),
   // gather <- compact (rows), compact <- mark (flags).
-  std::map<TensorId, int> writer;
+  std::map<TensorId, int> writer;  // each tensor's last writer
   for (size_t n = 0; n < graph.nodes().size(); ++n) {
     for (TensorId out : graph.nodes()[n].outputs) writer[out] = static_cast<int>(n);
   }
@@ -47,6 +47,11 @@ std::vector<EmbeddingRowsExchange> find_embedding_rows_exchanges(const Graph& gr
     x.packed = graph.nodes()[static_cast<size_t>(x.gather_node)].outputs[0];
     x.gradient = node.outputs[0];
     x.dense = node.inputs[0];
+    const auto dense_writer = writer.find(x.dense);
+    if (dense_writer == writer.end()) {
+      throw UsageError("the dense part of '" + graph.tensor(x.gradient).name + "' is never written");
+    }
+    x.dense_writer = dense_writer->second;
     const EmbeddingRowsParams params = embedding_rows_params(node);
     x.vocab = params.vocab;
     x.dim = params.dim;

@@ -34,6 +34,7 @@ EmbeddingRowsParams embedding_rows_params(const Node& node);  // of any embeddin
 // One table's exchange, found in a graph by its four nodes (node indices; the tensors they link).
 struct EmbeddingRowsExchange {
   int mark_node = -1, compact_node = -1, gather_node = -1, scatter_node = -1;
+  int dense_writer = -1;  // the node that completes the dense part: its buckets are ready after it
   TensorId flags = kNoTensor, packed = kNoTensor, gradient = kNoTensor, dense = kNoTensor;
   int64_t vocab = 0, dim = 0;
   int64_t ids = 0;  // elements of every marked ids tensor: the most rows one rank can touch
