@@ -21,6 +21,22 @@ Backend parse_backend(const std::string& text) {
   throw UsageError("unknown backend '" + text + "' (accepted: auto, nccl, mpi, local)");
 }
 
+const char* buffer_registration_name(BufferRegistration registration) {
+  switch (registration) {
+    case BufferRegistration::kNone: return "none";
+    case BufferRegistration::kLocal: return "local";
+    case BufferRegistration::kSymmetric: return "symmetric";
+  }
+  return "none";
+}
+
+BufferRegistration parse_buffer_registration(const std::string& text) {
+  for (BufferRegistration r : {BufferRegistration::kNone, BufferRegistration::kLocal, BufferRegistration::kSymmetric}) {
+    if (text == buffer_registration_name(r)) return r;
+  }
+  throw UsageError("unknown buffer registration '" + text + "' (accepted: none, local, symmetric)");
+}
+
 std::unique_ptr<Communicator> make_communicator(Backend backend, ProcessGroup& group, Device& device,
                                                 const CommunicatorOptions& options) {
   if (backend == Backend::kAuto) {

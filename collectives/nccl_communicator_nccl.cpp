@@ -207,6 +207,54 @@ class NcclCommunicator final : public Communicator {
     return true;
   }
 
+  std::unique_ptr<RegisteredRange> register_range(void* pointer, size_t bytes, BufferRegistration wanted) override {
+    if (wanted == BufferRegistration::kNone) return nullptr;
+    auto range = std::make_unique<Registration>(*this);
+    if (wanted == BufferRegistration::kSymmetric) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+      ncclWindow_t window = nullptr;
+      check(ncclCommWindowRegister(comm_, pointer, bytes, &window, NCCL_WIN_COLL_SYMMETRIC), "ncclCommWindowRegister");
+      if (window != nullptr) {
+        range->window = window;
+        range->granted = BufferRegistration::kSymmetric;
+        return range;
+      }
+      // NCCL decides at creation whether the communicator has symmetric memory, alike on every rank, and then
+      // registers nothing: every rank falls back alike.
+      range->why = version_ + " has no symmetric memory on this path (it needs every rank to reach every other "
+                   "over direct NVLink, and cuMem); local registration instead";
+#else
+      range->why = version_ + " predates symmetric windows (NCCL 2.27); local registration instead";
+#endif
+    }
+    check(ncclCommRegister(comm_, pointer, bytes, &range->handle), "ncclCommRegister");
+    range->granted = BufferRegistration::kLocal;
+    return range;
+  }
+
+  // A registration of register_range, undone when it is destroyed, unless the communicator was aborted (then
+  // NCCL has dropped it already).
+  struct Registration final : RegisteredRange {
+    explicit Registration(NcclCommunicator& owner) : owner(owner) {}
+    ~Registration() override {
+      if (owner.comm_ == nullptr) return;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+      if (window != nullptr) ncclCommWindowDeregister(owner.comm_, window);
+#endif
+      if (handle != nullptr) ncclCommDeregister(owner.comm_, handle);
+    }
+    BufferRegistration kind() const override { return granted; }
+    const std::string& why_less() const override { return why; }
+
+    NcclCommunicator& owner;
+    BufferRegistration granted = BufferRegistration::kNone;
+    std::string why;
+    void* handle = nullptr;  // ncclCommRegister's
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+    ncclWindow_t window = nullptr;
+#endif
+  };
+
   std::string transport() const override {
     if (log_path_.empty()) return "unknown (NCCL_DEBUG set by the user)";
     std::ifstream log(log_path_);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "scalebench/buffer_registration.h"
 #include "scalebench/device.h"
 #include "scalebench/dtype.h"
 #include "scalebench/pattern.h"
@@ -18,6 +19,15 @@ namespace sb {
 enum class Backend { kAuto, kNccl, kMpi, kLocal };
 const char* backend_name(Backend backend);
 Backend parse_backend(const std::string& text);  // throws UsageError
+
+// One registration, held until this object is destroyed (before its memory is released and before its
+// communicator). kind() is what the library granted, at most what was asked for; why_less() says why it is less.
+class RegisteredRange {
+ public:
+  virtual ~RegisteredRange() = default;
+  virtual BufferRegistration kind() const = 0;
+  virtual const std::string& why_less() const = 0;
+};
 
 class Communicator {
  public:
@@ -54,11 +64,23 @@ class Communicator {
   // Registers a buffer from allocate_buffer for zero-copy transfers (NCCL user-buffer registration,
   // nccl-tests -R 1). Returns false where the backend has no such thing. Released with the buffer.
   virtual bool register_buffer(void* /*pointer*/, size_t /*bytes*/) { return false; }
+  // Registers [pointer, pointer + bytes), inside memory from allocate_buffer, as `wanted` for the collectives
+  // that follow (and the CUDA graphs that capture them). Collective: every rank calls it in the same order, with
+  // the same bytes and the same offset into its allocation. nullptr where the backend registers nothing (the
+  // caller says so). A symmetric window starts at a multiple of kRegistrationAlignment from the allocation's
+  // start. Throws RuntimeFailure when the library fails.
+  virtual std::unique_ptr<RegisteredRange> register_range(void* /*pointer*/, size_t /*bytes*/,
+                                                          BufferRegistration /*wanted*/) {
+    return nullptr;
+  }
 
   // How bytes travel between ranks, as the library reported it: "P2P/CUMEM", "SHM", "NET/Socket",
   // "MPI", "none". Known once a collective has run (NCCL connects lazily).
   virtual std::string transport() const = 0;
 };
+
+// NCCL_WIN_REQUIRED_ALIGNMENT: a window's offset from the start of its allocation is a multiple of this.
+constexpr size_t kRegistrationAlignment = 4096;
 
 struct CommunicatorOptions {
   double timeout_seconds = 300;
