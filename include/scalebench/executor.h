@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -180,7 +181,15 @@ class CpuExecutor final : public Executor {
 // the reserve for its kernels' scratch (0 when built without CUDA).
 uint64_t cuda_outside_plan_bytes(const Graph& graph);
 
+// Where a CUDA executor's arena comes from: cudaMalloc when empty; otherwise these, e.g. a communicator's
+// allocate_buffer (ncclMemAlloc), so that the gradient region inside can be registered with NCCL
+// (--grad-registration). allocate throws OutOfMemory when the memory is not there.
+struct ArenaMemory {
+  std::function<void*(uint64_t bytes)> allocate;
+  std::function<void(void* pointer)> release;
+};
+
 std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms = false,
-                                             const LossScaleConfig& loss_scale = {});
+                                             const LossScaleConfig& loss_scale = {}, const ArenaMemory& arena = {});
 
 }  // namespace sb

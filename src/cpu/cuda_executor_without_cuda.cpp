@@ -5,7 +5,8 @@
 
 namespace sb {
 
-std::unique_ptr<Executor> make_cuda_executor(const Graph&, const MemoryPlan&, bool, const LossScaleConfig&) {
+std::unique_ptr<Executor> make_cuda_executor(const Graph&, const MemoryPlan&, bool, const LossScaleConfig&,
+                                             const ArenaMemory&) {
   throw UsageError("the cuda device needs scalebench built with the CUDA toolkit");
 }
 

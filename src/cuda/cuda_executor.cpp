@@ -45,9 +45,9 @@ uint64_t kernel_scratch_bytes(const Graph& graph) {
 }  // namespace
 
 CudaExecutor::CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms,
-                           const LossScaleConfig& loss_scale)
+                           const LossScaleConfig& loss_scale, const ArenaMemory& arena)
     : Executor(graph, plan), gemm_math_(tf32_gemms ? cuda::GemmMath::kTf32 : cuda::GemmMath::kFp32),
-      loss_scale_config_(loss_scale) {
+      loss_scale_config_(loss_scale), arena_memory_(arena) {
   const bool scaled = scales_loss(graph, loss_scale);  // checked before anything is allocated
   for (const Node& node : graph.nodes()) {
     if (cuda_kernel_table().count(node.op) == 0) {
@@ -56,12 +56,16 @@ CudaExecutor::CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32
   }
   choose_conv_algorithms(tf32_gemms);  // may refuse a convolution: before anything is allocated
   arena_charge_ = AllocationCharge(plan.total_bytes, "the plan's arena");
-  const cudaError_t status = cudaMalloc(&arena_, plan.total_bytes == 0 ? 1 : plan.total_bytes);
-  if (status == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    throw OutOfMemory("out of GPU memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
+  if (arena_memory_.allocate) {
+    arena_ = arena_memory_.allocate(plan.total_bytes == 0 ? 1 : plan.total_bytes);
+  } else {
+    const cudaError_t status = cudaMalloc(&arena_, plan.total_bytes == 0 ? 1 : plan.total_bytes);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw OutOfMemory("out of GPU memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
+    }
+    SB_CUDA_CHECK(status);
   }
-  SB_CUDA_CHECK(status);
   SB_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   // The alignment padding between parameters and between gradients is read by the flat optimizer, the
   // clipping norm and the bucket all-reduces: zero, not whatever the allocation held.
@@ -86,7 +90,11 @@ CudaExecutor::~CudaExecutor() {
   cudaFree(norm_scratch_);
   cudaFree(loss_scale_);
   cudaFree(optimizer_state_);
-  cudaFree(arena_);
+  if (arena_memory_.release) {
+    arena_memory_.release(arena_);
+  } else {
+    cudaFree(arena_);
+  }
   cudaStreamDestroy(stream_);
 }
 
@@ -333,8 +341,8 @@ uint64_t cuda_outside_plan_bytes(const Graph& graph) {
 }
 
 std::unique_ptr<Executor> make_cuda_executor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms,
-                                             const LossScaleConfig& loss_scale) {
-  return std::make_unique<CudaExecutor>(graph, plan, tf32_gemms, loss_scale);
+                                             const LossScaleConfig& loss_scale, const ArenaMemory& arena) {
+  return std::make_unique<CudaExecutor>(graph, plan, tf32_gemms, loss_scale, arena);
 }
 
 }  // namespace sb

@@ -46,7 +46,8 @@ const CudaKernelTable& cuda_kernel_table();
 
 class CudaExecutor final : public Executor {
  public:
-  CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms, const LossScaleConfig& loss_scale);
+  CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32_gemms, const LossScaleConfig& loss_scale,
+               const ArenaMemory& arena = {});
   ~CudaExecutor() override;
 
   void write_tensor(TensorId id, const void* host, size_t bytes) override;
@@ -139,6 +140,7 @@ class CudaExecutor final : public Executor {
   double* norm_scratch_ = nullptr;  // cpu::kGradNormScratchDoubles, for clipping and the overflow test
   cuda::GemmMath gemm_math_;
   LossScaleConfig loss_scale_config_;
+  ArenaMemory arena_memory_;  // where arena_ came from (empty: cudaMalloc)
   LossScaleState* loss_scale_ = nullptr;  // device; null without loss scaling
   LossScaleState initial_loss_scale_;     // the host copy reset_optimizer_state uploads
   cudaStream_t stream_ = nullptr;

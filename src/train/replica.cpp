@@ -94,7 +94,8 @@ std::unique_ptr<Replica> build_replica(const ReplicaOptions& options, Device& de
                          " usable; largest batch that fits: " + std::to_string(fits));
   }
   if (device.kind() == DeviceKind::kCuda) {
-    replica->executor = make_cuda_executor(replica->graph, replica->plan, options.precision == Precision::kTf32);
+    replica->executor = make_cuda_executor(replica->graph, replica->plan, options.precision == Precision::kTf32, {},
+                                           options.arena_memory);
   } else {
     replica->executor = std::make_unique<CpuExecutor>(replica->graph, replica->plan);
   }

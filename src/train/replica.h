@@ -45,6 +45,9 @@ struct ReplicaOptions {
   // allocation itself answer).
   uint64_t capacity_bytes = 0;
   bool check_capacity = true;
+  // On a GPU, the arena from here instead of cudaMalloc (include/scalebench/executor.h): ncclMemAlloc where the
+  // gradient region is registered with NCCL (--grad-registration, make_gradient_reducer).
+  ArenaMemory arena_memory;
 };
 
 // What a replica not yet built may allocate: the allocation budget's remainder when one is set (maxbatch
