@@ -111,7 +111,7 @@ struct TopKBuffers {
 
 TopKBuffers carve_top_k(ScratchCarver& carver, const cpu::ProposalGeometry& g) {
   TopKBuffers b{};
-  const auto n = static_cast<size_t>(g.batch * g.anchors), segments = static_cast<size_t>(g.batch * g.levels);
+  const auto n = static_cast<size_t>(g.batch * g.anchors);
   b.keys_in = carver.take<unsigned long long>(n), b.keys_out = carver.take<unsigned long long>(n);
   b.values_in = carver.take<int32_t>(n), b.values_out = carver.take<int32_t>(n);
   b.cub_bytes = radix_sort_pairs_bytes(n, sizeof(unsigned long long), sizeof(int32_t));  // no device query: plans size it
