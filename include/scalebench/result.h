@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "scalebench/buffer_registration.h"
 #include "scalebench/dtype.h"
 #include "scalebench/optimizer.h"
 #include "scalebench/precision.h"
@@ -59,6 +60,9 @@ struct TrainOptions {
   // communicator limited to N thread blocks each (ncclConfig_t.maxCTAs), so that they take fewer SMs from the
   // backward kernels; those issued after its last node keep NCCL's choice. nccl backend only.
   int overlap_ctas = 0;
+  // --grad-registration: the buffers the gradient all-reduces read and write (the gradient region, or the bf16
+  // wire buffers) registered with NCCL before the first step (src/train/gradient_reducer.h). nccl backend only.
+  BufferRegistration grad_registration = BufferRegistration::kNone;
   bool profile = true;                      // one extra solo step timed node by node on every rank
   bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
   int check_steps = 3;
@@ -182,6 +186,14 @@ struct TrainingReport {
   EmbeddingGrad embedding_grad;
   // --overlap-ctas asked for on a backend without CTA limits: what the console and JSON say instead ("" otherwise).
   std::string overlap_ctas_not_applied;
+  // --grad-registration: what the library granted on every communicator that reduced gradients (the weakest, when
+  // they differ), and why it is less than asked for ("" when it is not). The rows' flags and an fp32 wire's packed
+  // rows stay unregistered (they lie outside the gradient region).
+  struct GradRegistration {
+    BufferRegistration granted = BufferRegistration::kNone;
+    std::string why_less;
+  };
+  GradRegistration grad_registration;
   std::optional<BucketAuto> bucket_auto;  // with --bucket-mb auto
   double peak_tflops = 0;               // datasheet dense peak at this precision; 0: unknown device
   // Results.

@@ -173,7 +173,8 @@ std::string canonical_form(const CommandLine& cl) {
             ";clip=" + std::to_string(r.clip_norm) + ";min_time=" + std::to_string(r.min_time_seconds) +
             ";bucket=" + (r.bucket_auto ? std::string("auto") : std::to_string(r.bucket_mb)) + ";no_overlap=" + std::to_string(r.no_overlap) +
             ";grad_dtype=" + r.grad_dtype + ";embedding_grad=" + r.embedding_grad + ";comm_priority=" + r.comm_priority +
-            ";overlap_ctas=" + std::to_string(r.overlap_ctas) + ";cuda_graph=" + r.cuda_graph +
+            ";overlap_ctas=" + std::to_string(r.overlap_ctas) + ";grad_registration=" + r.grad_registration +
+            ";cuda_graph=" + r.cuda_graph +
             ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
             ";check_steps=" + std::to_string(r.check_steps) + ";gpus_sweep=" + r.gpus_sweep +
             ";concurrent_groups=" + std::to_string(r.concurrent_groups) + ";phases=";
@@ -310,6 +311,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "still runs, through a second NCCL communicator, so that they take fewer SMs from it; those "
                   "after its last node keep NCCL's choice (default 0: off; nccl backend only)")
       ->check(CLI::Range(0, 64));
+  run->add_option("--grad-registration", result.run.grad_registration,
+                  "Register the buffers the gradient all-reduces read and write with NCCL before the first step: none "
+                  "(default), local (ncclCommRegister: zero-copy) or symmetric (an NCCL >= 2.27 symmetric window, "
+                  "whose kernels take few SMs over NVLink; local where NCCL has none on the path; nccl backend only)")
+      ->check(CLI::IsMember({"none", "local", "symmetric"}));
   run->add_option("--comm-priority", result.run.comm_priority,
                   "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")
       ->check(CLI::IsMember({"high", "normal"}));

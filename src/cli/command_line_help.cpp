@@ -27,7 +27,7 @@ const std::map<std::string, std::string>& placeholders() {
       {"optimizer", "NAME"},  {"precision", "PRECISION"}, {"grad-dtype", "DTYPE"}, {"comm-priority", "PRIORITY"},
       {"dtype", "DTYPE"},     {"redop", "OP"},        {"gpu", "NAME"},         {"gpus", "N"},
       {"cuda-graph", "MODE"}, {"gpus-sweep", "LIST"}, {"embedding-grad", "MODE"},
-      {"overlap-ctas", "N"},
+      {"overlap-ctas", "N"},  {"grad-registration", "MODE"},
   };
   return kPlaceholders;
 }

@@ -55,6 +55,9 @@ std::string default_label(const ResultFile& file) {
   if (file.kind == ResultKind::kRun) {
     if (file.run.grad_dtype == "bf16") label += " bf16-wire";
     if (!file.run.overlap) label += " no-overlap";
+    if (file.run.overlap_ctas > 0) label += " overlap-ctas-" + std::to_string(file.run.overlap_ctas);
+    if (file.run.grad_registration == "local") label += " registered";
+    if (file.run.grad_registration == "symmetric") label += " symmetric-window";
   }
   if (!file.variant.empty()) label += " " + file.variant;
   return label;

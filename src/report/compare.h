@@ -31,6 +31,10 @@ struct RunSummary {
   std::string workload, unit, scale, precision, grad_dtype, status;
   std::string error;  // why a failed run stopped (its result is partial); "" when it finished
   bool overlap = true;
+  // Issue 26's levers as they ran (files before 2026-12-04 have neither: none and 0): what NCCL granted for the
+  // gradient buffers ("none", "local", "symmetric") and --overlap-ctas where it applied (0: off or not applied).
+  std::string grad_registration = "none";
+  int64_t overlap_ctas = 0;
   int64_t batch_per_rank = 0;
   PhaseFigures solo, comm, dp;
   std::optional<double> scaling_efficiency, exposed_comm_ms, overlap_pct, efficiency_bound, busbw_gbps,

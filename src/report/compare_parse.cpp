@@ -206,6 +206,12 @@ void read_run(const Fields& fields, ResultFile& file) {
   run.precision = fields.string("config.precision");
   run.grad_dtype = fields.string("config.grad_dtype");
   run.overlap = fields.boolean("config.overlap");
+  if (fields.has("grad_registration.granted")) run.grad_registration = fields.string("grad_registration.granted");
+  const bool ctas_applied =
+      !fields.has("overlap_ctas_not_applied") || fields.string_or_null("overlap_ctas_not_applied").empty();
+  if (fields.has("config.overlap_ctas") && fields.integer("config.overlap_ctas") > 0 && ctas_applied) {
+    run.overlap_ctas = fields.count("config.overlap_ctas", 64);
+  }
   run.error = fields.has("error") ? fields.string_or_null("error") : "";
   run.batch_per_rank = fields.count("config.batch_per_rank", kMaxBatch);
   fields.require("phases");

@@ -68,6 +68,22 @@ std::string describe_embedding_grad(const TrainingReport::EmbeddingGrad& e, Embe
          " of " + std::to_string(e.table_rows) + " rows at most per reduction, after the backward pass (" + asked + ")";
 }
 
+// What --grad-registration achieved on the buffers the gradient all-reduces use.
+std::string describe_grad_registration(const TrainingReport& report) {
+  const BufferRegistration asked = report.options.grad_registration, granted = report.grad_registration.granted;
+  const std::string option = std::string("--grad-registration ") + buffer_registration_name(asked);
+  const std::string what = report.options.grad_dtype == DType::kBFloat16 ? "the bf16 wire buffers"
+                                                                          : "the gradient region";
+  if (granted == BufferRegistration::kNone) {
+    return option + " does not apply: " + report.grad_registration.why_less;
+  }
+  const std::string how = granted == BufferRegistration::kSymmetric
+                              ? "an NCCL symmetric window (ncclCommWindowRegister, NCCL_WIN_COLL_SYMMETRIC)"
+                              : "NCCL local registration (ncclCommRegister)";
+  return "gradient buffers: " + what + " in " + how + " on every communicator that reduces it (" + option +
+         (granted == asked ? std::string(")") : std::string(": ") + report.grad_registration.why_less + ")");
+}
+
 void print_phase_row(std::FILE* out, const char* name, const PhaseSummary& s, const TrainingReport& report) {
   std::fprintf(out, "  %-5s %9.2f %9.2f %9.2f %14.1f %14.1f %9.1f %6s\n", name, s.step_ms_p50, s.step_ms_p95,
                s.step_ms_max, s.units_per_s_per_gpu, s.units_per_s_total, s.tflops_per_gpu,
@@ -210,6 +226,10 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
     } else {
       std::fprintf(out, "# %s\n", report.overlap_ctas_not_applied.c_str());
     }
+  }
+  if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) &&
+      report.options.grad_registration != BufferRegistration::kNone) {
+    std::fprintf(out, "# %s\n", describe_grad_registration(report).c_str());
   }
   if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && report.embedding_grad.tables > 0) {
     std::fprintf(out, "# tied embedding: %s\n",

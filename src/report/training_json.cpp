@@ -119,6 +119,7 @@ json config_json(const TrainingReport& r) {
           {"embedding_grad", embedding_grad_mode_name(o.embedding_grad)},
           {"comm_priority", o.comm_high_priority ? "high" : "normal"},
           {"overlap_ctas", o.overlap_ctas},
+          {"grad_registration", buffer_registration_name(o.grad_registration)},
           {"cuda_graph", cuda_graph_mode_name(o.cuda_graph)},
           {"check", o.check}};
 }
@@ -311,6 +312,10 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"overlap_ctas_not_applied", r.overlap_ctas_not_applied.empty()
                                                ? nlohmann::json(nullptr)
                                                : nlohmann::json(r.overlap_ctas_not_applied)},
+              {"grad_registration",
+               {{"granted", buffer_registration_name(r.grad_registration.granted)},
+                {"why_less", r.grad_registration.why_less.empty() ? nlohmann::json(nullptr)
+                                                                  : nlohmann::json(r.grad_registration.why_less)}}},
               {"bucket_auto", bucket_auto_json(r.bucket_auto)},
               {"phases", phases},
               {"breakdown_ms", breakdown},

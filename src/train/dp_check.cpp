@@ -133,7 +133,8 @@ CheckRecord run_dp_check(const TrainOptions& options, const ReplicaOptions& repl
       during_backward = make_overlap_communicator(options, communicator, group, device, nullptr);
       reducer = std::make_unique<GradientReducer>(device, communicator, *replica->executor, options.grad_dtype,
                                                   options.overlap, options.comm_high_priority, nullptr,
-                                                  options.embedding_grad, during_backward.get());
+                                                  options.embedding_grad, during_backward.get(),
+                                                  options.grad_registration);
     }
     train_steps(*replica, options, reducer.get(), &generated, nullptr, nullptr);
     GenerationTensors g;

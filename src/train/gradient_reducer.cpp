@@ -42,9 +42,16 @@ std::vector<EmbeddingRowsExchange> row_exchanges(const std::vector<EmbeddingRows
 
 }  // namespace
 
+ArenaMemory registrable_arena(Communicator& communicator, Device& device, BufferRegistration registration) {
+  if (registration == BufferRegistration::kNone || communicator.backend() != Backend::kNccl) return {};
+  return {[&communicator, &device](uint64_t bytes) { return communicator.allocate_buffer(device, bytes); },
+          [&communicator, &device](void* pointer) { communicator.release_buffer(device, pointer); }};
+}
+
 GradientReducer::GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype,
                                  bool overlap, bool high_priority, const std::vector<GradientBucket>* buckets,
-                                 EmbeddingGradMode embedding_grad, Communicator* during_backward)
+                                 EmbeddingGradMode embedding_grad, Communicator* during_backward,
+                                 BufferRegistration registration)
     : device_(device),
       communicator_(communicator),
       during_backward_(during_backward),
@@ -109,16 +116,18 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   }
   comm_stream_ = high_priority ? device.create_high_priority_stream() : device.create_stream();
   if (wire_dtype == DType::kBFloat16) {
-    const uint64_t bytes = std::max<uint64_t>(executor.plan().gradient_bytes / 2, 2);
-    wire_charge_ = AllocationCharge(bytes, "the bf16 gradient wire buffer");
-    wire_buffer_ = communicator.allocate_buffer(device, bytes);
+    wire_buffer_bytes_ = std::max<uint64_t>(executor.plan().gradient_bytes / 2, 2);
+    wire_charge_ = AllocationCharge(wire_buffer_bytes_, "the bf16 gradient wire buffer");
+    wire_buffer_ = communicator.allocate_buffer(device, wire_buffer_bytes_);
     int64_t most = 0;
     for (size_t x = 0; x < exchanges_.size(); ++x) most = std::max(most, exchanged_rows(x) * exchanges_[x].dim);
     if (most > 0) {
-      rows_wire_charge_ = AllocationCharge(static_cast<uint64_t>(most) * 2, "the bf16 wire buffer of the tied rows");
-      rows_wire_buffer_ = communicator.allocate_buffer(device, static_cast<size_t>(most) * 2);
+      rows_wire_buffer_bytes_ = static_cast<uint64_t>(most) * 2;
+      rows_wire_charge_ = AllocationCharge(rows_wire_buffer_bytes_, "the bf16 wire buffer of the tied rows");
+      rows_wire_buffer_ = communicator.allocate_buffer(device, rows_wire_buffer_bytes_);
     }
   }
+  register_buffers(registration);
   sub_steps_ = executor.graph().sub_step_count();
   for (size_t b = 0; b < reductions_.size() * sub_steps_; ++b) {
     ready_.push_back(device.create_event());
@@ -136,9 +145,43 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
 
 GradientReducer::~GradientReducer() {
   device_.synchronize(comm_stream_);
+  registered_.clear();
   if (wire_buffer_ != nullptr) communicator_.release_buffer(device_, wire_buffer_);
   if (rows_wire_buffer_ != nullptr) communicator_.release_buffer(device_, rows_wire_buffer_);
   device_.destroy_stream(comm_stream_);
+}
+
+void GradientReducer::register_buffers(BufferRegistration wanted) {
+  registration_.granted = wanted;
+  if (wanted == BufferRegistration::kNone) return;
+  std::vector<std::pair<void*, uint64_t>> ranges;
+  if (wire_buffer_ != nullptr) {
+    ranges.emplace_back(wire_buffer_, wire_buffer_bytes_);
+    if (rows_wire_buffer_ != nullptr) ranges.emplace_back(rows_wire_buffer_, rows_wire_buffer_bytes_);
+  } else {
+    const MemoryPlan& plan = executor_.plan();
+    const uint64_t first = plan.gradient_region_offset / kRegistrationAlignment * kRegistrationAlignment;
+    ranges.emplace_back(static_cast<unsigned char*>(executor_.arena_data()) + first,
+                        plan.gradient_region_offset + plan.gradient_bytes - first);
+  }
+  for (Communicator* communicator : {&communicator_, during_backward_}) {
+    if (communicator == nullptr) continue;
+    for (const auto& [pointer, bytes] : ranges) {
+      std::unique_ptr<RegisteredRange> range = communicator->register_range(pointer, bytes, wanted);
+      if (range == nullptr) {
+        registered_.clear();
+        registration_.granted = BufferRegistration::kNone;
+        registration_.why_less = std::string("the ") + backend_name(communicator->backend()) +
+                                 " backend registers no buffers: the gradients were reduced as without it";
+        return;
+      }
+      if (static_cast<int>(range->kind()) < static_cast<int>(registration_.granted)) {
+        registration_.granted = range->kind();
+        registration_.why_less = range->why_less();
+      }
+      registered_.push_back(std::move(range));
+    }
+  }
 }
 
 int64_t GradientReducer::exchanged_rows(size_t table) const {

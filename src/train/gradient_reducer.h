@@ -20,6 +20,13 @@
 // `during_backward` (--overlap-ctas, src/train/overlap_communicator.h): a second communicator over the same ranks
 // for the reductions issued while nodes remain to run; the rest, and every reduction without overlap, go through
 // `communicator`. Both are ordered by the one communication stream, so every rank issues the same sequence.
+//
+// `registration` (--grad-registration): before the first step, the buffers the buckets' all-reduces read and write
+// are registered with each communicator (Communicator::register_range): on an fp32 wire the gradient region
+// (from the 4 KiB boundary at or before it: a symmetric window starts on one; the arena must then come from the
+// communicator's allocate_buffer, ReplicaOptions::arena_memory), on a bf16 wire the wire buffers. The same bytes at
+// the same offset on every rank, as NCCL asks. The rows' flags and an fp32 wire's packed rows lie elsewhere in the
+// arena and stay unregistered.
 #pragma once
 
 #include <memory>
@@ -37,6 +44,11 @@
 
 namespace sb {
 
+// The arena a replica must have for `registration` over `communicator` (ReplicaOptions::arena_memory): the
+// communicator's allocate_buffer (ncclMemAlloc: cuMem memory NCCL can map into its peers) where something is to be
+// registered on the nccl backend, else empty (cudaMalloc). `communicator` outlives the replicas built with it.
+ArenaMemory registrable_arena(Communicator& communicator, Device& device, BufferRegistration registration);
+
 class GradientReducer {
  public:
   // `high_priority`: the communication stream from Device::create_high_priority_stream. `buckets`: the plan's
@@ -44,7 +56,8 @@ class GradientReducer {
   GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype, bool overlap,
                   bool high_priority = false, const std::vector<GradientBucket>* buckets = nullptr,
                   EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto,
-                  Communicator* during_backward = nullptr);
+                  Communicator* during_backward = nullptr,
+                  BufferRegistration registration = BufferRegistration::kNone);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -89,6 +102,9 @@ class GradientReducer {
   const char* reduction_kind(size_t reduction) const;
   // How the tied tables' gradients are reduced (TrainingReport::EmbeddingGrad; tables 0 without any).
   TrainingReport::EmbeddingGrad embedding_grad() const;
+  // What the library granted for the buffers above (the weakest over the communicators), and why it is less than
+  // asked for.
+  const TrainingReport::GradRegistration& registration() const { return registration_; }
 
  private:
   // What the communication stream reduces, in issue order within a sub-step.
@@ -105,6 +121,7 @@ class GradientReducer {
   void run_training_nodes(size_t from, size_t to, size_t first_event);
   // The most rows of a table's packed exchange one step reduces: min(vocab, ranks x ids).
   int64_t exchanged_rows(size_t table) const;
+  void register_buffers(BufferRegistration wanted);
 
   Device& device_;
   Communicator& communicator_;
@@ -126,6 +143,9 @@ class GradientReducer {
   AllocationCharge rows_wire_charge_;
   AllocationCharge wire_charge_;         // the allocation budget's count of wire_buffer_
   void* wire_buffer_ = nullptr;          // bf16 copy of the gradient region (bf16 wire only)
+  uint64_t wire_buffer_bytes_ = 0, rows_wire_buffer_bytes_ = 0;
+  TrainingReport::GradRegistration registration_;
+  std::vector<std::unique_ptr<RegisteredRange>> registered_;  // released before the buffers they cover
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;  // by sub-step · buckets + bucket
   std::unique_ptr<DeviceEvent> all_done_, phase_start_, step_start_, forward_done_, nodes_done_, step_done_;
 };

@@ -98,6 +98,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
   replica_options.bucket_bytes = options.bucket_bytes;
   replica_options.optimizer_state_buffers = optimizer_state_buffers(options.optimizer.kind);
   replica_options.check_capacity = options.check_memory;
+  replica_options.arena_memory = registrable_arena(communicator, device, options.grad_registration);
   report.options = options;
   report.batch = replica_options.batch;
   report.unit = workload.info().unit;
@@ -177,7 +178,8 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
           make_overlap_communicator(options, communicator, group, device, &report.overlap_ctas_not_applied);
       GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap,
                               options.comm_high_priority, &chosen_buckets, options.embedding_grad,
-                              during_backward.get());
+                              during_backward.get(), options.grad_registration);
+      report.grad_registration = reducer.registration();
       for (size_t b = 0; b < reducer.bucket_count(); ++b) {
         report.bucket_bytes.push_back(reducer.wire_bytes(b));
         report.reduction_kinds.push_back(reducer.reduction_kind(b));

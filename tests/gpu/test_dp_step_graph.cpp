@@ -7,12 +7,13 @@
 // Every workload at tiny scale with small buckets (several per step, so overlap and per-bucket updates run), and
 // bert_base without overlap, with a bf16 wire, and transformer_big in fp16 (device-side loss scaling); the tied
 // table's rows reduced apart (sparse) and not (dense); the all-reduces during the backward pass through a second
-// communicator limited to 2 CTAs (--overlap-ctas).
+// communicator limited to 2 CTAs (--overlap-ctas); the gradient buffers registered with NCCL (--grad-registration).
 // Skips without a GPU. Run: gpu_tests --gtest_filter='*DpStepGraph*'
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,7 @@ struct DpSetup {
   DType wire = DType::kFloat32;
   EmbeddingGradMode embedding = EmbeddingGradMode::kAuto;
   int overlap_ctas = 0;
+  BufferRegistration registration = BufferRegistration::kNone;
 };
 
 struct DpTrained {
@@ -71,6 +73,7 @@ DpTrained train_dp(const DpSetup& setup, CudaGraphMode mode) {
   replica_options.precision = setup.precision;
   replica_options.bucket_bytes = kSmallBuckets;
   replica_options.optimizer_state_buffers = optimizer_state_buffers(options.optimizer.kind);
+  replica_options.arena_memory = registrable_arena(*communicator, *device, setup.registration);
   std::unique_ptr<Replica> replica = build_replica(replica_options, *device, options.seed, 0, 1001);
   weight_losses_by_global_rows(group, *replica, true);
   options.overlap_ctas = setup.overlap_ctas;
@@ -79,7 +82,18 @@ DpTrained train_dp(const DpSetup& setup, CudaGraphMode mode) {
       make_overlap_communicator(options, *communicator, group, *device, &not_applied);
   EXPECT_EQ(during_backward != nullptr, setup.overlap_ctas > 0) << not_applied;
   GradientReducer reducer(*device, *communicator, *replica->executor, setup.wire, setup.overlap, false, nullptr,
-                          setup.embedding, during_backward.get());
+                          setup.embedding, during_backward.get(), setup.registration);
+  // A symmetric window where NCCL has symmetric memory for this communicator, else local registration and why.
+  const TrainingReport::GradRegistration& granted = reducer.registration();
+  if (setup.registration == BufferRegistration::kNone || granted.granted == setup.registration) {
+    EXPECT_EQ(granted.granted, setup.registration);
+    EXPECT_EQ(granted.why_less, "");
+  } else {
+    EXPECT_EQ(setup.registration, BufferRegistration::kSymmetric);
+    EXPECT_EQ(granted.granted, BufferRegistration::kLocal);
+    EXPECT_NE(granted.why_less, "");
+    std::printf("[ note     ] symmetric window not granted: %s\n", granted.why_less.c_str());
+  }
   EXPECT_EQ(reducer.embedding_grad().sparse, setup.embedding == EmbeddingGradMode::kSparse ||
                                                  (setup.embedding == EmbeddingGradMode::kAuto &&
                                                   reducer.embedding_grad().dense_because.empty() &&
@@ -181,6 +195,21 @@ TEST(DpStepGraphVariants, AllReducesDuringTheBackwardPassOnTwoCtas) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   // Two NCCL communicators on the one communication stream, the first limited by ncclConfig_t.maxCTAs.
   expect_replay_trains_as_eager({"bert_base", Precision::kBf16, true, DType::kFloat32, EmbeddingGradMode::kAuto, 2});
+}
+
+TEST(DpStepGraphVariants, GradientBuffersRegisteredWithNccl) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  // --grad-registration: the arena from ncclMemAlloc, the gradient region (fp32 wire) or the wire buffers (bf16)
+  // in a symmetric window or registered locally, captured and replayed; and with the second communicator's too.
+  DpSetup symmetric{"bert_base"};
+  symmetric.registration = BufferRegistration::kSymmetric;
+  expect_replay_trains_as_eager(symmetric);
+  DpSetup local{"transformer_big", Precision::kBf16, true, DType::kBFloat16, EmbeddingGradMode::kSparse, 2};
+  local.registration = BufferRegistration::kLocal;
+  expect_replay_trains_as_eager(local);
+  DpSetup both{"transformer_big", Precision::kBf16, true, DType::kFloat32, EmbeddingGradMode::kAuto, 4};
+  both.registration = BufferRegistration::kSymmetric;
+  expect_replay_trains_as_eager(both);
 }
 
 }  // namespace

@@ -228,10 +228,36 @@ class CountingCommunicator final : public Communicator {
   void wait(StreamHandle stream, const std::string& what) override { inner_.wait(stream, what); }
   bool supports_graph_capture() const override { return inner_.supports_graph_capture(); }
   std::string transport() const override { return inner_.transport(); }
+  // Registers as a library granting at most `grant` would (kNone: nothing, as the mpi backend), and records it.
+  std::unique_ptr<RegisteredRange> register_range(void* pointer, size_t bytes, BufferRegistration wanted) override {
+    if (grant == BufferRegistration::kNone) return nullptr;
+    registered.push_back({pointer, bytes, wanted});
+    const BufferRegistration granted = static_cast<int>(wanted) < static_cast<int>(grant) ? wanted : grant;
+    return std::make_unique<Range>(granted, granted == wanted ? "" : "granted less", &live_registrations);
+  }
 
+  struct Registered {
+    void* pointer;
+    size_t bytes;
+    BufferRegistration wanted;
+  };
   int all_reduces = 0;
+  BufferRegistration grant = BufferRegistration::kNone;
+  std::vector<Registered> registered;
+  int live_registrations = 0;
 
  private:
+  struct Range final : RegisteredRange {
+    Range(BufferRegistration kind, std::string why, int* live) : kind_(kind), why_(std::move(why)), live_(live) {
+      ++*live_;
+    }
+    ~Range() override { --*live_; }
+    BufferRegistration kind() const override { return kind_; }
+    const std::string& why_less() const override { return why_; }
+    BufferRegistration kind_;
+    std::string why_;
+    int* live_;
+  };
   Communicator& inner_;
 };
 
@@ -266,6 +292,65 @@ TEST(GradientReducer, DuringBackwardCommunicatorCarriesTheOverlappingReductions)
       ASSERT_NEAR(reduced[i], expected[i], 1e-6 * (1 + std::fabs(expected[i]))) << "element " << i;
     }
   }
+}
+
+// --grad-registration: on an fp32 wire the reducer registers the gradient region with every communicator that reduces
+// it, from the 4 KiB boundary at or before its start (a symmetric window's alignment) to its end; on a bf16 wire the
+// two wire buffers instead. What it reports is the weakest grant, with that communicator's reason; the
+// registrations are gone with the reducer; the fp32 average is still the mean.
+TEST(GradientReducer, RegistersTheBuffersItsAllReducesUse) {
+  auto device = make_cpu_device();
+  auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  auto second = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  for (DType wire : {DType::kFloat32, DType::kBFloat16}) {
+    CountingCommunicator main(*communicator), during_backward(*second);
+    main.grant = BufferRegistration::kSymmetric;
+    during_backward.grant = BufferRegistration::kLocal;
+    std::unique_ptr<Replica> replica = tiny_replica(*device, 4096, "transformer_big");
+    replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
+    replica->executor->run();
+    const std::vector<float> expected = mean_over_ranks(gradient_region(*replica));
+    const MemoryPlan& plan = replica->plan;
+    {  // the reducer's lifetime: its registrations end with it
+      GradientReducer reducer(*device, main, *replica->executor, wire, true, false, nullptr,
+                              EmbeddingGradMode::kSparse, &during_backward, BufferRegistration::kSymmetric);
+      ASSERT_TRUE(reducer.embedding_grad().sparse);
+      EXPECT_EQ(reducer.registration().granted, BufferRegistration::kLocal) << "the weaker of the two grants";
+      EXPECT_EQ(reducer.registration().why_less, "granted less");
+      for (const CountingCommunicator* c : {&main, &during_backward}) {
+        EXPECT_EQ(c->live_registrations, static_cast<int>(c->registered.size()));
+        for (const auto& r : c->registered) EXPECT_EQ(r.wanted, BufferRegistration::kSymmetric);
+        if (wire == DType::kFloat32) {
+          ASSERT_EQ(c->registered.size(), 1u) << "the gradient region alone";
+          const auto* arena = static_cast<const unsigned char*>(replica->executor->arena_data());
+          const auto first = static_cast<uint64_t>(static_cast<const unsigned char*>(c->registered[0].pointer) - arena);
+          EXPECT_EQ(first % kRegistrationAlignment, 0u);
+          EXPECT_LE(first, plan.gradient_region_offset);
+          EXPECT_GT(first + kRegistrationAlignment, plan.gradient_region_offset);
+          EXPECT_EQ(first + c->registered[0].bytes, plan.gradient_region_offset + plan.gradient_bytes);
+        } else {
+          ASSERT_EQ(c->registered.size(), 2u) << "the bf16 wire buffers of the buckets and of the tied rows";
+          EXPECT_EQ(c->registered[0].bytes, plan.gradient_bytes / 2);
+          EXPECT_GT(c->registered[1].bytes, 0u);
+        }
+      }
+      reducer.run_nodes_and_reduce();
+      reducer.wait_and_time("the test's all-reduces");
+    }
+    EXPECT_EQ(main.live_registrations + during_backward.live_registrations, 0) << "released with the reducer";
+    if (wire == DType::kBFloat16) continue;  // its rounding is AveragesEveryRanksGradients' to bound
+    const std::vector<float> reduced = gradient_region(*replica);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_NEAR(reduced[i], expected[i], 1e-6 * (1 + std::fabs(expected[i]))) << "element " << i;
+    }
+  }
+  // A backend that registers nothing: none granted, and the reason names it.
+  std::unique_ptr<Replica> replica = tiny_replica(*device, 4096);
+  GradientReducer reducer(*device, *communicator, *replica->executor, DType::kFloat32, true, false, nullptr,
+                          EmbeddingGradMode::kAuto, nullptr, BufferRegistration::kLocal);
+  EXPECT_EQ(reducer.registration().granted, BufferRegistration::kNone);
+  EXPECT_NE(reducer.registration().why_less.find("the mpi backend registers no buffers"), std::string::npos)
+      << reducer.registration().why_less;
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, GradientReducerTest,

@@ -155,6 +155,24 @@ TEST(CompareLabels, DefaultsNameTheGpuRanksTransportAndWire) {
   EXPECT_EQ(default_label(parse_result_file("bw.json", kBandwidth)), "NVIDIA H200 x2 P2P/CUMEM");
 }
 
+// Issue 26's levers as they ran: --overlap-ctas where it applied, and what NCCL granted for the gradient buffers.
+TEST(CompareLabels, NameTheLeversThatApplied) {
+  json ctas = run_doc();
+  ctas["config"]["overlap_ctas"] = 4;
+  ctas["overlap_ctas_not_applied"] = nullptr;
+  EXPECT_EQ(default_label(parse("a.json", ctas)), "NVIDIA H200 x2 P2P/CUMEM overlap-ctas-4");
+  ctas["overlap_ctas_not_applied"] = "--overlap-ctas 4 does not apply: the mpi backend has no CTA limit";
+  EXPECT_EQ(default_label(parse("a.json", ctas)), "NVIDIA H200 x2 P2P/CUMEM") << "not applied: not named";
+  json symmetric = run_doc();
+  symmetric["config"]["grad_registration"] = "symmetric";
+  symmetric["grad_registration"] = {{"granted", "symmetric"}, {"why_less", nullptr}};
+  EXPECT_EQ(default_label(parse("a.json", symmetric)), "NVIDIA H200 x2 P2P/CUMEM symmetric-window");
+  symmetric["grad_registration"] = {{"granted", "local"}, {"why_less", "no symmetric memory on this path"}};
+  EXPECT_EQ(default_label(parse("a.json", symmetric)), "NVIDIA H200 x2 P2P/CUMEM registered") << "what was granted";
+  symmetric["grad_registration"] = {{"granted", "none"}, {"why_less", "the mpi backend registers no buffers"}};
+  EXPECT_EQ(default_label(parse("a.json", symmetric)), "NVIDIA H200 x2 P2P/CUMEM");
+}
+
 TEST(CompareLabels, EmulatedRunsSayWhatWasEmulated) {
   json host = run_doc();
   host["context"]["topology"]["transport"] = "SHM";
