@@ -5,6 +5,8 @@
 // written, so the planner sees its true ready point and buckets can be reduced during the backward pass.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,11 +15,18 @@
 
 namespace sb {
 
+struct BackwardOptions {
+  // Whether a tied table's gradient (a trained fp32 table read by embedding lookups and by something else) is split
+  // into its dense part and its lookups' rows (src/core/ops/embedding_rows.h), asked once per such table with its
+  // rows and the ids its lookups read. Empty: every one is split.
+  std::function<bool(int64_t rows, int64_t ids)> split_tied_table;
+};
+
 // `loss` must be the one-element output of a loss op (softmax_cross_entropy, span_loss, or a sum of
 // losses). Returns parameter -> gradient.
 // Throws UsageError for an op without a backward rule, or a parameter the loss does not depend on unless it
 // was declared unused (GraphBuilder::declare_unused_parameter: its gradient is zero-filled).
-std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss);
+std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss, const BackwardOptions& options = {});
 
 // The gradient of sum(output) with respect to x (an input or activation that `output` depends on), built of
 // FORWARD nodes: the backward rules' nodes are emitted with backward = false, seeded by a `fill` node of ones,

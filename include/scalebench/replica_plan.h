@@ -20,6 +20,10 @@ struct ReplicaPlanOptions {
   Precision precision = Precision::kFp32;
   uint64_t bucket_bytes = 25ull << 20;
   int optimizer_state_buffers = 2;  // 2 Adam family, 1 SGD momentum and NAG (for cuda_needed_bytes)
+  // The job's ranks and overlap, as the graph depends on them (ReplicaOptions::ranks: a tied table split where
+  // --embedding-grad auto would reduce its rows apart).
+  int ranks = 1;
+  bool overlap = true;
 };
 
 struct ReplicaPlan {

@@ -11,6 +11,7 @@
 
 #include "scalebench/buffer_registration.h"
 #include "scalebench/dtype.h"
+#include "scalebench/embedding_grad.h"
 #include "scalebench/optimizer.h"
 #include "scalebench/precision.h"
 #include "scalebench/workload.h"
@@ -30,12 +31,6 @@ struct SweepGroup {
   std::vector<std::string> devices;
 };
 
-// sparse: a tied table's dense part reduced as soon as it is written, its lookups' rows apart after the backward
-// pass, at most min(table rows, ranks x ids) of them (a fixed count, so that the step can be captured); dense: the
-// whole gradient after its last node, as PyTorch DDP does; auto: sparse for a table where that bound is at most
-// half its rows (where the late half crosses the wire at most half as large), dense elsewhere.
-enum class EmbeddingGradMode { kAuto, kSparse, kDense };
-const char* embedding_grad_mode_name(EmbeddingGradMode mode);  // "auto", "sparse", "dense"
 
 struct TrainOptions {
   std::string workload;

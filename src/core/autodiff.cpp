@@ -18,10 +18,11 @@ using detail::Contribution;
 
 class Differentiator {
  public:
-  Differentiator(Graph& graph, TensorId loss)
+  Differentiator(Graph& graph, TensorId loss, const BackwardOptions& options)
       : graph_(graph),
         context_(graph, [this](TensorId id) { return needs_gradient(id); }),
-        loss_(loss) {
+        loss_(loss),
+        options_(options) {
     forward_.assign(graph.nodes().begin(), graph.nodes().end());  // the graph grows while we walk it
     const size_t tensors = graph.tensors().size();
     contributions_.resize(tensors);
@@ -197,12 +198,20 @@ class Differentiator {
     }
     for (auto it = tied_.begin(); it != tied_.end();) {
       it->second.dense_uses = uses_[static_cast<size_t>(it->first)] - static_cast<int>(it->second.ids.size());
-      it = it->second.dense_uses > 0 ? std::next(it) : tied_.erase(it);  // lookups alone: nothing to split
+      const bool split = it->second.dense_uses > 0 && split_wanted(it->first, it->second);  // lookups alone: no
+      it = split ? std::next(it) : tied_.erase(it);
     }
     for (auto& [table, tied] : tied_) {
       tied.flags = row_list(table, "_rows_flags");
       context_.emit(Node{"embedding_rows_mark", tied.ids, {tied.flags}, encode(rows_params(table, tied)), true});
     }
+  }
+
+  bool split_wanted(TensorId table, const TiedTable& tied) const {
+    if (!options_.split_tied_table) return true;
+    int64_t ids = 0;
+    for (TensorId id : tied.ids) ids += graph_.tensor(id).elements();
+    return options_.split_tied_table(graph_.tensor(table).shape[0], ids);
   }
 
   // An int32 activation with one entry per row of the table (its flags, its row list).
@@ -307,6 +316,7 @@ class Differentiator {
   Graph& graph_;
   detail::BackwardContext context_;
   TensorId loss_;
+  BackwardOptions options_;
   std::vector<Node> forward_;
   std::vector<std::vector<Contribution>> contributions_;
   std::vector<int> uses_;
@@ -320,7 +330,9 @@ class Differentiator {
 
 }  // namespace
 
-std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss) { return Differentiator(graph, loss).run(); }
+std::map<TensorId, TensorId> append_backward(Graph& graph, TensorId loss, const BackwardOptions& options) {
+  return Differentiator(graph, loss, options).run();
+}
 
 void recompute_in_backward(Graph& graph, const std::vector<std::string>& ops) {
   for (const std::string& op : ops) {

@@ -7,35 +7,29 @@
 
 namespace sb {
 
-const char* embedding_grad_mode_name(EmbeddingGradMode mode) {
-  switch (mode) {
-    case EmbeddingGradMode::kSparse: return "sparse";
-    case EmbeddingGradMode::kDense: return "dense";
-    case EmbeddingGradMode::kAuto: break;
-  }
-  return "auto";
-}
-
 namespace {
 
-// The tied tables whose lookups' rows are reduced apart under `mode`; *dense_because says why one is not.
-std::vector<EmbeddingRowsExchange> row_exchanges(const std::vector<EmbeddingRowsExchange>& tied, EmbeddingGradMode mode,
-                                                 int ranks, bool overlap, std::string* dense_because) {
+// The tied tables whose lookups' rows are reduced apart: where rows_apart_refusal allows it at these ranks and the
+// graph split the table (the replica splits where the job's ranks reduce it apart; a --gpus-sweep point's fewer
+// ranks may allow what the job's did not). *dense_because says why one is not ("" for an explicit dense).
+std::vector<EmbeddingRowsExchange> row_exchanges(const Graph& graph, const std::vector<TiedTable>& tied,
+                                                 EmbeddingGradMode mode, int ranks, bool overlap,
+                                                 std::string* dense_because) {
+  const std::vector<EmbeddingRowsExchange> split = find_embedding_rows_exchanges(graph);
   std::vector<EmbeddingRowsExchange> chosen;
-  if (mode == EmbeddingGradMode::kDense) return chosen;
-  for (const EmbeddingRowsExchange& x : tied) {
-    // auto: only where the packed rows are at most half the table; the bound is what a captured step can send.
-    const int64_t bound = std::min<int64_t>(x.vocab, static_cast<int64_t>(ranks) * x.ids);
-    if (mode == EmbeddingGradMode::kAuto && 2 * bound > x.vocab) {
-      *dense_because = "ranks x the lookups' ids = " + std::to_string(static_cast<int64_t>(ranks) * x.ids) +
-                       " could touch more than half of the " + std::to_string(x.vocab) + " rows";
+  for (const TiedTable& table : tied) {
+    std::string refusal = rows_apart_refusal(mode, ranks, overlap, table.rows, table.ids);
+    const auto exchange = std::find_if(split.begin(), split.end(), [&](const EmbeddingRowsExchange& x) {
+      return graph.tensor(x.gradient).gradient_of == table.table;
+    });
+    if (refusal.empty() && exchange == split.end()) {
+      refusal = "the replica's graph keeps the table whole (planned for the job's ranks, which reduce it whole)";
+    }
+    if (!refusal.empty()) {
+      if (mode != EmbeddingGradMode::kDense) *dense_because = refusal;
       continue;
     }
-    chosen.push_back(x);
-  }
-  if (!chosen.empty() && !overlap) {
-    *dense_because = "--no-overlap reduces every bucket after the backward pass";
-    chosen.clear();
+    chosen.push_back(*exchange);
   }
   return chosen;
 }
@@ -63,10 +57,10 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   }
   buckets_ = buckets != nullptr ? *buckets : executor.plan().buckets;
   const Graph& graph = executor.graph();
-  const std::vector<EmbeddingRowsExchange> tied = find_embedding_rows_exchanges(graph);
+  const std::vector<TiedTable> tied = find_tied_tables(graph);
   tied_tables_ = static_cast<int>(tied.size());
-  for (const EmbeddingRowsExchange& x : tied) tied_table_rows_ += x.vocab;
-  exchanges_ = row_exchanges(tied, embedding_grad, communicator.size(), overlap, &sparse_rows_off_because_);
+  for (const TiedTable& table : tied) tied_table_rows_ += table.rows;
+  exchanges_ = row_exchanges(graph, tied, embedding_grad, communicator.size(), overlap, &sparse_rows_off_because_);
   // A tied table's gradient is ready, as far as its buckets go, once its dense part is written: its rows are added
   // after their own reduction.
   const MemoryPlan& plan = executor.plan();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "scalebench/device.h"
+#include "scalebench/embedding_grad.h"
 #include "scalebench/executor.h"
 #include "scalebench/optimizer.h"
 #include "scalebench/planner.h"
@@ -39,6 +40,12 @@ struct ReplicaOptions {
   // jumps of the gradients.
   bool linear_batchnorm_activations = false;
   uint64_t bucket_bytes = 25ull << 20;
+  // How the job reduces the gradients, as far as the graph depends on it: a tied table's gradient is split (its
+  // lookups' rows apart, src/core/ops/embedding_rows.h) only where `ranks` ranks reduce it so
+  // (rows_apart_refusal). The default, one rank, splits nothing.
+  int ranks = 1;
+  EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto;
+  bool overlap = true;
   int optimizer_state_buffers = 2;  // for the memory check: 2 Adam family, 1 SGD momentum and NAG
   // The plan and the optimizer's state must fit in this many bytes, checked before anything is allocated;
   // 0: usable_device_bytes(device). check_capacity false skips the check (maxbatch's verification lets the

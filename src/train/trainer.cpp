@@ -99,6 +99,9 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
   replica_options.optimizer_state_buffers = optimizer_state_buffers(options.optimizer.kind);
   replica_options.check_capacity = options.check_memory;
   replica_options.arena_memory = registrable_arena(communicator, device, options.grad_registration);
+  replica_options.ranks = group.size();
+  replica_options.embedding_grad = options.embedding_grad;
+  replica_options.overlap = options.overlap;
   report.options = options;
   report.batch = replica_options.batch;
   report.unit = workload.info().unit;

@@ -26,10 +26,15 @@ std::vector<float> gradient_region(Replica& replica) {
 }
 
 // bert_base's tiny batch touches few of its 1,100 words; transformer_big's output projection, over every target
-// position, gives its tied table a large dense part.
-std::unique_ptr<Replica> tiny_replica(Device& device, uint64_t bucket_bytes, const char* workload = "bert_base") {
+// position, gives its tied table a large dense part. Planned as the trainer plans it for these ranks: the tied table
+// split where `mode` (with `overlap`) reduces its rows apart.
+std::unique_ptr<Replica> tiny_replica(Device& device, uint64_t bucket_bytes, const char* workload = "bert_base",
+                                      EmbeddingGradMode mode = EmbeddingGradMode::kSparse, bool overlap = true) {
   ReplicaOptions options;
   options.workload = workload;
+  options.ranks = world().size();
+  options.embedding_grad = mode;
+  options.overlap = overlap;
   options.batch = 2;
   options.scale = WorkloadScale::kTiny;
   options.bucket_bytes = bucket_bytes;
@@ -67,19 +72,23 @@ TEST_P(GradientReducerTest, AveragesEveryRanksGradients) {
   const Schedule schedule = GetParam();
   auto device = make_cpu_device();
   auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
-  std::unique_ptr<Replica> replica = tiny_replica(*device, schedule.bucket_bytes, schedule.workload);
+  const EmbeddingGradMode mode = schedule.sparse_rows ? EmbeddingGradMode::kSparse : EmbeddingGradMode::kDense;
+  std::unique_ptr<Replica> replica =
+      tiny_replica(*device, schedule.bucket_bytes, schedule.workload, mode, schedule.overlap);
   replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
   replica->executor->run();
   const std::vector<float> expected = mean_over_ranks(gradient_region(*replica));
   const std::vector<float> magnitude = mean_over_ranks(gradient_region(*replica), true);
   GradientReducer reducer(*device, *communicator, *replica->executor, schedule.wire, schedule.overlap, false, nullptr,
-                          schedule.sparse_rows ? EmbeddingGradMode::kSparse : EmbeddingGradMode::kDense);
+                          mode);
   // bert_base ties its word embedding to the MLM decoder: one table. Sparse, it adds two reductions (the ranks'
   // row flags, then the packed rows), and the rows cross the wire for the batch's words only.
   const TrainingReport::EmbeddingGrad rows = reducer.embedding_grad();
   ASSERT_EQ(rows.tables, 1);
   const bool sparse = schedule.sparse_rows && schedule.overlap;
   EXPECT_EQ(rows.sparse, sparse);
+  EXPECT_EQ(find_embedding_rows_exchanges(replica->graph).size(), sparse ? 1u : 0u)
+      << "the graph splits the table exactly where the rows are reduced apart";
   EXPECT_EQ(rows.dense_because.empty(), schedule.overlap || !schedule.sparse_rows) << rows.dense_because;
   ASSERT_EQ(reducer.bucket_count(), replica->plan.buckets.size() + (sparse ? 2 : 0));
   if (sparse && std::string(schedule.workload) == "bert_base") {
@@ -141,10 +150,12 @@ TEST(GradientReducer, ScheduleDoesNotChangeTheResult) {
        {Schedule{1 << 20, true, DType::kFloat32, false}, Schedule{1 << 20, false, DType::kFloat32, false},
         Schedule{4096, true, DType::kFloat32, false}, Schedule{1 << 20, true, DType::kFloat32, true},
         Schedule{4096, true, DType::kFloat32, true}}) {
-    std::unique_ptr<Replica> replica = tiny_replica(*device, schedule.bucket_bytes, "transformer_big");
+    const EmbeddingGradMode mode = schedule.sparse_rows ? EmbeddingGradMode::kSparse : EmbeddingGradMode::kDense;
+    std::unique_ptr<Replica> replica =
+        tiny_replica(*device, schedule.bucket_bytes, "transformer_big", mode, schedule.overlap);
     replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
     GradientReducer reducer(*device, *communicator, *replica->executor, schedule.wire, schedule.overlap, false,
-                            nullptr, schedule.sparse_rows ? EmbeddingGradMode::kSparse : EmbeddingGradMode::kDense);
+                            nullptr, mode);
     reducer.run_nodes_and_reduce();
     reducer.wait_and_time("the test's all-reduces");
     results.push_back(gradient_region(*replica));

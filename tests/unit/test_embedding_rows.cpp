@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scalebench/autodiff.h"
+#include "scalebench/embedding_grad.h"
 #include "scalebench/executor.h"
 #include "scalebench/graph_builder.h"
 #include "scalebench/planner.h"
@@ -83,14 +84,14 @@ struct LookupAndProjection {
   TensorId ids, targets, in, out, loss;
   std::map<TensorId, TensorId> gradients;
 
-  explicit LookupAndProjection(bool tied) {
+  explicit LookupAndProjection(bool tied, const BackwardOptions& options = {}) {
     GraphBuilder b(graph);
     ids = b.input("ids", {kTokens}, DType::kInt32);
     targets = b.input("targets", {kTokens}, DType::kInt32);
     in = b.parameter("embed", {kVocab, kDim});
     out = tied ? in : b.parameter("projection", {kVocab, kDim});
     loss = b.softmax_cross_entropy(b.linear(b.tanh(b.embedding(ids, in, 0)), out), targets, 0.0, -1);
-    gradients = append_backward(graph, loss);
+    gradients = append_backward(graph, loss, options);
   }
 };
 
@@ -151,6 +152,50 @@ TEST(EngineTiedEmbedding, OneRankGradientIsTheUntiedSumBitForBit) {
     EXPECT_EQ(got[static_cast<size_t>(c)], projection[static_cast<size_t>(c)]);
     EXPECT_EQ(got[static_cast<size_t>(kDim + c)], projection[static_cast<size_t>(kDim + c)]);
   }
+}
+
+// Where the job reduces the table whole (BackwardOptions::split_tied_table false: rows_apart_refusal), autodiff keeps
+// its gradient one sum: no embedding_rows node, the same values; find_tied_tables still finds the table.
+TEST(EngineTiedEmbedding, KeptWholeWhereTheJobReducesItWhole) {
+  int64_t asked_rows = 0, asked_ids = 0;
+  BackwardOptions whole;
+  whole.split_tied_table = [&](int64_t rows, int64_t ids) {
+    asked_rows = rows, asked_ids = ids;
+    return false;
+  };
+  LookupAndProjection kept(true, whole), split(true);
+  EXPECT_EQ(asked_rows, kVocab);
+  EXPECT_EQ(asked_ids, kTokens);
+  EXPECT_TRUE(find_embedding_rows_exchanges(kept.graph).empty());
+  for (const Node& node : kept.graph.nodes()) EXPECT_EQ(node.op.rfind("embedding_rows", 0), std::string::npos) << node.op;
+  for (const LookupAndProjection* m : {&kept, &split}) {
+    const std::vector<TiedTable> tied = find_tied_tables(m->graph);
+    ASSERT_EQ(tied.size(), 1u);
+    EXPECT_EQ(tied[0].table, m->in);
+    EXPECT_EQ(tied[0].rows, kVocab);
+    EXPECT_EQ(tied[0].ids, kTokens);
+  }
+  EXPECT_TRUE(find_tied_tables(LookupAndProjection(false).graph).empty()) << "a lookup-only table is not tied";
+  const std::vector<float> table = test::random_normal(kVocab * kDim, 17, 0.5f);
+  EXPECT_EQ(run_and_read(kept, table, kept.in), run_and_read(split, table, split.in)) << "two addends, either order";
+}
+
+// The one decision the graph and the reducer share (include/scalebench/embedding_grad.h).
+TEST(EmbeddingGrad, RowsApartWhereTheModeRanksAndBoundAllow) {
+  // bert_base's 30,522 words, 8,192 ids per rank (batch 64 x 128).
+  EXPECT_EQ(rows_apart_refusal(EmbeddingGradMode::kSparse, 2, true, 30522, 8192), "");
+  EXPECT_EQ(rows_apart_refusal(EmbeddingGradMode::kSparse, 1, true, 30522, 8192), "") << "asked for: a test's choice";
+  EXPECT_EQ(rows_apart_refusal(EmbeddingGradMode::kDense, 2, true, 30522, 10), "--embedding-grad dense");
+  EXPECT_EQ(rows_apart_refusal(EmbeddingGradMode::kAuto, 1, true, 30522, 10), "one rank reduces nothing");
+  EXPECT_EQ(rows_apart_refusal(EmbeddingGradMode::kSparse, 2, false, 30522, 10),
+            "--no-overlap reduces every bucket after the backward pass");
+  EXPECT_EQ(rows_apart_refusal(EmbeddingGradMode::kAuto, 2, true, 30522, 8192),
+            "ranks x the lookups' ids = 16384 could touch more than half of the 30522 rows");
+  EXPECT_EQ(rows_apart_refusal(EmbeddingGradMode::kAuto, 2, true, 30522, 7630), "") << "2 x 15,260 <= 30,522";
+  EXPECT_NE(rows_apart_refusal(EmbeddingGradMode::kAuto, 2, true, 30522, 7631), "") << "2 x 15,262 > 30,522";
+  EXPECT_EQ(rows_apart_refusal(EmbeddingGradMode::kAuto, 64, true, 100, 1000),
+            "ranks x the lookups' ids = 64000 could touch more than half of the 100 rows")
+      << "the bound is min(rows, ranks x ids); the text names ranks x ids";
 }
 
 }  // namespace

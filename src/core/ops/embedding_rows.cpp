@@ -2,6 +2,7 @@
 // exchanges are found.
 #include "src/core/ops/embedding_rows.h"
 
+#include <algorithm>
 #include <map>
 
 #include "scalebench/error.h"
@@ -59,6 +60,28 @@ std::vector<EmbeddingRowsExchange> find_embedding_rows_exchanges(const Graph& gr
     exchanges.push_back(x);
   }
   return exchanges;
+}
+
+std::vector<TiedTable> find_tied_tables(const Graph& graph) {
+  std::map<TensorId, TiedTable> looked_up;
+  for (const Node& node : graph.nodes()) {
+    if (node.backward || node.op != "embedding") continue;
+    const TensorInfo& table = graph.tensor(node.inputs.at(1));
+    if (table.role != TensorRole::kParameter || table.dtype != DType::kFloat32) continue;
+    TiedTable& tied = looked_up[node.inputs[1]];
+    tied.table = node.inputs[1];
+    tied.rows = table.shape.at(0);
+    tied.ids += graph.tensor(node.inputs[0]).elements();
+  }
+  std::vector<TiedTable> tied;
+  for (const auto& [table, lookups] : looked_up) {
+    const bool read_otherwise = std::any_of(graph.nodes().begin(), graph.nodes().end(), [&](const Node& node) {
+      return !node.backward && node.op != "embedding" &&
+             std::find(node.inputs.begin(), node.inputs.end(), table) != node.inputs.end();
+    });
+    if (read_otherwise) tied.push_back(lookups);
+  }
+  return tied;
 }
 
 const OpDefs& embedding_rows_ops() {

@@ -43,4 +43,14 @@ struct EmbeddingRowsExchange {
 // of the four has no partner (a graph pass that dropped one).
 std::vector<EmbeddingRowsExchange> find_embedding_rows_exchanges(const Graph& graph);
 
+// A tied table of a graph, split or not: a trained fp32 table (a parameter) read by forward embedding lookups and by
+// some other forward node. Autodiff splits such a table's gradient where BackwardOptions::split_tied_table says so.
+struct TiedTable {
+  TensorId table = kNoTensor;
+  int64_t rows = 0;
+  int64_t ids = 0;  // elements of every lookup's ids tensor: the most rows one rank can touch
+};
+// Every tied table among the graph's forward nodes, in table order.
+std::vector<TiedTable> find_tied_tables(const Graph& graph);
+
 }  // namespace sb
