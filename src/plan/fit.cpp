@@ -165,6 +165,8 @@ std::map<std::string, FabricCalibration> fit_fabrics(const std::vector<RunMeasur
       options.precision = p.prediction.precision;
       options.batch = p.prediction.batch;
       options.bucket_bytes = static_cast<uint64_t>(run->bucket_mb * (1 << 20));
+      options.ranks = run->gpus;
+      options.overlap = run->overlap;
       const ReplicaPlan replica = plan_replica_graph(options);
       const double scale = run->solo_step_ms / p.prediction.timeline.solo_ms;
       for (const NodeWork& w : node_work(replica.graph, *p.prediction.gpu, options.precision)) {

@@ -123,8 +123,10 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
     out.batch_reduced = out.batch < workload.info().default_batch;
   }
 
-  const ReplicaPlan replica =
-      plan_replica_graph(replica_options(request.workload, out.precision, out.batch, request.bucket_mb));
+  ReplicaPlanOptions planned = replica_options(request.workload, out.precision, out.batch, request.bucket_mb);
+  planned.ranks = request.gpus;  // the graph as the job's ranks train it (a tied table split or not)
+  planned.overlap = request.overlap;
+  const ReplicaPlan replica = plan_replica_graph(planned);
   const Graph& graph = replica.graph;
   const MemoryPlan& plan = replica.plan;
   out.needed_bytes = replica.cuda_needed_bytes;
