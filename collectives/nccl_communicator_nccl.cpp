@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <thread>
 
@@ -191,21 +190,7 @@ class NcclCommunicator final : public Communicator {
     return pointer;
   }
 
-  void release_buffer(Device&, void* pointer) override {
-    auto registered = registrations_.find(pointer);
-    if (registered != registrations_.end()) {
-      if (comm_ != nullptr) ncclCommDeregister(comm_, registered->second);
-      registrations_.erase(registered);
-    }
-    ncclMemFree(pointer);
-  }
-
-  bool register_buffer(void* pointer, size_t bytes) override {
-    void* handle = nullptr;
-    check(ncclCommRegister(comm_, pointer, bytes, &handle), "ncclCommRegister");
-    registrations_[pointer] = handle;
-    return true;
-  }
+  void release_buffer(Device&, void* pointer) override { ncclMemFree(pointer); }
 
   std::unique_ptr<RegisteredRange> register_range(void* pointer, size_t bytes, BufferRegistration wanted) override {
     if (wanted == BufferRegistration::kNone) return nullptr;
@@ -343,7 +328,6 @@ class NcclCommunicator final : public Communicator {
   std::string log_path_;
   std::unique_ptr<DeviceBuffer> barrier_scratch_;
   std::unique_ptr<DeviceBuffer> staging_;  // input copy for in-place all_to_all
-  std::map<void*, void*> registrations_;   // buffer -> NCCL registration handle
 };
 
 }  // namespace

@@ -603,6 +603,12 @@ nvlink_rc=$?
   "${mpi[@]}" $sb bandwidth --op all -o all -d all --min-bytes 8 --max-bytes 1M --check
   echo "== bf16 all_reduce"
   "${mpi[@]}" $sb bandwidth --op all_reduce --dtype bf16 --min-bytes 1M --max-bytes 512M --check
+  # nccl-tests' -R 1 and -R 2: local registration, and a symmetric window (NCCL's symmetric kernels over NVLink).
+  for registration in local symmetric; do
+    echo "== all_reduce, buffers registered: $registration (aggregate timing)"
+    "${mpi[@]}" $sb bandwidth --op all_reduce,all_gather,reduce_scatter -R "$registration" --aggregate-timing \
+      --min-bytes 1M --max-bytes 512M --check --force --json "$out/bandwidth_register_$registration.json"
+  done
   echo "== out of memory must be a clean exit 3 on every rank (expect rc=3)"
   "${mpi[@]}" $sb bandwidth --op all_reduce --min-bytes 1M --max-bytes 200G
   echo "out-of-memory rc=$?"
@@ -618,5 +624,10 @@ python3 scripts/bandwidth_summary.py "$out/bandwidth_nvlink.json"
 echo "-- the same with --aggregate-timing"
 python3 scripts/bandwidth_summary.py "$out/bandwidth_nvlink_aggregate.json"
 grep -E "out-of-memory rc|error" "$out/bandwidth_variants.txt"
-grep -E "^# (backend|Peak|Out of)|transport" "$out/bandwidth_variants.txt"
+grep -E "^# (backend|Peak|Out of|Buffers registered)|transport" "$out/bandwidth_variants.txt"
+for registration in local symmetric; do
+  echo "-- registered: $registration"
+  [ -f "$out/bandwidth_register_$registration.json" ] &&
+    python3 scripts/bandwidth_summary.py "$out/bandwidth_register_$registration.json"
+done
 echo "tests rc=$tests_rc  nvlink sweep rc=$nvlink_rc"

@@ -46,7 +46,9 @@ struct BandwidthOptions {
   bool run_in_place = true;
   bool graph = false;  // capture the timed iterations in a device graph and replay it
   bool check = false;  // exact data; count wrong elements per size
-  bool register_buffers = false;  // NCCL user-buffer registration (zero-copy), nccl-tests' -R 1
+  // The two buffers registered with NCCL before the sweep: local user-buffer registration (zero-copy) or a
+  // symmetric window (NCCL's symmetric kernels), nccl-tests' -R 1 and -R 2.
+  BufferRegistration registration = BufferRegistration::kNone;
   // Per-iteration events give every sample (p50/p99), but an event between two collectives keeps the
   // second from overlapping the first one's tail; aggregate timing is nccl-tests' method: one event pair
   // around all timed iterations, one sample (total / iters).
@@ -101,6 +103,9 @@ struct BandwidthReport {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> environment;  // NCCL_*, CUDA_VISIBLE_DEVICES, ...
   std::string started_at;          // ISO 8601, UTC
+  // What NCCL granted for options.registration (kNone when nothing was asked), and why less ("" when not).
+  BufferRegistration registration_granted = BufferRegistration::kNone;
+  std::string registration_why_less;
   std::string status = "ok";       // "ok", or "failed" when the sweep stopped early
   std::string error;               // why it stopped, when it did
 

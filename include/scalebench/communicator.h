@@ -61,9 +61,6 @@ class Communicator {
   // NCCL 2.19), which its transports and buffer registration prefer; other backends use the device.
   virtual void* allocate_buffer(Device& device, size_t bytes) { return device.allocate(bytes); }
   virtual void release_buffer(Device& device, void* pointer) { device.release(pointer); }
-  // Registers a buffer from allocate_buffer for zero-copy transfers (NCCL user-buffer registration,
-  // nccl-tests -R 1). Returns false where the backend has no such thing. Released with the buffer.
-  virtual bool register_buffer(void* /*pointer*/, size_t /*bytes*/) { return false; }
   // Registers [pointer, pointer + bytes), inside memory from allocate_buffer, as `wanted` for the collectives
   // that follow (and the CUDA graphs that capture them). Collective: every rank calls it in the same order, with
   // the same bytes and the same offset into its allocation. nullptr where the backend registers nothing (the

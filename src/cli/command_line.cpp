@@ -22,6 +22,7 @@ struct RawBandwidthFlags {
   std::string redop = "sum";
   bool in_place = false;
   bool out_of_place = false;
+  std::string registration = "none";  // -R: none, local, symmetric, or nccl-tests' 0, 1, 2
 };
 
 void add_common_options(CLI::App& app, CommonOptions& common, std::string& backend) {
@@ -69,8 +70,14 @@ void add_bandwidth_command(CLI::App& app, RawBandwidthFlags& raw, BandwidthOptio
   bandwidth->add_flag("--in-place", raw.in_place, "Run in-place only (default: both placements)");
   bandwidth->add_flag("--out-of-place", raw.out_of_place, "Run out-of-place only (default: both placements)");
   bandwidth->add_flag("-G,--graph", options.graph, "Capture the timed iterations in a CUDA graph and replay it");
-  bandwidth->add_flag("-R,--register", options.register_buffers,
-                      "Register the buffers with NCCL for zero-copy transfers (nccl-tests -R 1)");
+  bandwidth->add_option("-R,--register", raw.registration,
+                        "Register the buffers with NCCL before the sweep: local (the default of a bare -R: zero-copy "
+                        "user-buffer registration, nccl-tests -R 1) or symmetric (a symmetric window for NCCL's "
+                        "symmetric kernels, NCCL >= 2.27, nccl-tests -R 2; local where NCCL has none on the path); "
+                        "0, 1, 2 as nccl-tests")
+      ->expected(0, 1)
+      ->default_str("local")
+      ->check(CLI::IsMember({"none", "local", "symmetric", "0", "1", "2"}));
   bandwidth->add_flag("--aggregate-timing", options.aggregate_timing,
                       "Time all iterations with one event pair (nccl-tests' method; one sample, no p50/p99)");
   bandwidth->add_flag("-c,--check", options.check,
@@ -125,6 +132,8 @@ void resolve_bandwidth(const RawBandwidthFlags& raw, BandwidthOptions& options) 
   // Neither flag or both flags: both placements, as nccl-tests reports them.
   options.run_in_place = raw.in_place || !raw.out_of_place;
   options.run_out_of_place = raw.out_of_place || !raw.in_place;
+  const std::string& r = raw.registration;
+  options.registration = parse_buffer_registration(r == "0" ? "none" : r == "1" ? "local" : r == "2" ? "symmetric" : r);
 }
 
 // `compare` and `report` only read result files, so they take none of the device flags' meaning.
@@ -194,7 +203,7 @@ std::string canonical_form(const CommandLine& cl) {
             ";warmup=" + std::to_string(b.warmup_iters) + ";iters=" + std::to_string(b.iters) +
             ";oop=" + std::to_string(b.run_out_of_place) + ";ip=" + std::to_string(b.run_in_place) +
             ";graph=" + std::to_string(b.graph) + ";check=" + std::to_string(b.check) +
-            ";register=" + std::to_string(b.register_buffers) + ";aggregate=" + std::to_string(b.aggregate_timing);
+            ";register=" + buffer_registration_name(b.registration) + ";aggregate=" + std::to_string(b.aggregate_timing);
   }
   return text;
 }

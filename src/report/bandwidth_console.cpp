@@ -139,7 +139,7 @@ void print_bandwidth_header(std::FILE* out, const BandwidthReport& report) {
                "register: %s   check: %s\n",
                options.warmup_iters, options.iters, options.aggregate_timing ? "aggregate" : "per-iteration",
                on_off(options.run_out_of_place), on_off(options.run_in_place), on_off(options.graph),
-               on_off(options.register_buffers), on_off(options.check));
+               buffer_registration_name(options.registration), on_off(options.check));
   if (!report.started_at.empty()) std::fprintf(out, "# started at: %s\n", report.started_at.c_str());
   std::fprintf(out, "#\n# Using devices\n");
   for (const RankDevice& rank : report.devices) {
@@ -200,6 +200,11 @@ void print_bandwidth_footer(std::FILE* out, const BandwidthReport& report) {
     }
   }
   std::fprintf(out, "# Avg bus bandwidth    : %g\n", measured > 0 ? busbw_sum / measured : 0.0);
+  if (report.options.registration != BufferRegistration::kNone) {
+    std::fprintf(out, "# Buffers registered   : %s%s%s\n", buffer_registration_name(report.registration_granted),
+                 report.registration_why_less.empty() ? "" : " (",
+                 report.registration_why_less.empty() ? "" : (report.registration_why_less + ")").c_str());
+  }
   if (report.nranks == 1) {
     // busbw = algbw x 2(n-1)/n (or (n-1)/n) is 0 on one rank: no byte crosses a bus. Say so instead of a peak.
     std::fprintf(out, "# Peak bus bandwidth   : - (one rank: nothing crosses a bus, busbw is 0 by definition; "

@@ -70,7 +70,8 @@ json config_json(const BandwidthOptions& options) {
           {"in_place", options.run_in_place},
           {"out_of_place", options.run_out_of_place},
           {"graph", options.graph},
-          {"register", options.register_buffers},
+          {"register", options.registration != BufferRegistration::kNone},
+          {"registration", buffer_registration_name(options.registration)},
           {"aggregate_timing", options.aggregate_timing},
           {"check", options.check}};
 }
@@ -123,6 +124,10 @@ json bandwidth_report_json(const BandwidthReport& report) {
   document["started_at"] = string_or_null(report.started_at);
   document["context"] = context_json(report);
   document["config"] = config_json(report.options);
+  document["registration"] = {{"granted", buffer_registration_name(report.registration_granted)},
+                              {"why_less", report.registration_why_less.empty()
+                                               ? json(nullptr)
+                                               : json(report.registration_why_less)}};
   document["results"] = results;
   document["summary"] = {{"peak_busbw_gbps", peaks},
                          {"wrong_total", wrong < 0 ? json(nullptr) : json(wrong)}};

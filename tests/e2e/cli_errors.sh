@@ -31,6 +31,15 @@ expect_exit 2 "zero iterations" -- "$SB" bandwidth --device cpu --iters 0
 expect_lines 1 "^scalebench: error:" "zero iterations: one error line"
 expect_exit 2 "register without NCCL" -- "$SB" bandwidth --device cpu --register --max-bytes 4K
 expect_output "--register needs the nccl backend" "register without NCCL is refused"
+for mode in local symmetric 2; do  # -R takes a mode (nccl-tests' 1 and 2 too); still refused without NCCL
+  expect_exit 2 "register $mode without NCCL" -- "$SB" bandwidth --device cpu -R "$mode" --max-bytes 4K
+  expect_output "--register needs the nccl backend" "register $mode without NCCL is refused"
+done
+expect_exit 2 "a register mode that does not exist" -- "$SB" bandwidth --device cpu -R global --max-bytes 4K
+expect_output "--register: global not in \{none,local,symmetric,0,1,2\}" "the modes are listed"
+expect_exit 0 "-R 0 registers nothing" -- "$SB" bandwidth --device cpu -R 0 --max-bytes 4K --iters 2 --json "$WORK/r0.json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["config"]["register"] is False and d["config"]["registration"] == "none" and d["registration"] == {"granted": "none", "why_less": None}, d["config"]' \
+  "$WORK/r0.json" && passes=$((passes + 1)) || { echo "FAIL: -R 0's JSON"; failures=$((failures + 1)); }
 expect_exit 2 "nccl on the CPU" -- "$SB" bandwidth --device cpu --backend nccl
 expect_output "nccl backend needs (the cuda device|scalebench built with NCCL)" "nccl on the CPU is refused"
 
