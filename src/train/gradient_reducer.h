@@ -8,9 +8,10 @@
 // (graph.h, SubStep) reduces its buckets S times, once per sub-step's training pass: every (sub-step, bucket)
 // pair has its own events, so a step's timeline and bucket durations hold S · buckets reductions.
 //
-// A tied embedding table's gradient (src/core/ops/embedding_rows.h) is reduced in two halves when `embedding_grad`
-// says so (sparse; auto where min(vocab, ranks x ids) is at most half the table) and buckets overlap the backward
-// pass: its dense part as ordinary buckets, ready as soon as the output
+// A tied embedding table's gradient (src/core/ops/embedding_rows.h) is reduced in two halves where
+// rows_apart_refusal (include/scalebench/embedding_grad.h) allows it at these ranks, with `embedding_grad` and
+// overlap, and the graph split the table (the replica splits it on the same rule for the job's ranks): its dense
+// part as ordinary buckets, ready as soon as the output
 // projection wrote it; the lookups' rows as two more reductions per table: the ranks' row flags (max, int32,
 // issued after the mark node, waited for by the compact node) and the packed rows (averaged, issued after the
 // gather node, waited for by the scatter node), the first min(vocab, ranks x ids) rows only. Those two count as
