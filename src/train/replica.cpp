@@ -36,7 +36,7 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
     replica->linear_batchnorm_activations = make_batchnorm_activations_linear(replica->graph);
   }
   // A tied table's gradient is split only where this job's reducer will reduce its rows apart: elsewhere the split's
-  // four nodes would cost every step (0.18 ms on transformer_big, H200) for nothing.
+  // four nodes would cost every step for nothing (0.18 ms on transformer_big, H200, against 0.09 ms for the add_n).
   BackwardOptions backward;
   backward.split_tied_table = [&options](int64_t rows, int64_t ids) {
     return rows_apart_refusal(options.embedding_grad, options.ranks, options.overlap, rows, ids).empty();
