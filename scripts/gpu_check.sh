@@ -14,8 +14,8 @@
 #                                              sockets and NVLink, same models and shapes (no build)
 #          scripts/gpu_check.sh tune [steps]   gpu-labelled tests, then NVLink overlap experiments (comm stream
 #                                              priority, NCCL_MAX_CTAS, --overlap-ctas 2/4/8, --embedding-grad
-#                                              sparse/dense, --grad-registration local/symmetric), --check and
-#                                              fp16 on the GPUs, and PyTorch DDP over NVLink
+#                                              sparse/dense, --grad-registration local/symmetric, --strategy
+#                                              zero1), --check and fp16 on the GPUs, and PyTorch DDP over NVLink
 #          scripts/gpu_check.sh suite [steps]  gpu-labelled tests, `scalebench suite` on GPU 0 alone (maxbatch,
 #                                              then throughput at the reference and the max batch, every workload),
 #                                              and PyTorch's max batch of transformer_big and bert_base on it
@@ -457,7 +457,8 @@ if [ "$max_bytes" = tune ]; then
             "overlap_ctas2||--overlap-ctas 2" "overlap_ctas4||--overlap-ctas 4" "overlap_ctas8||--overlap-ctas 8"
             "rows_sparse||--embedding-grad sparse" "rows_dense||--embedding-grad dense"
             "reg_local||--grad-registration local" "reg_symmetric||--grad-registration symmetric"
-            "reg_symmetric_ctas4||--grad-registration symmetric --overlap-ctas 4")
+            "reg_symmetric_ctas4||--grad-registration symmetric --overlap-ctas 4"
+            "zero1||--strategy zero1")
   for workload in transformer_big bert_base; do
     for variant in "${variants[@]}"; do
       IFS='|' read -r name environment flags <<< "$variant"
@@ -472,6 +473,9 @@ if [ "$max_bytes" = tune ]; then
   echo "== --check with the gradient region in a symmetric window" >> "$out/dp.txt"
   timeout 150 "${mpi[@]}" build-gpu/scalebench --workload bert_base --batch 16 --phases dp --warmup 1 --steps 2 \
     --grad-registration symmetric --check >> "$out/dp.txt" 2>&1; echo "check symmetric rc=$?" >> "$out/dp.txt"
+  echo "== --check under --strategy zero1" >> "$out/dp.txt"
+  timeout 150 "${mpi[@]}" build-gpu/scalebench --workload bert_base --batch 16 --phases dp --warmup 1 --steps 2 \
+    --strategy zero1 --check >> "$out/dp.txt" 2>&1; echo "check zero1 rc=$?" >> "$out/dp.txt"
   echo "== fp16, 2 ranks" >> "$out/dp.txt"
   timeout 150 "${mpi[@]}" build-gpu/scalebench --workload transformer_big --precision fp16 --warmup 5 --steps "$steps" \
     --force --json "$runs/fp16_transformer_big.json" >> "$out/dp.txt" 2>&1; echo "fp16 rc=$?" >> "$out/dp.txt"
@@ -481,7 +485,7 @@ if [ "$max_bytes" = tune ]; then
       --precision bf16 --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/dp.txt"
   done
   tar czf "$out/runs.tgz" -C "$out" runs && rm -rf "$runs"
-  grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|fp16|dp step|gradient buffers|--grad-registration)|  (solo|dp) |rc=|Traceback|Error)" "$out/dp.txt"
+  grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|fp16|dp step|gradient buffers|--grad-registration|strategy)|  (solo|dp) |rc=|Traceback|Error)" "$out/dp.txt"
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz" "$out/ddp.jsonl"
   echo "tests rc=$tests_rc"

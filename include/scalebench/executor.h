@@ -43,6 +43,14 @@ class Executor {
   virtual void optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
                                     int64_t count) = 0;
   virtual bool steps_in_ranges(const OptimizerSettings& settings) const { return settings.max_grad_norm == 0; }
+  // ZeRO-1 (--strategy zero1, src/train/gradient_reducer.h): from here on this executor's optimizer updates, and
+  // keeps state for, only parameters [first, first + count) of the flat region (a parameter_shard); the norm for
+  // clipping and the loss scale's overflow test still cover every gradient, all of them being reduced.
+  // optimizer_step_range then takes ranges inside the shard. (0, every parameter) is the whole region, the
+  // default. The state is zeroed when the shard changes. Throws UsageError for a range outside the parameters.
+  void set_optimizer_shard(int64_t first, int64_t count);
+  int64_t optimizer_shard_first() const { return shard_first_; }
+  int64_t optimizer_shard_count() const;
   // Zeroes the optimizer's state (moments, momentum), as a freshly built optimizer has it, and restarts the
   // loss scale where there is one: the trainer restarts from the initial weights between its phases.
   virtual void reset_optimizer_state() = 0;
@@ -136,6 +144,7 @@ class Executor {
  private:
   uint64_t seed_ = 0, step_ = 0;
   uint64_t blocks_per_step_ = 0;  // Philox blocks all dropout nodes use in one step
+  int64_t shard_first_ = 0, shard_count_ = -1;  // set_optimizer_shard; -1: every parameter
   std::map<TensorId, float> loss_weights_;
 };
 

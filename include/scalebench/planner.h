@@ -20,6 +20,9 @@ namespace sb {
 struct PlanOptions {
   uint64_t bucket_bytes = 25ull << 20;  // PyTorch DDP's default, and --bucket-mb's
   uint64_t alignment = 256;             // every offset; cuBLASLt needs 16, 256 keeps vector loads aligned
+  // ZeRO (--strategy zero1): the parameter region is padded to a multiple of `parameter_shards` x alignment bytes,
+  // so that it splits into that many equal, aligned shards that an all-gather moves whole (parameter_shard).
+  int parameter_shards = 1;
 };
 
 // A contiguous range of the gradient region: whole gradients in backward order until the range reaches the
@@ -43,6 +46,7 @@ struct MemoryPlan {
   uint64_t total_bytes = 0;
 
   uint64_t gradient_region_offset = 0;
+  int parameter_shards = 1;              // PlanOptions::parameter_shards
   uint64_t alignment = 0;                // PlanOptions::alignment, which every offset (and bucket piece) keeps
   std::vector<TensorId> gradient_order;  // backward order
   std::vector<int> gradient_ready_node;  // per entry of gradient_order: its last writer's node index
@@ -60,6 +64,16 @@ struct PlanCategories {
 
 // Throws UsageError when a parameter has no gradient written by any node, or a gradient names no parameter.
 MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options = {});
+
+// Rank `rank`'s shard of the flat parameter region (elements) when a plan of PlanOptions::parameter_shards = `ranks`
+// is split across `ranks` ranks: stride = the padded region / ranks; [first, first + count) the parameters of
+// [rank x stride, (rank + 1) x stride), clamped to the parameters (a last shard may be shorter, even empty: the rest
+// is padding). An all-gather of `stride` elements per rank in place restores every rank's shard on every rank.
+// Throws UsageError when the plan was made for another count.
+struct ParameterShard {
+  int64_t first = 0, count = 0, stride = 0;
+};
+ParameterShard parameter_shard(const MemoryPlan& plan, int rank, int ranks);
 
 PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan);
 

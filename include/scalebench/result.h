@@ -14,6 +14,7 @@
 #include "scalebench/embedding_grad.h"
 #include "scalebench/optimizer.h"
 #include "scalebench/precision.h"
+#include "scalebench/strategy.h"
 #include "scalebench/workload.h"
 
 namespace sb {
@@ -58,6 +59,9 @@ struct TrainOptions {
   // --grad-registration: the buffers the gradient all-reduces read and write (the gradient region, or the bf16
   // wire buffers) registered with NCCL before the first step (src/train/gradient_reducer.h). nccl backend only.
   BufferRegistration grad_registration = BufferRegistration::kNone;
+  // --strategy (include/scalebench/strategy.h): ddp, or zero1 (the optimizer's state and update sharded, the
+  // updated parameters all-gathered).
+  DataParallelStrategy strategy = DataParallelStrategy::kDdp;
   bool profile = true;                      // one extra solo step timed node by node on every rank
   bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
   int check_steps = 3;
@@ -189,6 +193,10 @@ struct TrainingReport {
     std::string why_less;
   };
   GradRegistration grad_registration;
+  // The optimizer's state one rank held in the data-parallel phases (all of it under ddp, its shard's under zero1),
+  // and the parameters its optimizer updated there; 0 without a data-parallel phase.
+  uint64_t optimizer_state_bytes_per_rank = 0;
+  int64_t parameters_updated_per_rank = 0;
   std::optional<BucketAuto> bucket_auto;  // with --bucket-mb auto
   double peak_tflops = 0;               // datasheet dense peak at this precision; 0: unknown device
   // Results.

@@ -183,6 +183,7 @@ std::string canonical_form(const CommandLine& cl) {
             ";bucket=" + (r.bucket_auto ? std::string("auto") : std::to_string(r.bucket_mb)) + ";no_overlap=" + std::to_string(r.no_overlap) +
             ";grad_dtype=" + r.grad_dtype + ";embedding_grad=" + r.embedding_grad + ";comm_priority=" + r.comm_priority +
             ";overlap_ctas=" + std::to_string(r.overlap_ctas) + ";grad_registration=" + r.grad_registration +
+            ";strategy=" + r.strategy +
             ";cuda_graph=" + r.cuda_graph +
             ";trace=" + r.trace_path + ";check=" + std::to_string(r.check) +
             ";check_steps=" + std::to_string(r.check_steps) + ";gpus_sweep=" + r.gpus_sweep +
@@ -325,6 +326,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "(default), local (ncclCommRegister: zero-copy) or symmetric (an NCCL >= 2.27 symmetric window, "
                   "whose kernels take few SMs over NVLink; local where NCCL has none on the path; nccl backend only)")
       ->check(CLI::IsMember({"none", "local", "symmetric"}));
+  run->add_option("--strategy", result.run.strategy,
+                  "How data parallelism keeps the training state: ddp (default: every rank all of it, as PyTorch "
+                  "DDP) or zero1 (gradients all-reduced as ddp; each rank keeps the optimizer's state for, and "
+                  "updates, its shard of the parameters, then the shards are all-gathered: ZeRO stage 1)")
+      ->check(CLI::IsMember({"ddp", "zero1"}));
   run->add_option("--comm-priority", result.run.comm_priority,
                   "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")
       ->check(CLI::IsMember({"high", "normal"}));

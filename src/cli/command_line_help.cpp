@@ -28,6 +28,7 @@ const std::map<std::string, std::string>& placeholders() {
       {"dtype", "DTYPE"},     {"redop", "OP"},        {"gpu", "NAME"},         {"gpus", "N"},
       {"cuda-graph", "MODE"}, {"gpus-sweep", "LIST"}, {"embedding-grad", "MODE"},
       {"overlap-ctas", "N"},  {"grad-registration", "MODE"},
+      {"strategy", "NAME"},
   };
   return kPlaceholders;
 }

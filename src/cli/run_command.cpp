@@ -63,6 +63,7 @@ TrainOptions train_options(const CommandLine& cl, const Device& device) {
   options.comm_high_priority = run.comm_priority == "high";
   options.overlap_ctas = run.overlap_ctas;
   options.grad_registration = parse_buffer_registration(run.grad_registration);
+  options.strategy = parse_strategy(run.strategy);
   options.embedding_grad = run.embedding_grad == "sparse"  ? EmbeddingGradMode::kSparse
                            : run.embedding_grad == "dense" ? EmbeddingGradMode::kDense
                                                            : EmbeddingGradMode::kAuto;

@@ -35,6 +35,22 @@ float Executor::loss_weight(TensorId targets) const {
 
 void Executor::run() { run_nodes(0, graph_.nodes().size()); }
 
+void Executor::set_optimizer_shard(int64_t first, int64_t count) {
+  const auto parameters = static_cast<int64_t>(plan_.parameter_bytes / sizeof(float));
+  if (first < 0 || count < 0 || first + count > parameters) {
+    throw UsageError("optimizer shard [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                     ") outside the " + std::to_string(parameters) + " parameters");
+  }
+  if (first == shard_first_ && count == optimizer_shard_count()) return;
+  shard_first_ = first;
+  shard_count_ = count;
+  reset_optimizer_state();  // another shard's moments are not this one's
+}
+
+int64_t Executor::optimizer_shard_count() const {
+  return shard_count_ >= 0 ? shard_count_ : static_cast<int64_t>(plan_.parameter_bytes / sizeof(float));
+}
+
 size_t Executor::forward_node_count() const {
   size_t count = 0;
   while (count < graph_.nodes().size() && !graph_.nodes()[count].backward) ++count;

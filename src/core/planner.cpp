@@ -248,7 +248,9 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   const uint64_t a = options.alignment;
   uint64_t offset = lay_out(graph, parameters, 0, a, plan);
   plan.parameter_bytes = offset;
-  plan.gradient_region_offset = align_up(offset, a);
+  if (options.parameter_shards < 1) throw UsageError("plan: parameter_shards must be at least 1");
+  plan.parameter_shards = options.parameter_shards;
+  plan.gradient_region_offset = align_up(offset, a * static_cast<uint64_t>(options.parameter_shards));
   offset = lay_out(graph, plan.gradient_order, plan.gradient_region_offset, a, plan);
   plan.gradient_bytes = offset - plan.gradient_region_offset;
   uint64_t start = align_up(offset, a);
@@ -266,6 +268,19 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   place_views(graph, plan);
   plan.buckets = cut_gradient_buckets(graph, plan, options.bucket_bytes);
   return plan;
+}
+
+ParameterShard parameter_shard(const MemoryPlan& plan, int rank, int ranks) {
+  if (plan.parameter_shards != ranks || rank < 0 || rank >= ranks) {
+    throw UsageError("parameter shard " + std::to_string(rank) + " of " + std::to_string(ranks) +
+                     ": the plan splits its parameters into " + std::to_string(plan.parameter_shards));
+  }
+  const auto parameters = static_cast<int64_t>(plan.parameter_bytes / sizeof(float));
+  ParameterShard shard;
+  shard.stride = static_cast<int64_t>(plan.gradient_region_offset / sizeof(float)) / ranks;
+  shard.first = std::min(parameters, shard.stride * rank);
+  shard.count = std::min(parameters, shard.stride * (rank + 1)) - shard.first;
+  return shard;
 }
 
 PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {

@@ -55,8 +55,9 @@ uint8_t* CpuExecutor::u8(TensorId id) { return arena_.data() + plan_.offsets.at(
 void CpuExecutor::write_tensor(TensorId id, const void* host, size_t bytes) { std::memcpy(u8(id), host, bytes); }
 void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) { std::memcpy(host, u8(id), bytes); }
 
+// State for the optimizer's shard (every parameter unless set_optimizer_shard says otherwise).
 void CpuExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
-  const size_t n = plan_.parameter_bytes / sizeof(float);
+  const auto n = static_cast<size_t>(optimizer_shard_count());
   const size_t state_size = static_cast<size_t>(optimizer_state_buffers(settings.kind)) *
                             static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
   if (optimizer_state_.size() != state_size || state_kind_ != settings.kind) {
@@ -76,21 +77,25 @@ void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step
     norm_scratch_.resize(cpu::kGradNormScratchDoubles);
     cpu::grad_norm_squared(grads, static_cast<int64_t>(n), norm_scratch_.data());
   }
-  cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()), grads, optimizer_state_.data(),
-                      static_cast<int64_t>(n), settings, step,
-                      settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr);
+  // The norm over every gradient; the update over the shard.
+  const int64_t first = optimizer_shard_first(), count = optimizer_shard_count();
+  cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()) + first, grads + first, optimizer_state_.data(), count,
+                      settings, step, settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr,
+                      cpu::optimizer_state_stride(count));
 }
 
 void CpuExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
                                        int64_t count) {
-  const auto n = static_cast<int64_t>(plan_.parameter_bytes / sizeof(float));
+  const int64_t shard = optimizer_shard_first(), shard_count = optimizer_shard_count();
   if (!steps_in_ranges(settings)) throw UsageError("optimizer_step_range: clipping needs every gradient first");
-  if (first < 0 || count < 0 || first + count > n) throw UsageError("optimizer_step_range: range outside the parameters");
+  if (first < shard || count < 0 || first + count > shard + shard_count) {
+    throw UsageError("optimizer_step_range: range outside the optimizer's shard of the parameters");
+  }
   ensure_optimizer_state(settings);
   auto* params = reinterpret_cast<float*>(arena_.data());
   const auto* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
-  cpu::optimizer_step(params + first, grads + first, optimizer_state_.data() + first, count, settings, step, nullptr,
-                      cpu::optimizer_state_stride(n));
+  cpu::optimizer_step(params + first, grads + first, optimizer_state_.data() + (first - shard), count, settings, step,
+                      nullptr, cpu::optimizer_state_stride(shard_count));
 }
 
 void CpuExecutor::mark(size_t index) {

@@ -129,27 +129,29 @@ void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t ste
     }
     cuda::grad_norm_squared(grads, static_cast<int64_t>(n), norm_scratch_, stream_);
   }
-  // The step count grows by the sub-step count per training step (sub_steps.h, optimizer_step_number).
-  cuda::optimizer_step(static_cast<float*>(arena_), grads, optimizer_state_, static_cast<int64_t>(n), settings,
+  // The step count grows by the sub-step count per training step (sub_steps.h, optimizer_step_number). The norm
+  // covers every gradient; the update the optimizer's shard (every parameter unless set_optimizer_shard).
+  const int64_t first = optimizer_shard_first(), count = optimizer_shard_count();
+  cuda::optimizer_step(static_cast<float*>(arena_) + first, grads + first, optimizer_state_, count, settings,
                        step_value(step, steps_per_training_step()), needs_norm ? norm_scratch_ : nullptr, stream_,
-                       loss_scale_, loss_scale_config_);
+                       loss_scale_, loss_scale_config_, cpu::optimizer_state_stride(count));
 }
 
 void CudaExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
                                         int64_t count) {
-  const auto n = static_cast<int64_t>(plan_.parameter_bytes / sizeof(float));
+  const int64_t shard = optimizer_shard_first(), shard_count = optimizer_shard_count();
   if (!steps_in_ranges(settings)) {
     throw UsageError("optimizer_step_range: clipping and loss scaling need every gradient first");
   }
-  if (first < 0 || count < 0 || first + count > n) {
-    throw UsageError("optimizer_step_range: range outside the parameters");
+  if (first < shard || count < 0 || first + count > shard + shard_count) {
+    throw UsageError("optimizer_step_range: range outside the optimizer's shard of the parameters");
   }
   ensure_optimizer_state(settings);
   auto* params = static_cast<float*>(arena_);
   const auto* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
-  cuda::optimizer_step(params + first, grads + first, optimizer_state_ + first, count, settings,
+  cuda::optimizer_step(params + first, grads + first, optimizer_state_ + (first - shard), count, settings,
                        step_value(step, steps_per_training_step()), nullptr, stream_, nullptr, {},
-                       cpu::optimizer_state_stride(n));
+                       cpu::optimizer_state_stride(shard_count));
 }
 
 void CudaExecutor::reset_optimizer_state() {
@@ -313,9 +315,10 @@ void CudaExecutor::choose_conv_algorithms(bool tf32) {
   }
 }
 
-// The optimizer's state buffers, allocated and zeroed on first use or when the optimizer changes.
+// The optimizer's state buffers, for its shard (every parameter unless set_optimizer_shard), allocated and zeroed
+// on first use or when the optimizer or the shard's size changes.
 void CudaExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
-  const size_t n = plan_.parameter_bytes / sizeof(float);
+  const auto n = static_cast<size_t>(optimizer_shard_count());
   const size_t stride = static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
   const size_t state_bytes = static_cast<size_t>(optimizer_state_buffers(settings.kind)) * stride * sizeof(float);
   if (optimizer_state_ != nullptr && state_bytes == state_bytes_ && state_kind_ == settings.kind) return;

@@ -228,6 +228,14 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
     }
   }
   if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) &&
+      report.options.strategy == DataParallelStrategy::kZero1) {
+    std::fprintf(out,
+                 "# strategy zero1: each rank's optimizer updates %s of the %s parameters and keeps %s of state "
+                 "for them; the updated shards are all-gathered after every update\n",
+                 grouped_text(report.parameters_updated_per_rank).c_str(), grouped_text(report.parameters).c_str(),
+                 byte_text(report.optimizer_state_bytes_per_rank).c_str());
+  }
+  if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) &&
       report.options.grad_registration != BufferRegistration::kNone) {
     std::fprintf(out, "# %s\n", describe_grad_registration(report).c_str());
   }

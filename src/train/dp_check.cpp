@@ -131,10 +131,8 @@ CheckRecord run_dp_check(const TrainOptions& options, const ReplicaOptions& repl
     std::unique_ptr<GradientReducer> reducer;
     if (group.size() > 1) {
       during_backward = make_overlap_communicator(options, communicator, group, device, nullptr);
-      reducer = std::make_unique<GradientReducer>(device, communicator, *replica->executor, options.grad_dtype,
-                                                  options.overlap, options.comm_high_priority, nullptr,
-                                                  options.embedding_grad, during_backward.get(),
-                                                  options.grad_registration);
+      reducer = make_gradient_reducer(options, device, communicator, *replica->executor, nullptr,
+                                      during_backward.get());
     }
     train_steps(*replica, options, reducer.get(), &generated, nullptr, nullptr);
     GenerationTensors g;
@@ -155,6 +153,7 @@ CheckRecord run_dp_check(const TrainOptions& options, const ReplicaOptions& repl
       // Each rank's BatchNorm normalises over its own b samples (no SyncBN, as PyTorch DDP): the reference's
       // over each rank's b of its N·b, not over all of them. Graphs without BatchNorm are unaffected.
       reference_options.batchnorm_groups = group.size();
+      reference_options.optimizer_state_sharded = false;  // one rank: its optimizer updates every parameter
       std::unique_ptr<Replica> reference = build_replica(reference_options, device, options.seed, 0, weight_seed);
       weight_losses_locally(*reference);
       train_steps(*reference, options, nullptr, nullptr, &follow, &replay);

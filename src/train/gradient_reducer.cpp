@@ -36,6 +36,15 @@ std::vector<EmbeddingRowsExchange> row_exchanges(const Graph& graph, const std::
 
 }  // namespace
 
+std::unique_ptr<GradientReducer> make_gradient_reducer(const TrainOptions& options, Device& device,
+                                                       Communicator& communicator, Executor& executor,
+                                                       const std::vector<GradientBucket>* buckets,
+                                                       Communicator* during_backward) {
+  return std::make_unique<GradientReducer>(device, communicator, executor, options.grad_dtype, options.overlap,
+                                           options.comm_high_priority, buckets, options.embedding_grad,
+                                           during_backward, options.grad_registration, options.strategy);
+}
+
 ArenaMemory registrable_arena(Communicator& communicator, Device& device, BufferRegistration registration) {
   if (registration == BufferRegistration::kNone || communicator.backend() != Backend::kNccl) return {};
   return {[&communicator, &device](uint64_t bytes) { return communicator.allocate_buffer(device, bytes); },
@@ -45,7 +54,7 @@ ArenaMemory registrable_arena(Communicator& communicator, Device& device, Buffer
 GradientReducer::GradientReducer(Device& device, Communicator& communicator, Executor& executor, DType wire_dtype,
                                  bool overlap, bool high_priority, const std::vector<GradientBucket>* buckets,
                                  EmbeddingGradMode embedding_grad, Communicator* during_backward,
-                                 BufferRegistration registration)
+                                 BufferRegistration registration, DataParallelStrategy strategy)
     : device_(device),
       communicator_(communicator),
       during_backward_(during_backward),
@@ -122,6 +131,14 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     }
   }
   register_buffers(registration);
+  shard_ = ParameterShard{0, static_cast<int64_t>(plan.parameter_bytes / sizeof(float)), 0};
+  if (strategy == DataParallelStrategy::kZero1) {
+    sharded_ = true;
+    shard_ = parameter_shard(plan, communicator.rank(), communicator.size());
+    executor.set_optimizer_shard(shard_.first, shard_.count);
+    updated_ = device.create_event();
+    gathered_ = device.create_event();
+  }
   sub_steps_ = executor.graph().sub_step_count();
   for (size_t b = 0; b < reductions_.size() * sub_steps_; ++b) {
     ready_.push_back(device.create_event());
@@ -318,15 +335,34 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
     for (size_t r = 0; r < reductions_.size(); ++r) {
       if (reductions_[r].kind != Reduction::Kind::kBucket) continue;
       const GradientBucket& bucket = buckets_[reductions_[r].index];
+      // The bucket's part inside this rank's shard (all of it under ddp).
+      const int64_t first = std::max(static_cast<int64_t>((bucket.offset - region) / sizeof(float)), shard_.first);
+      const int64_t end = std::min(static_cast<int64_t>((bucket.offset - region + bucket.bytes) / sizeof(float)),
+                                   shard_.first + shard_.count);
+      if (end <= first) continue;
       finished_[sub_step * reductions_.size() + r]->block(executor_.compute_stream());
-      executor_.optimizer_step_range(settings, step, static_cast<int64_t>((bucket.offset - region) / sizeof(float)),
-                                     static_cast<int64_t>(bucket.bytes / sizeof(float)));
+      executor_.optimizer_step_range(settings, step, first, end - first);
     }
   }
+  if (sharded_) gather_parameters();
   step_done_->record(executor_.compute_stream());
   // The communication stream's last work joins the compute stream: a step captured into a graph must end on
   // the stream it began on (src/train/step_graph.h). Eagerly this waits for what the update already waited for.
   all_done_->block(executor_.compute_stream());
+  device_.pop_range();
+}
+
+// In place: rank r's shard lies at r x stride of the flat parameters, as NCCL's in-place all-gather wants it. The
+// compute stream waits for it before anything after the step reads a parameter.
+void GradientReducer::gather_parameters() {
+  device_.push_range("all-gather");
+  updated_->record(executor_.compute_stream());
+  updated_->block(comm_stream_);
+  auto* parameters = static_cast<float*>(executor_.arena_data());
+  communicator_.all_gather(parameters + shard_.stride * communicator_.rank(), parameters,
+                           static_cast<size_t>(shard_.stride), DType::kFloat32, comm_stream_);
+  gathered_->record(comm_stream_);
+  gathered_->block(executor_.compute_stream());
   device_.pop_range();
 }
 

@@ -28,6 +28,12 @@
 // communicator's allocate_buffer, ReplicaOptions::arena_memory), on a bf16 wire the wire buffers. The same bytes at
 // the same offset on every rank, as NCCL asks. The rows' flags and an fp32 wire's packed rows lie elsewhere in the
 // arena and stay unregistered.
+//
+// `strategy` zero1 (--strategy, include/scalebench/strategy.h): the gradients are reduced as above, but this rank's
+// optimizer updates, and keeps state for, only its shard of the parameters (parameter_shard: the replica's plan
+// must be made with PlanOptions::parameter_shards = ranks); after the update the shards are all-gathered in place
+// on the communication stream, and the compute stream waits for that before the step ends. With overlap and
+// per-bucket updates, each bucket's part inside the shard is updated as soon as its all-reduce is done.
 #pragma once
 
 #include <memory>
@@ -41,6 +47,7 @@
 #include "scalebench/executor.h"
 #include "scalebench/planner.h"
 #include "scalebench/result.h"
+#include "scalebench/strategy.h"
 #include "src/core/ops/embedding_rows.h"
 
 namespace sb {
@@ -50,6 +57,14 @@ namespace sb {
 // registered on the nccl backend, else empty (cudaMalloc). `communicator` outlives the replicas built with it.
 ArenaMemory registrable_arena(Communicator& communicator, Device& device, BufferRegistration registration);
 
+class GradientReducer;
+// The trainer's reducer for `options` (wire type, overlap, stream priority, --embedding-grad, --grad-registration,
+// --strategy) over `executor`'s replica; `buckets` and `during_backward` as the constructor's.
+std::unique_ptr<GradientReducer> make_gradient_reducer(const TrainOptions& options, Device& device,
+                                                       Communicator& communicator, Executor& executor,
+                                                       const std::vector<GradientBucket>* buckets,
+                                                       Communicator* during_backward);
+
 class GradientReducer {
  public:
   // `high_priority`: the communication stream from Device::create_high_priority_stream. `buckets`: the plan's
@@ -58,7 +73,8 @@ class GradientReducer {
                   bool high_priority = false, const std::vector<GradientBucket>* buckets = nullptr,
                   EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto,
                   Communicator* during_backward = nullptr,
-                  BufferRegistration registration = BufferRegistration::kNone);
+                  BufferRegistration registration = BufferRegistration::kNone,
+                  DataParallelStrategy strategy = DataParallelStrategy::kDdp);
   ~GradientReducer();
   GradientReducer(const GradientReducer&) = delete;
   GradientReducer& operator=(const GradientReducer&) = delete;
@@ -106,6 +122,8 @@ class GradientReducer {
   // What the library granted for the buffers above (the weakest over the communicators), and why it is less than
   // asked for.
   const TrainingReport::GradRegistration& registration() const { return registration_; }
+  // zero1: this rank's shard of the parameters (every parameter under ddp).
+  const ParameterShard& shard() const { return shard_; }
 
  private:
   // What the communication stream reduces, in issue order within a sub-step.
@@ -123,6 +141,7 @@ class GradientReducer {
   // The most rows of a table's packed exchange one step reduces: min(vocab, ranks x ids).
   int64_t exchanged_rows(size_t table) const;
   void register_buffers(BufferRegistration wanted);
+  void gather_parameters();  // zero1: the updated shards to every rank
 
   Device& device_;
   Communicator& communicator_;
@@ -146,9 +165,12 @@ class GradientReducer {
   void* wire_buffer_ = nullptr;          // bf16 copy of the gradient region (bf16 wire only)
   uint64_t wire_buffer_bytes_ = 0, rows_wire_buffer_bytes_ = 0;
   TrainingReport::GradRegistration registration_;
+  bool sharded_ = false;  // zero1
+  ParameterShard shard_;
   std::vector<std::unique_ptr<RegisteredRange>> registered_;  // released before the buffers they cover
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;  // by sub-step · buckets + bucket
   std::unique_ptr<DeviceEvent> all_done_, phase_start_, step_start_, forward_done_, nodes_done_, step_done_;
+  std::unique_ptr<DeviceEvent> updated_, gathered_;  // zero1: the shard's update done; the all-gather done
 };
 
 }  // namespace sb

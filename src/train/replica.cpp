@@ -45,13 +45,16 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   if (options.recompute) recompute_in_backward(replica->graph, {"gelu"});
   PlanOptions plan_options;
   plan_options.bucket_bytes = options.bucket_bytes;
+  plan_options.parameter_shards = options.parameter_shards;
   replica->plan = plan_memory(replica->graph, plan_options);
   return replica;
 }
 
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind) {
   // As the executors allocate the state: buffers of optimizer_state_stride floats.
-  const auto parameters = static_cast<int64_t>(replica.plan.parameter_bytes / sizeof(float));
+  const auto parameters = options.optimizer_state_sharded && options.parameter_shards > 1
+                              ? parameter_shard(replica.plan, 0, options.parameter_shards).stride
+                              : static_cast<int64_t>(replica.plan.parameter_bytes / sizeof(float));
   const uint64_t state = static_cast<uint64_t>(options.optimizer_state_buffers) *
                          static_cast<uint64_t>(cpu::optimizer_state_stride(parameters)) * sizeof(float);
   return replica.plan.total_bytes + state + (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);

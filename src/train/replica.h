@@ -47,6 +47,11 @@ struct ReplicaOptions {
   EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto;
   bool overlap = true;
   int optimizer_state_buffers = 2;  // for the memory check: 2 Adam family, 1 SGD momentum and NAG
+  // --strategy zero1: the parameter region planned to split into this many shards (PlanOptions::parameter_shards);
+  // with optimizer_state_sharded the memory check counts the optimizer's state for one shard only (the largest),
+  // as a rank holds it once the reducer shards it (no solo phase before, which updates every parameter).
+  int parameter_shards = 1;
+  bool optimizer_state_sharded = false;
   // The plan and the optimizer's state must fit in this many bytes, checked before anything is allocated;
   // 0: usable_device_bytes(device). check_capacity false skips the check (maxbatch's verification lets the
   // allocation itself answer).

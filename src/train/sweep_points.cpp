@@ -92,10 +92,8 @@ void run_sweep_point(const TrainOptions& options, size_t index, ProcessGroup& wo
   std::unique_ptr<GradientReducer> reducer;
   agree_on([&] {
     team.during_backward = make_overlap_communicator(options, *team.communicator, *team.group, device, nullptr);
-    reducer = std::make_unique<GradientReducer>(device, *team.communicator, *replica.executor, options.grad_dtype,
-                                                options.overlap, options.comm_high_priority, &buckets,
-                                                options.embedding_grad, team.during_backward.get(),
-                                                options.grad_registration);
+    reducer = make_gradient_reducer(options, device, *team.communicator, *replica.executor, &buckets,
+                                    team.during_backward.get());
   });
   if (options.comm) {
     record_phase(

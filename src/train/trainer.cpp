@@ -7,6 +7,7 @@
 #include "scalebench/fault.h"
 #include "src/core/fault_injection.h"
 #include "src/core/ops/shape_text.h"
+#include "src/cpu/optimizer.h"
 #include "scalebench/training.h"
 #include "src/train/bucket_auto.h"
 #include "src/train/comm_phase.h"
@@ -33,6 +34,11 @@ void validate(const TrainOptions& options, const Device& device) {
                      " needs the cuda device (the cpu device is the fp32 reference)");
   }
   if (!options.solo && !options.comm && !options.dp && !options.check) throw UsageError("--phases selects no phase");
+  if (options.strategy != DataParallelStrategy::kDdp && !options.sweep_sizes.empty()) {
+    throw UsageError(std::string("--gpus-sweep with --strategy ") + strategy_name(options.strategy) +
+                     ": the sweep trains every size from one replica, whose parameters are split for the job's "
+                     "ranks; run one job per size");
+  }
   validate_optimizer(options.optimizer);
 }
 
@@ -102,6 +108,10 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
   replica_options.ranks = group.size();
   replica_options.embedding_grad = options.embedding_grad;
   replica_options.overlap = options.overlap;
+  if (options.strategy == DataParallelStrategy::kZero1 && group.size() > 1) {
+    replica_options.parameter_shards = group.size();
+    replica_options.optimizer_state_sharded = !options.solo;  // the solo phase updates every parameter first
+  }
   report.options = options;
   report.batch = replica_options.batch;
   report.unit = workload.info().unit;
@@ -179,10 +189,14 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
       }
       std::unique_ptr<Communicator> during_backward =
           make_overlap_communicator(options, communicator, group, device, &report.overlap_ctas_not_applied);
-      GradientReducer reducer(device, communicator, executor, options.grad_dtype, options.overlap,
-                              options.comm_high_priority, &chosen_buckets, options.embedding_grad,
-                              during_backward.get(), options.grad_registration);
+      const std::unique_ptr<GradientReducer> made =
+          make_gradient_reducer(options, device, communicator, executor, &chosen_buckets, during_backward.get());
+      GradientReducer& reducer = *made;
       report.grad_registration = reducer.registration();
+      report.parameters_updated_per_rank = reducer.shard().count;
+      report.optimizer_state_bytes_per_rank = static_cast<uint64_t>(optimizer_state_buffers(options.optimizer.kind)) *
+                                              static_cast<uint64_t>(cpu::optimizer_state_stride(reducer.shard().count)) *
+                                              sizeof(float);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) {
         report.bucket_bytes.push_back(reducer.wire_bytes(b));
         report.reduction_kinds.push_back(reducer.reduction_kind(b));

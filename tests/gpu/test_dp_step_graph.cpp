@@ -7,7 +7,8 @@
 // Every workload at tiny scale with small buckets (several per step, so overlap and per-bucket updates run), and
 // bert_base without overlap, with a bf16 wire, and transformer_big in fp16 (device-side loss scaling); the tied
 // table's rows reduced apart (sparse) and not (dense); the all-reduces during the backward pass through a second
-// communicator limited to 2 CTAs (--overlap-ctas); the gradient buffers registered with NCCL (--grad-registration).
+// communicator limited to 2 CTAs (--overlap-ctas); the gradient buffers registered with NCCL (--grad-registration);
+// the sharded update and the all-gather of --strategy zero1.
 // Skips without a GPU. Run: gpu_tests --gtest_filter='*DpStepGraph*'
 #include <gtest/gtest.h>
 
@@ -44,6 +45,7 @@ struct DpSetup {
   EmbeddingGradMode embedding = EmbeddingGradMode::kAuto;
   int overlap_ctas = 0;
   BufferRegistration registration = BufferRegistration::kNone;
+  DataParallelStrategy strategy = DataParallelStrategy::kDdp;
 };
 
 struct DpTrained {
@@ -83,7 +85,7 @@ DpTrained train_dp(const DpSetup& setup, CudaGraphMode mode) {
       make_overlap_communicator(options, *communicator, group, *device, &not_applied);
   EXPECT_EQ(during_backward != nullptr, setup.overlap_ctas > 0) << not_applied;
   GradientReducer reducer(*device, *communicator, *replica->executor, setup.wire, setup.overlap, false, nullptr,
-                          setup.embedding, during_backward.get(), setup.registration);
+                          setup.embedding, during_backward.get(), setup.registration, setup.strategy);
   // A symmetric window where NCCL has symmetric memory for this communicator, else local registration and why.
   const TrainingReport::GradRegistration& granted = reducer.registration();
   if (setup.registration == BufferRegistration::kNone || granted.granted == setup.registration) {
@@ -212,6 +214,17 @@ TEST(DpStepGraphVariants, GradientBuffersRegisteredWithNccl) {
   DpSetup both{"transformer_big", Precision::kBf16, true, DType::kFloat32, EmbeddingGradMode::kAuto, 4};
   both.registration = BufferRegistration::kSymmetric;
   expect_replay_trains_as_eager(both);
+}
+
+TEST(DpStepGraphVariants, Zero1UpdateAndAllGatherCaptured) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  // --strategy zero1 on one rank: the shard is every parameter, but the sharded update and the in-place all-gather
+  // on the communication stream (and the compute stream's wait for it) are captured and replayed as eagerly run.
+  for (const char* workload : {"bert_base", "unsupmt"}) {
+    DpSetup zero1{workload};
+    zero1.strategy = DataParallelStrategy::kZero1;
+    expect_replay_trains_as_eager(zero1);
+  }
 }
 
 }  // namespace

@@ -62,6 +62,35 @@ TEST(Planner, RegionsInOrderAlignedAndCounted) {
                                   plan.activation_peak_bytes);
 }
 
+// --strategy zero1: the parameter region padded to shards x alignment, so that it splits into equal aligned shards an
+// all-gather moves whole; the shards cover every parameter once; a plan for one count refuses another.
+TEST(Planner, ParameterShardsSplitThePaddedRegion) {
+  TwoLayer t;
+  for (int ranks : {1, 2, 3, 8}) {
+    PlanOptions options{1 << 20, 256};
+    options.parameter_shards = ranks;
+    const MemoryPlan plan = plan_memory(t.graph, options);
+    EXPECT_EQ(plan.parameter_bytes, 2560u) << "the parameters themselves do not move";
+    EXPECT_EQ(plan.gradient_region_offset % (256u * static_cast<uint64_t>(ranks)), 0u) << ranks;
+    EXPECT_GE(plan.gradient_region_offset, plan.parameter_bytes) << ranks;
+    EXPECT_EQ(plan.offsets[t.dw1] - plan.gradient_region_offset, plan.offsets[t.w1]) << "still one region apart";
+    int64_t next = 0;
+    for (int rank = 0; rank < ranks; ++rank) {
+      const ParameterShard shard = parameter_shard(plan, rank, ranks);
+      EXPECT_EQ(shard.stride * ranks * 4, static_cast<int64_t>(plan.gradient_region_offset)) << ranks;
+      EXPECT_EQ(shard.stride % 64, 0) << "256-byte aligned shards";
+      EXPECT_EQ(shard.first, next) << ranks << " rank " << rank;
+      next = shard.first + shard.count;
+    }
+    EXPECT_EQ(next, 640) << "2,560 bytes of parameters, each once";
+  }
+  EXPECT_EQ(parameter_shard(plan_memory(t.graph, PlanOptions{1 << 20, 256, 8}), 7, 8).count, 0)
+      << "8 shards of 128 floats: the last lies in the padding";
+  EXPECT_THROW(parameter_shard(plan_memory(t.graph, PlanOptions{1 << 20, 256, 2}), 0, 4), UsageError);
+  EXPECT_THROW(parameter_shard(plan_memory(t.graph, PlanOptions{1 << 20, 256, 2}), 2, 2), UsageError);
+  EXPECT_THROW(plan_memory(t.graph, PlanOptions{1 << 20, 256, 0}), UsageError);
+}
+
 // A view (reshape) takes its storage's offset and keeps the storage alive until the view's last use: a
 // tensor created after the storage's own last use must not land on it while the view is still read.
 TEST(Planner, ViewsShareTheirStorageAndExtendItsLifetime) {

@@ -1,0 +1,23 @@
+// --strategy's names (include/scalebench/strategy.h).
+#include "scalebench/strategy.h"
+
+#include "scalebench/error.h"
+
+namespace sb {
+
+const char* strategy_name(DataParallelStrategy strategy) {
+  switch (strategy) {
+    case DataParallelStrategy::kZero1: return "zero1";
+    case DataParallelStrategy::kDdp: break;
+  }
+  return "ddp";
+}
+
+DataParallelStrategy parse_strategy(const std::string& text) {
+  for (DataParallelStrategy s : {DataParallelStrategy::kDdp, DataParallelStrategy::kZero1}) {
+    if (text == strategy_name(s)) return s;
+  }
+  throw UsageError("unknown strategy '" + text + "' (accepted: ddp, zero1)");
+}
+
+}  // namespace sb
