@@ -483,6 +483,9 @@ if [ "$max_bytes" = tune ]; then
     echo "== PyTorch DDP $workload, $ngpu ranks, nvlink" >> "$out/dp.txt"
     PYTHONUNBUFFERED=1 timeout 200 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
       --precision bf16 --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/dp.txt"
+    echo "== PyTorch DDP + ZeroRedundancyOptimizer $workload (beside --strategy zero1)" >> "$out/dp.txt"
+    PYTHONUNBUFFERED=1 timeout 200 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
+      --zero1 --precision bf16 --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/dp.txt"
   done
   tar czf "$out/runs.tgz" -C "$out" runs && rm -rf "$runs"
   grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|fp16|dp step|gradient buffers|--grad-registration|strategy)|  (solo|dp) |rc=|Traceback|Error)" "$out/dp.txt"

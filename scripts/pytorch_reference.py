@@ -94,6 +94,9 @@ def parse_arguments(argv):
     p.add_argument("--ddp", action="store_true",
                    help="one process per GPU (mpirun or torchrun): time --batch per rank alone, then under "
                         "DistributedDataParallel over NCCL; rank 0 prints the scaling efficiency")
+    p.add_argument("--zero1", action="store_true",
+                   help="with --ddp: the dp phase's optimizer sharded across the ranks by PyTorch's "
+                        "ZeroRedundancyOptimizer (ZeRO stage 1), beside scalebench --strategy zero1")
     p.add_argument("--max-batch", action="store_true",
                    help="find the largest batch that trains (2 steps each, from --batch: doubling until out of "
                         "memory, then bisecting), as scalebench maxbatch does; prints every attempt")
@@ -128,6 +131,10 @@ def parse_arguments(argv):
         p.error("--ddp needs the cuda device (NCCL)")
     if a.ddp and a.count_only:
         p.error("--ddp and --count-only exclude each other")
+    if a.zero1 and not a.ddp:
+        p.error("--zero1 needs --ddp")
+    if a.zero1 and a.workload in ("pix2pixhd", "stylegan"):
+        p.error(f"--zero1: {a.workload} steps two optimizers; its ZeroRedundancyOptimizer pair is not built here")
     if a.max_batch and (a.ddp or a.count_only or a.device != "cuda"):
         p.error("--max-batch needs the cuda device, alone (not with --ddp or --count-only)")
     if (a.workload in cnn.CNN_WORKLOADS or a.workload == "maskrcnn") and a.scale != "full":
@@ -549,6 +556,18 @@ def make_optimizer(torch, a, model, cuda):
     return torch.optim.AdamW(model.parameters(), lr=a.lr, fused=cuda, **ADAMW)
 
 
+def zero_redundancy(torch, optimizer):
+    """PyTorch's ZeRO stage 1 over `optimizer`: the same class, settings and parameter groups, each rank keeping the
+    state for, and updating, its share of the parameters, which it then broadcasts (scalebench --strategy zero1)."""
+    import inspect
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    # defaults may hold settings the constructor derives rather than takes (AdamW's decoupled_weight_decay).
+    accepted = inspect.signature(type(optimizer).__init__).parameters
+    settings = {k: v for k, v in optimizer.defaults.items() if k in accepted}
+    groups = [{k: v for k, v in group.items() if k == "params" or k in accepted} for group in optimizer.param_groups]
+    return ZeroRedundancyOptimizer(groups, optimizer_class=type(optimizer), **settings)
+
+
 def zero_grad(optimizer):
     for o in optimizer if isinstance(optimizer, tuple) else (optimizer,):
         o.zero_grad(set_to_none=True)
@@ -915,13 +934,15 @@ def run_ddp(a, torch):
     say(f"# {a.workload} ({a.scale}) batch {a.batch} per rank x {a.world_size} ranks, {a.precision}, "
         f"compile {a.compile}, bucket {a.bucket_mb:g} MiB; {a.warmup} warm-up + {a.steps} timed steps per phase")
 
-    def phase(name, wrap):
+    def phase(name, wrap, shard_optimizer=False):
         """Builds, times and frees one model; returns this rank's losses, step ms, peak allocated bytes and a
         parameter checksum (after training: equal on every rank under DDP, different solo)."""
         torch.manual_seed(a.seed + rank)  # dropout masks: the same stream in both phases
         model = build_model(torch, a, w, device)
         trained = wrap(model)
         optimizer = make_optimizer(torch, a, trained, cuda)
+        if shard_optimizer:
+            optimizer = zero_redundancy(torch, optimizer)
         forward = compile_for(torch, a.workload, trained, a.compile_mode) if a.compile else trained
         trained.train()
         torch.cuda.synchronize()
@@ -956,7 +977,8 @@ def run_ddp(a, torch):
         # Two networks, two optimizers, two reductions: G and D each under DDP (the frozen VGG needs none).
         model.netG, model.netD = ddp(model.netG), ddp(model.netD)
         return model
-    dp_losses, dp_ms, dp_peak, dp_checksum = phase("dp: DistributedDataParallel", wrap_for_dp)
+    dp_losses, dp_ms, dp_peak, dp_checksum = phase(
+        "dp: DistributedDataParallel" + (", ZeroRedundancyOptimizer" if a.zero1 else ""), wrap_for_dp, a.zero1)
 
     mine = dict(solo_ms=solo_ms, dp_ms=dp_ms, solo_peak=solo_peak, dp_peak=dp_peak, dp_checksum=dp_checksum)
     ranks = [None] * a.world_size
@@ -980,6 +1002,7 @@ def run_ddp(a, torch):
     dp_rate = a.world_size * units / (dp_step_ms / 1e3)
     result = dict(
         framework="pytorch", torch=torch.__version__, nccl=nccl_version(torch), workload=a.workload, mode="ddp",
+        strategy="zero1" if a.zero1 else "ddp",
         scale=a.scale, nranks=a.world_size, batch_per_rank=a.batch, precision=a.precision, compile=a.compile,
         unit=w["info"]["unit"], status="ok", steps=a.steps, warmup=a.warmup, lr=a.lr, bucket_mb=a.bucket_mb,
         parameters=w["expected"], units_per_step_per_rank=units,

@@ -127,6 +127,38 @@ except RuntimeError as error:
     assert "out of memory" in str(error)
 assert ref.CUDNN_BENCHMARK_OFF.keys() == {"maskrcnn"}  # its mask head's batch changes every step
 PY
+# --zero1's optimizer is PyTorch's ZeroRedundancyOptimizer over the same optimizer (class, settings, groups): on one
+# CPU rank (gloo) three steps move the weights exactly as the plain optimizer does; and --zero1 needs --ddp.
+check_json "--zero1 wraps the same optimizer in ZeroRedundancyOptimizer" "$(dirname "$REF")" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import torch
+import pytorch_reference as ref
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("MASTER_PORT", "29571")
+torch.distributed.init_process_group("gloo", rank=0, world_size=1)
+def trained(shard):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01, betas=(0.9, 0.98))
+    if shard:
+        optimizer = ref.zero_redundancy(torch, optimizer)
+    x = torch.randn(32, 8, generator=torch.Generator().manual_seed(1))
+    for _ in range(3):
+        optimizer.zero_grad()
+        model(x).square().mean().backward()
+        optimizer.step()
+    return [p.detach().clone() for p in model.parameters()], optimizer
+plain, _ = trained(False)
+sharded, optimizer = trained(True)
+assert type(optimizer).__name__ == "ZeroRedundancyOptimizer", type(optimizer)
+assert optimizer.optim.defaults["betas"] == (0.9, 0.98), optimizer.optim.defaults
+assert all(torch.equal(a, b) for a, b in zip(plain, sharded)), "the sharded optimizer moved the weights otherwise"
+torch.distributed.destroy_process_group()
+PY
+expect_exit 2 "--zero1 without --ddp" -- "$PY" "$REF" --workload bert_base --scale tiny --zero1
+expect_output "--zero1 needs --ddp" "--zero1 without --ddp is refused"
+
 # The library-built models (torchvision's, timm's) train as many parameters as scalebench's graphs; maskrcnn's
 # frozen conv1 and layer1 are inputs there. Their forward FLOPs are shared/WORKLOADS.md's measured counts.
 if ! "$PY" -c "import torchvision, timm" > /dev/null 2>&1; then
