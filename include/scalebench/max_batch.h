@@ -17,6 +17,7 @@
 #include "scalebench/planner.h"
 #include "scalebench/precision.h"
 #include "scalebench/process_group.h"
+#include "scalebench/strategy.h"
 #include "scalebench/workload.h"
 
 namespace sb {
@@ -33,6 +34,9 @@ struct MaxBatchOptions {
   int verify_steps = 2;       // training steps per verification attempt
   int max_attempts = 12;      // verification attempts, at most
   uint64_t seed = 1;
+  // zero1: the optimizer's state for one shard of the parameters over the job's ranks (--strategy zero1's dp
+  // phases), in the prediction and in every verification step.
+  DataParallelStrategy strategy = DataParallelStrategy::kDdp;
 };
 
 struct MaxBatchAttempt {
@@ -45,6 +49,7 @@ struct MaxBatchAttempt {
 
 struct MaxBatchResult {
   std::string workload, unit, batch_unit, precision;
+  std::string strategy = "ddp";  // "zero1": the optimizer's state sharded over nranks (ddp on one rank)
   int nranks = 1;
   int64_t reference_batch = 0;     // WORKLOADS.md's
   double units_per_sample = 0;     // units credited per batch element (tokens per sentence pair, 1 for images)

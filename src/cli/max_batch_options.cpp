@@ -34,6 +34,7 @@ MaxBatchOptions max_batch_options(const MemoryOptions& options, const std::strin
   result.verify = !options.no_verify;
   result.verify_steps = options.verify_steps;
   result.seed = options.seed;
+  result.strategy = parse_strategy(options.strategy);
   return result;
 }
 

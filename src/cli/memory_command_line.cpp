@@ -40,6 +40,10 @@ void add_memory_commands(CLI::App& app, MemoryOptions& options) {
       ->required()
       ->expected(1);
   add_plan_flags(maxbatch, options);
+  maxbatch->add_option("--strategy", options.strategy,
+                       "ddp (default) or zero1: the optimizer's state sharded across the job's ranks, as run "
+                       "--strategy zero1 holds it in its data-parallel phases")
+      ->check(CLI::IsMember({"ddp", "zero1"}));
 
   CLI::App* suite = app.add_subcommand(
       "suite", "For every workload: maxbatch, then solo and data-parallel throughput at the reference and the max "
@@ -65,7 +69,7 @@ std::string memory_canonical_form(const std::string& command, const MemoryOption
   text += ";scale=" + o.scale + ";precision=" + o.precision + ";optimizer=" + o.optimizer +
           ";recompute=" + std::to_string(o.recompute) + ";memory=" + std::to_string(o.memory_gib) +
           ";no_verify=" + std::to_string(o.no_verify) + ";verify_steps=" + std::to_string(o.verify_steps) +
-          ";bucket=" + std::to_string(o.bucket_mb) + ";seed=" + std::to_string(o.seed);
+          ";bucket=" + std::to_string(o.bucket_mb) + ";seed=" + std::to_string(o.seed) + ";strategy=" + o.strategy;
   if (command == "suite") {
     text += ";out=" + o.out_dir + ";warmup=" + std::to_string(o.warmup_steps) +
             ";steps=" + std::to_string(o.steps) + ";reference_only=" + std::to_string(o.reference_only) +

@@ -19,6 +19,7 @@ nlohmann::json max_batch_json(const MaxBatchResult& r) {
           {"batch_unit", r.batch_unit},
           {"units_per_sample", r.units_per_sample},
           {"precision", r.precision},
+          {"strategy", r.strategy},
           {"nranks", r.nranks},
           {"reference_batch", r.reference_batch},
           {"memory",

@@ -2,8 +2,8 @@
 # --strategy zero1 (issue 31) on the CPU device: every workload at tiny scale under mpiexec -n 2 and -n 4 trains with
 # the optimizer's state and update sharded and the shards all-gathered, --check passing and the JSON carrying the
 # documented keys; the weights after the dp phase are ddp's bit for bit (each element's update is the same
-# arithmetic on the same reduced gradient); a bad strategy, and --gpus-sweep with zero1, are exit 2 with one line
-# on every rank.
+# arithmetic on the same reduced gradient); maxbatch fits more with the sharded state; a bad strategy, and
+# --gpus-sweep with zero1, are exit 2 with one line on every rank.
 source "$(dirname "$0")/lib/common.bash"
 VALIDATE="$(dirname "$0")/lib/validate_run_json.py"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
@@ -45,6 +45,28 @@ assert zero1["optimizer_state_bytes_per_rank"] < ddp["optimizer_state_bytes_per_
 PY
     { echo "FAIL: $workload: zero1's weights differ from ddp's"; failures=$((failures + 1)); }
 done
+
+# maxbatch --strategy zero1: the optimizer's state of one shard per rank, in the prediction and in the verifying
+# steps, so a batch or more fits beside what ddp fits in the same budget; on one rank there is nothing to shard.
+for strategy in ddp zero1; do
+  expect_exit 0 "maxbatch $strategy, 2 ranks" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" maxbatch -w bert_base \
+    --device cpu --scale tiny --memory 0.02 --strategy "$strategy" --json "$WORK/maxbatch-$strategy.json"
+done
+expect_output "^# maxbatch bert_base, fp32, 2 ranks, .*zero1: the optimizer's state of one parameter shard per rank" \
+  "the console names the strategy"
+python3 - "$WORK/maxbatch-ddp.json" "$WORK/maxbatch-zero1.json" <<'PY' && passes=$((passes + 1)) ||
+import json, sys
+ddp, zero1 = (json.load(open(p))["results"][0] for p in sys.argv[1:])
+assert (ddp["strategy"], zero1["strategy"]) == ("ddp", "zero1"), (ddp["strategy"], zero1["strategy"])
+state = lambda r: r["predicted_categories"]["optimizer_state"]
+assert 2 * state(zero1) <= state(ddp) + 4096, (state(zero1), state(ddp))
+assert zero1["predicted"] > ddp["predicted"], (zero1["predicted"], ddp["predicted"])
+assert zero1["verified"] == zero1["predicted"] and zero1["status"] == "ok", zero1
+PY
+  { echo "FAIL: maxbatch zero1 against ddp"; failures=$((failures + 1)); }
+expect_exit 0 "maxbatch zero1, one rank" -- "$SB" maxbatch -w bert_base --device cpu --scale tiny --memory 0.02 \
+  --strategy zero1 --no-verify --json "$WORK/maxbatch-one.json"
+json_check "$WORK/maxbatch-one.json" 'assert d["results"][0]["strategy"] == "ddp"' "one rank: nothing to shard"
 
 expect_exit 2 "an unknown strategy" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" --strategy zero4
 expect_lines 2 "^scalebench: error: \[rank [0-1]@.*--strategy" "an unknown strategy: one line on every rank"
