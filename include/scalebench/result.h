@@ -91,6 +91,8 @@ struct RankPhase {
   // solo and dp, per timed step: the host's wall-clock time to issue the step (every node and the optimizer
   // enqueued, or one graph launch), beside the device's step_ms.
   std::vector<double> host_ms;
+  // dp under --strategy zero1, per timed step: the all-gathers of the updated shards (one per sub-step), summed.
+  std::vector<double> all_gather_ms;
 };
 
 struct PhaseRecord {
@@ -197,6 +199,10 @@ struct TrainingReport {
   // and the parameters its optimizer updated there; 0 without a data-parallel phase.
   uint64_t optimizer_state_bytes_per_rank = 0;
   int64_t parameters_updated_per_rank = 0;
+  // zero1: the bytes one all-gather of the updated shards delivers to each rank (every shard, padding included),
+  // and how many a step runs (one per sub-step); 0 under ddp.
+  uint64_t all_gather_bytes = 0;
+  int all_gathers_per_step = 0;
   std::optional<BucketAuto> bucket_auto;  // with --bucket-mb auto
   double peak_tflops = 0;               // datasheet dense peak at this precision; 0: unknown device
   // Results.
@@ -258,6 +264,14 @@ struct DpTimeline {
   std::vector<double> ready_ms, start_ms, end_ms;  // per bucket
 };
 DpTimeline summarize_dp_timeline(const TrainingReport& report);
+
+// zero1's all-gathers in the dp phase: each step's slowest rank, the median step; busbw as nccl-tests counts an
+// all-gather's (bytes x (N-1)/N over the time). Zero without them.
+struct AllGatherSummary {
+  double ms_per_step = 0;
+  double busbw_gbps = 0;
+};
+AllGatherSummary summarize_all_gather(const TrainingReport& report);
 
 struct ScalingSummary {
   double efficiency = 0;        // X(N) / (N · X(1)), X(1) the median solo GPU

@@ -334,6 +334,14 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
     std::fprintf(out, "# busbw of the all-reduces in training: %.1f GB/s", s.in_training_busbw_gbps);
     if (report.comm.ran) std::fprintf(out, " (comm phase alone: %.1f GB/s)", summarize_comm(report, report.comm).busbw_gbps);
     std::fprintf(out, "; transport %s\n", or_none(report.transport).c_str());
+    if (report.all_gather_bytes > 0) {
+      const AllGatherSummary gather = summarize_all_gather(report);
+      std::fprintf(out,
+                   "# all-gather of the updated shards (zero1): %.2f ms per step after the update, %d x %s, busbw "
+                   "%.1f GB/s\n",
+                   gather.ms_per_step, report.all_gathers_per_step, byte_text(report.all_gather_bytes).c_str(),
+                   gather.busbw_gbps);
+    }
     std::fprintf(out, "# weights identical on every rank: at start %s, after dp %s\n",
                  report.weights_identical_at_start ? "yes" : "no", report.weights_identical_after_dp ? "yes" : "NO");
   } else if (report.nranks == 1 && (report.options.comm || report.options.dp)) {

@@ -135,6 +135,7 @@ json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::st
       entry["loss_last"] = rank.loss_last;
     }
     if (!rank.bucket_ms.empty()) entry["bucket_ms"] = rank.bucket_ms;
+    if (!rank.all_gather_ms.empty()) entry["all_gather_ms"] = rank.all_gather_ms;
     if (!rank.forward_done_ms.empty()) {  // solo and dp: the timelines the decomposition of 1 − E reads
       entry["forward_done_ms"] = rank.forward_done_ms;
       entry["nodes_done_ms"] = rank.nodes_done_ms;
@@ -339,6 +340,14 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"weights_identical_after_dp", r.dp.ran ? json(r.weights_identical_after_dp) : json(nullptr)},
               {"weights_checksum_after_dp", r.dp.ran ? json(hex(r.weights_checksum_after_dp)) : json(nullptr)}};
   if (r.loss_scaled) doc["loss_scaling"] = {{"final_scale", r.loss_scale}, {"skipped_steps", r.skipped_steps}};
+  doc["all_gather"] = nullptr;
+  if (r.dp.ran && r.all_gather_bytes > 0) {
+    const AllGatherSummary gather = summarize_all_gather(r);
+    doc["all_gather"] = {{"bytes", r.all_gather_bytes},
+                         {"per_step", r.all_gathers_per_step},
+                         {"ms_per_step", gather.ms_per_step},
+                         {"busbw_gbps", gather.busbw_gbps}};
+  }
   if (r.check.ran) doc["check"] = check_json(r.check);
   doc["gpus_sweep"] = gpus_sweep_json(r);
   return doc;

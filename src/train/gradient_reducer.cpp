@@ -136,10 +136,12 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     sharded_ = true;
     shard_ = parameter_shard(plan, communicator.rank(), communicator.size());
     executor.set_optimizer_shard(shard_.first, shard_.count);
-    updated_ = device.create_event();
-    gathered_ = device.create_event();
   }
   sub_steps_ = executor.graph().sub_step_count();
+  for (size_t k = 0; sharded_ && k < sub_steps_; ++k) {
+    updated_.push_back(device.create_event());
+    gathered_.push_back(device.create_event());
+  }
   for (size_t b = 0; b < reductions_.size() * sub_steps_; ++b) {
     ready_.push_back(device.create_event());
     started_.push_back(device.create_event());
@@ -344,7 +346,7 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
       executor_.optimizer_step_range(settings, step, first, end - first);
     }
   }
-  if (sharded_) gather_parameters();
+  if (sharded_) gather_parameters(sub_step);
   step_done_->record(executor_.compute_stream());
   // The communication stream's last work joins the compute stream: a step captured into a graph must end on
   // the stream it began on (src/train/step_graph.h). Eagerly this waits for what the update already waited for.
@@ -354,16 +356,24 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
 
 // In place: rank r's shard lies at r x stride of the flat parameters, as NCCL's in-place all-gather wants it. The
 // compute stream waits for it before anything after the step reads a parameter.
-void GradientReducer::gather_parameters() {
+void GradientReducer::gather_parameters(size_t sub_step) {
   device_.push_range("all-gather");
-  updated_->record(executor_.compute_stream());
-  updated_->block(comm_stream_);
+  updated_[sub_step]->record(executor_.compute_stream());
+  updated_[sub_step]->block(comm_stream_);
   auto* parameters = static_cast<float*>(executor_.arena_data());
   communicator_.all_gather(parameters + shard_.stride * communicator_.rank(), parameters,
                            static_cast<size_t>(shard_.stride), DType::kFloat32, comm_stream_);
-  gathered_->record(comm_stream_);
-  gathered_->block(executor_.compute_stream());
+  gathered_[sub_step]->record(comm_stream_);
+  gathered_[sub_step]->block(executor_.compute_stream());
   device_.pop_range();
+}
+
+// From the update's end on the compute stream, which the communication stream waited for, so a gather queued
+// behind a late all-reduce counts that wait too (none: the update waits for every all-reduce first).
+double GradientReducer::all_gather_ms() const {
+  double total = 0;
+  for (size_t k = 0; k < gathered_.size(); ++k) total += gathered_[k]->milliseconds_since(*updated_[k]);
+  return total;
 }
 
 void GradientReducer::reduce_alone() {

@@ -124,6 +124,9 @@ class GradientReducer {
   const TrainingReport::GradRegistration& registration() const { return registration_; }
   // zero1: this rank's shard of the parameters (every parameter under ddp).
   const ParameterShard& shard() const { return shard_; }
+  bool sharded() const { return sharded_; }
+  // zero1, after wait_and_time: the last step's all-gathers of the updated shards (one per sub-step), summed.
+  double all_gather_ms() const;
 
  private:
   // What the communication stream reduces, in issue order within a sub-step.
@@ -141,7 +144,7 @@ class GradientReducer {
   // The most rows of a table's packed exchange one step reduces: min(vocab, ranks x ids).
   int64_t exchanged_rows(size_t table) const;
   void register_buffers(BufferRegistration wanted);
-  void gather_parameters();  // zero1: the updated shards to every rank
+  void gather_parameters(size_t sub_step);  // zero1: the updated shards to every rank
 
   Device& device_;
   Communicator& communicator_;
@@ -170,7 +173,8 @@ class GradientReducer {
   std::vector<std::unique_ptr<RegisteredRange>> registered_;  // released before the buffers they cover
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;  // by sub-step · buckets + bucket
   std::unique_ptr<DeviceEvent> all_done_, phase_start_, step_start_, forward_done_, nodes_done_, step_done_;
-  std::unique_ptr<DeviceEvent> updated_, gathered_;  // zero1: the shard's update done; the all-gather done
+  // zero1, by sub-step: the shard's update done (the all-gather's start on the communication stream), its end.
+  std::vector<std::unique_ptr<DeviceEvent>> updated_, gathered_;
 };
 
 }  // namespace sb

@@ -194,6 +194,11 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
       GradientReducer& reducer = *made;
       report.grad_registration = reducer.registration();
       report.parameters_updated_per_rank = reducer.shard().count;
+      if (reducer.sharded()) {
+        report.all_gather_bytes = static_cast<uint64_t>(reducer.shard().stride) * sizeof(float) *
+                                  static_cast<uint64_t>(group.size());
+        report.all_gathers_per_step = static_cast<int>(replica->graph.sub_step_count());
+      }
       report.optimizer_state_bytes_per_rank = static_cast<uint64_t>(optimizer_state_buffers(options.optimizer.kind)) *
                                               static_cast<uint64_t>(cpu::optimizer_state_stride(reducer.shard().count)) *
                                               sizeof(float);

@@ -107,6 +107,20 @@ CommSummary summarize_comm(const TrainingReport& report, const PhaseRecord& phas
   return summary;
 }
 
+AllGatherSummary summarize_all_gather(const TrainingReport& report) {
+  AllGatherSummary summary;
+  if (!report.dp.ran || report.all_gather_bytes == 0) return summary;
+  std::vector<std::vector<double>> by_rank;
+  for (const RankPhase& rank : report.dp.ranks) by_rank.push_back(rank.all_gather_ms);
+  const std::vector<double> slowest = max_over_ranks(by_rank);
+  if (slowest.empty()) return summary;
+  summary.ms_per_step = median(slowest);
+  const double bus_bytes = static_cast<double>(report.all_gather_bytes) * report.all_gathers_per_step *
+                           bus_bandwidth_factor(CollectiveOp::kAllGather, report.nranks);
+  summary.busbw_gbps = summary.ms_per_step > 0 ? bus_bytes / (summary.ms_per_step / 1e3) / 1e9 : 0.0;
+  return summary;
+}
+
 DpTimeline summarize_dp_timeline(const TrainingReport& report) {
   DpTimeline t;
   if (!report.dp.ran || report.dp.ranks.empty()) return t;

@@ -26,6 +26,9 @@ for ranks in 2 4; do
       { echo "FAIL: $workload -n $ranks zero1 JSON"; failures=$((failures + 1)); }
     json_check "$json" "assert d['config']['strategy'] == 'zero1' and d['weights_identical_after_dp'] and \
 d['parameters_updated_per_rank'] * $ranks >= d['workload']['parameters']" "$workload -n $ranks: strategy, shard, weights"
+    json_check "$json" "g = d['all_gather']; assert g['per_step'] == max(1, len(d['workload']['sub_steps'])) and \
+g['ms_per_step'] > 0 and g['busbw_gbps'] > 0 and all(len(r['all_gather_ms']) == len(r['step_ms']) for r in \
+d['phases']['dp']['ranks']), g" "$workload -n $ranks: the all-gathers timed"
   done
 done
 
@@ -42,6 +45,7 @@ import json, sys
 ddp, zero1 = (json.load(open(p)) for p in sys.argv[1:])
 assert ddp["weights_checksum_after_dp"] == zero1["weights_checksum_after_dp"], (ddp["weights_checksum_after_dp"], zero1["weights_checksum_after_dp"])
 assert zero1["optimizer_state_bytes_per_rank"] < ddp["optimizer_state_bytes_per_rank"], "the state is the shard's"
+assert ddp["all_gather"] is None and zero1["all_gather"]["bytes"] > 0, (ddp["all_gather"], zero1["all_gather"])
 PY
     { echo "FAIL: $workload: zero1's weights differ from ddp's"; failures=$((failures + 1)); }
 done

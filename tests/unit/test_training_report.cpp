@@ -104,6 +104,26 @@ TEST(TrainingSummary, CommunicationBoundEfficiency) {
 
 // run's MFU peak is the GPU table's (src/plan/data/gpus.json, plan's and scripts/gpu_peaks.py's): one number per
 // GPU and precision, the device found by CUDA's name.
+// zero1's all-gathers: each step's slowest rank, the median step; busbw as nccl-tests counts an all-gather's. None
+// under ddp, and the JSON's all_gather is then null.
+TEST(TrainingSummary, AllGatherIsTheSlowestRankPerStepAndItsBusBandwidth) {
+  TrainingReport report = two_rank_report();
+  EXPECT_EQ(summarize_all_gather(report).ms_per_step, 0.0);
+  EXPECT_TRUE(training_report_json(report)["all_gather"].is_null());
+  report.all_gather_bytes = 80'000'000;
+  report.all_gathers_per_step = 1;
+  report.dp.ranks[0].all_gather_ms = {1.0, 3.0, 2.0};
+  report.dp.ranks[1].all_gather_ms = {2.0, 1.0, 1.0};  // slowest per step: 2, 3, 2 -> median 2
+  const AllGatherSummary gather = summarize_all_gather(report);
+  EXPECT_DOUBLE_EQ(gather.ms_per_step, 2.0);
+  EXPECT_NEAR(gather.busbw_gbps, 80e6 * 0.5 / 2e-3 / 1e9, 1e-9);  // (N-1)/N of the gathered bytes
+  report.all_gathers_per_step = 4;  // a step of four sub-steps gathers four times in those 2 ms
+  EXPECT_NEAR(summarize_all_gather(report).busbw_gbps, 4 * 80e6 * 0.5 / 2e-3 / 1e9, 1e-9);
+  const nlohmann::json doc = training_report_json(report);
+  EXPECT_DOUBLE_EQ(doc["all_gather"]["ms_per_step"].get<double>(), 2.0);
+  EXPECT_EQ(doc["phases"]["dp"]["ranks"][1]["all_gather_ms"].size(), 3u);
+}
+
 TEST(TrainingSummary, PeaksComeFromTheGpuTable) {
   const HardwareDatabase& table = builtin_hardware_database();
   EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H200", Precision::kBf16), *table.gpu("H200 SXM").bf16_tflops);
