@@ -46,8 +46,8 @@ struct RunOptions {
   std::string grad_dtype = "fp32";  // fp32 | bf16: the all-reduce's element type
   std::string embedding_grad = "auto";  // auto | sparse | dense: how a tied embedding table's gradient is reduced
   std::string comm_priority = "normal";  // high | normal: the gradient all-reduces' stream priority
-  std::string grad_registration = "none";
-  std::string strategy = "ddp";  // ddp | zero1: how data parallelism keeps the training state (issue 31)  // none | local | symmetric: the gradient buffers registered with NCCL
+  std::string grad_registration = "none";  // none | local | symmetric: the gradient buffers registered with NCCL
+  std::string strategy = "ddp";  // ddp | zero1: how data parallelism keeps the training state (issue 31)
   int overlap_ctas = 0;  // --overlap-ctas: CTAs of the all-reduces issued during the backward pass (0: NCCL's choice)
   std::string cuda_graph = "auto";       // auto | on | off: steps replayed from one captured graph (issue 25)
   std::string trace_path;          // "": none; the dp phase as a Chrome/Perfetto trace

@@ -318,10 +318,12 @@ nlohmann::json training_report_json(const TrainingReport& r) {
                {{"granted", buffer_registration_name(r.grad_registration.granted)},
                 {"why_less", r.grad_registration.why_less.empty() ? nlohmann::json(nullptr)
                                                                   : nlohmann::json(r.grad_registration.why_less)}}},
-              {"optimizer_state_bytes_per_rank",
-               r.optimizer_state_bytes_per_rank > 0 ? nlohmann::json(r.optimizer_state_bytes_per_rank) : nlohmann::json(nullptr)},
-              {"parameters_updated_per_rank",
-               r.parameters_updated_per_rank > 0 ? nlohmann::json(r.parameters_updated_per_rank) : nlohmann::json(nullptr)},
+              {"optimizer_state_bytes_per_rank", r.optimizer_state_bytes_per_rank > 0
+                                                     ? nlohmann::json(r.optimizer_state_bytes_per_rank)
+                                                     : nlohmann::json(nullptr)},
+              {"parameters_updated_per_rank", r.parameters_updated_per_rank > 0
+                                                  ? nlohmann::json(r.parameters_updated_per_rank)
+                                                  : nlohmann::json(nullptr)},
               {"bucket_auto", bucket_auto_json(r.bucket_auto)},
               {"phases", phases},
               {"breakdown_ms", breakdown},

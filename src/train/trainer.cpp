@@ -199,9 +199,9 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
                                   static_cast<uint64_t>(group.size());
         report.all_gathers_per_step = static_cast<int>(replica->graph.sub_step_count());
       }
-      report.optimizer_state_bytes_per_rank = static_cast<uint64_t>(optimizer_state_buffers(options.optimizer.kind)) *
-                                              static_cast<uint64_t>(cpu::optimizer_state_stride(reducer.shard().count)) *
-                                              sizeof(float);
+      const auto state_floats = static_cast<uint64_t>(optimizer_state_buffers(options.optimizer.kind)) *
+                                static_cast<uint64_t>(cpu::optimizer_state_stride(reducer.shard().count));
+      report.optimizer_state_bytes_per_rank = state_floats * sizeof(float);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) {
         report.bucket_bytes.push_back(reducer.wire_bytes(b));
         report.reduction_kinds.push_back(reducer.reduction_kind(b));
