@@ -41,15 +41,14 @@ class CollectiveBuffer {
 
 struct SweepBuffers {
   std::unique_ptr<CollectiveBuffer> first, second;
-  std::vector<std::unique_ptr<RegisteredRange>> registered;  // destroyed first: before the buffers they cover
-  BufferRegistration granted = BufferRegistration::kNone;
-  std::string why_less;
+  RangeRegistrations registered;  // destroyed first: before the buffers they cover
 };
 
 // Allocation is the one place a rank alone can fail before the collectives start: agree on it.
 SweepBuffers allocate_agreed(ProcessGroup& group, Device& device, Communicator& communicator, uint64_t bytes,
                              BufferRegistration registration) {
   SweepBuffers buffers;
+  buffers.registered = RangeRegistrations(registration);
   std::string error;
   try {
     buffers.first = std::make_unique<CollectiveBuffer>(communicator, device, bytes);
@@ -65,19 +64,10 @@ SweepBuffers allocate_agreed(ProcessGroup& group, Device& device, Communicator& 
                                               std::to_string(bytes) + " bytes twice");
   }
   // Registration is collective in NCCL: every rank registers the same buffers in the same order.
-  if (registration == BufferRegistration::kNone) return buffers;
-  buffers.granted = registration;
-  for (const CollectiveBuffer* buffer : {buffers.first.get(), buffers.second.get()}) {
-    std::unique_ptr<RegisteredRange> range = communicator.register_range(buffer->data(), bytes, registration);
-    if (range == nullptr) {
-      throw UsageError(std::string("--register needs the nccl backend (have ") +
-                       backend_name(communicator.backend()) + ")");
-    }
-    if (static_cast<int>(range->kind()) < static_cast<int>(buffers.granted)) {
-      buffers.granted = range->kind();
-      buffers.why_less = range->why_less();
-    }
-    buffers.registered.push_back(std::move(range));
+  buffers.registered.add(communicator, {{buffers.first->data(), bytes}, {buffers.second->data(), bytes}});
+  if (!buffers.registered.supported()) {
+    throw UsageError(std::string("--register needs the nccl backend (have ") + backend_name(communicator.backend()) +
+                     ")");
   }
   return buffers;
 }
@@ -214,8 +204,8 @@ void run_bandwidth_sweep(const BandwidthOptions& options, ProcessGroup& group, D
   }
   SweepBuffers buffers = allocate_agreed(group, device, communicator, largest_size(options, nranks),
                                          options.registration);
-  report.registration_granted = buffers.granted;
-  report.registration_why_less = buffers.why_less;
+  report.registration_granted = buffers.registered.granted();
+  report.registration_why_less = buffers.registered.why_less();
   void* first = buffers.first->data();
   void* second = buffers.second->data();
   StreamHandle stream = device.create_stream();

@@ -37,6 +37,26 @@ BufferRegistration parse_buffer_registration(const std::string& text) {
   throw UsageError("unknown buffer registration '" + text + "' (accepted: none, local, symmetric)");
 }
 
+void RangeRegistrations::add(Communicator& communicator, const std::vector<std::pair<void*, size_t>>& ranges) {
+  if (granted_ == BufferRegistration::kNone || !supported_) return;
+  const BufferRegistration wanted = granted_;
+  for (const auto& [pointer, bytes] : ranges) {
+    std::unique_ptr<RegisteredRange> range = communicator.register_range(pointer, bytes, wanted);
+    if (range == nullptr) {
+      held_.clear();
+      granted_ = BufferRegistration::kNone;
+      supported_ = false;
+      why_less_ = std::string("the ") + backend_name(communicator.backend()) + " backend registers no buffers";
+      return;
+    }
+    if (static_cast<int>(range->kind()) < static_cast<int>(granted_)) {
+      granted_ = range->kind();
+      why_less_ = range->why_less();
+    }
+    held_.push_back(std::move(range));
+  }
+}
+
 std::unique_ptr<Communicator> make_communicator(Backend backend, ProcessGroup& group, Device& device,
                                                 const CommunicatorOptions& options) {
   if (backend == Backend::kAuto) {

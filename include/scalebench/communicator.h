@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "scalebench/buffer_registration.h"
 #include "scalebench/device.h"
@@ -74,6 +76,26 @@ class Communicator {
   // How bytes travel between ranks, as the library reported it: "P2P/CUMEM", "SHM", "NET/Socket",
   // "MPI", "none". Known once a collective has run (NCCL connects lazily).
   virtual std::string transport() const = 0;
+};
+
+// Ranges registered as one `wanted` kind, on one or more communicators, held together until destroyed (before the
+// memory they cover). What the library granted for all of them is the weakest grant, and why_less that grant's
+// reason; `supported` turns false, and nothing is held, when a backend registers nothing.
+class RangeRegistrations {
+ public:
+  explicit RangeRegistrations(BufferRegistration wanted = BufferRegistration::kNone) : granted_(wanted) {}
+  // Registers each range with `communicator`: collective, every rank the same ranges in the same order.
+  void add(Communicator& communicator, const std::vector<std::pair<void*, size_t>>& ranges);
+  BufferRegistration granted() const { return granted_; }
+  const std::string& why_less() const { return why_less_; }
+  bool supported() const { return supported_; }
+  void release() { held_.clear(); }
+
+ private:
+  std::vector<std::unique_ptr<RegisteredRange>> held_;
+  BufferRegistration granted_;
+  std::string why_less_;
+  bool supported_ = true;
 };
 
 // NCCL_WIN_REQUIRED_ALIGNMENT: a window's offset from the start of its allocation is a multiple of this.

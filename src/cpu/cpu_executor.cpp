@@ -57,9 +57,8 @@ void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) { std::memc
 
 // State for the optimizer's shard (every parameter unless set_optimizer_shard says otherwise).
 void CpuExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
-  const auto n = static_cast<size_t>(optimizer_shard_count());
-  const size_t state_size = static_cast<size_t>(optimizer_state_buffers(settings.kind)) *
-                            static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
+  const size_t state_size =
+      cpu::optimizer_state_bytes(optimizer_state_buffers(settings.kind), optimizer_shard_count()) / sizeof(float);
   if (optimizer_state_.size() != state_size || state_kind_ != settings.kind) {
     state_charge_ = AllocationCharge();
     optimizer_state_ = {};

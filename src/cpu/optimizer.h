@@ -29,6 +29,11 @@ double clip_scale(double norm_squared, float max_norm);
 
 // Floats between the starts of two state buffers: n rounded up to 4, so every buffer starts 16-byte aligned.
 constexpr int64_t optimizer_state_stride(int64_t n) { return (n + 3) / 4 * 4; }
+// Bytes of `buffers` state buffers over n parameters: what an executor allocates for its optimizer (buffers:
+// optimizer_state_buffers(kind)).
+constexpr uint64_t optimizer_state_bytes(int buffers, int64_t n) {
+  return static_cast<uint64_t>(buffers) * static_cast<uint64_t>(optimizer_state_stride(n)) * sizeof(float);
+}
 
 // One step of `settings.kind` over n parameters. `state` holds optimizer_state_buffers(kind) buffers, each
 // optimizer_state_stride(n) floats (zeroed before step 1): Adam family [m | v] (adamax: [m | u]), SGD momentum

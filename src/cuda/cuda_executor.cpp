@@ -318,9 +318,8 @@ void CudaExecutor::choose_conv_algorithms(bool tf32) {
 // The optimizer's state buffers, for its shard (every parameter unless set_optimizer_shard), allocated and zeroed
 // on first use or when the optimizer or the shard's size changes.
 void CudaExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
-  const auto n = static_cast<size_t>(optimizer_shard_count());
-  const size_t stride = static_cast<size_t>(cpu::optimizer_state_stride(static_cast<int64_t>(n)));
-  const size_t state_bytes = static_cast<size_t>(optimizer_state_buffers(settings.kind)) * stride * sizeof(float);
+  const size_t state_bytes =
+      cpu::optimizer_state_bytes(optimizer_state_buffers(settings.kind), optimizer_shard_count());
   if (optimizer_state_ != nullptr && state_bytes == state_bytes_ && state_kind_ == settings.kind) return;
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   cudaFree(optimizer_state_);

@@ -133,12 +133,11 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   register_buffers(registration);
   shard_ = ParameterShard{0, static_cast<int64_t>(plan.parameter_bytes / sizeof(float)), 0};
   if (strategy == DataParallelStrategy::kZero1) {
-    sharded_ = true;
     shard_ = parameter_shard(plan, communicator.rank(), communicator.size());
     executor.set_optimizer_shard(shard_.first, shard_.count);
   }
   sub_steps_ = executor.graph().sub_step_count();
-  for (size_t k = 0; sharded_ && k < sub_steps_; ++k) {
+  for (size_t k = 0; sharded() && k < sub_steps_; ++k) {
     updated_.push_back(device.create_event());
     gathered_.push_back(device.create_event());
   }
@@ -158,16 +157,15 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
 
 GradientReducer::~GradientReducer() {
   device_.synchronize(comm_stream_);
-  registered_.clear();
+  registrations_.release();
   if (wire_buffer_ != nullptr) communicator_.release_buffer(device_, wire_buffer_);
   if (rows_wire_buffer_ != nullptr) communicator_.release_buffer(device_, rows_wire_buffer_);
   device_.destroy_stream(comm_stream_);
 }
 
 void GradientReducer::register_buffers(BufferRegistration wanted) {
-  registration_.granted = wanted;
-  if (wanted == BufferRegistration::kNone) return;
-  std::vector<std::pair<void*, uint64_t>> ranges;
+  registrations_ = RangeRegistrations(wanted);
+  std::vector<std::pair<void*, size_t>> ranges;
   if (wire_buffer_ != nullptr) {
     ranges.emplace_back(wire_buffer_, wire_buffer_bytes_);
     if (rows_wire_buffer_ != nullptr) ranges.emplace_back(rows_wire_buffer_, rows_wire_buffer_bytes_);
@@ -177,24 +175,14 @@ void GradientReducer::register_buffers(BufferRegistration wanted) {
     ranges.emplace_back(static_cast<unsigned char*>(executor_.arena_data()) + first,
                         plan.gradient_region_offset + plan.gradient_bytes - first);
   }
-  for (Communicator* communicator : {&communicator_, during_backward_}) {
-    if (communicator == nullptr) continue;
-    for (const auto& [pointer, bytes] : ranges) {
-      std::unique_ptr<RegisteredRange> range = communicator->register_range(pointer, bytes, wanted);
-      if (range == nullptr) {
-        registered_.clear();
-        registration_.granted = BufferRegistration::kNone;
-        registration_.why_less = std::string("the ") + backend_name(communicator->backend()) +
-                                 " backend registers no buffers: the gradients were reduced as without it";
-        return;
-      }
-      if (static_cast<int>(range->kind()) < static_cast<int>(registration_.granted)) {
-        registration_.granted = range->kind();
-        registration_.why_less = range->why_less();
-      }
-      registered_.push_back(std::move(range));
-    }
-  }
+  registrations_.add(communicator_, ranges);
+  if (during_backward_ != nullptr) registrations_.add(*during_backward_, ranges);
+}
+
+TrainingReport::GradRegistration GradientReducer::registration() const {
+  TrainingReport::GradRegistration r{registrations_.granted(), registrations_.why_less()};
+  if (!registrations_.supported()) r.why_less += ": the gradients were reduced as without it";
+  return r;
 }
 
 int64_t GradientReducer::exchanged_rows(size_t table) const {
@@ -346,7 +334,7 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
       executor_.optimizer_step_range(settings, step, first, end - first);
     }
   }
-  if (sharded_) gather_parameters(sub_step);
+  if (sharded()) gather_parameters(sub_step);
   step_done_->record(executor_.compute_stream());
   // The communication stream's last work joins the compute stream: a step captured into a graph must end on
   // the stream it began on (src/train/step_graph.h). Eagerly this waits for what the update already waited for.

@@ -121,10 +121,14 @@ class GradientReducer {
   TrainingReport::EmbeddingGrad embedding_grad() const;
   // What the library granted for the buffers above (the weakest over the communicators), and why it is less than
   // asked for.
-  const TrainingReport::GradRegistration& registration() const { return registration_; }
+  TrainingReport::GradRegistration registration() const;
   // zero1: this rank's shard of the parameters (every parameter under ddp).
   const ParameterShard& shard() const { return shard_; }
-  bool sharded() const { return sharded_; }
+  bool sharded() const { return shard_.stride > 0; }
+  // zero1: the bytes one all-gather delivers to each rank (every shard, padding included); 0 under ddp.
+  uint64_t all_gather_bytes() const {
+    return static_cast<uint64_t>(shard_.stride) * sizeof(float) * static_cast<uint64_t>(communicator_.size());
+  }
   // zero1, after wait_and_time: the last step's all-gathers of the updated shards (one per sub-step), summed.
   double all_gather_ms() const;
 
@@ -167,10 +171,8 @@ class GradientReducer {
   AllocationCharge wire_charge_;         // the allocation budget's count of wire_buffer_
   void* wire_buffer_ = nullptr;          // bf16 copy of the gradient region (bf16 wire only)
   uint64_t wire_buffer_bytes_ = 0, rows_wire_buffer_bytes_ = 0;
-  TrainingReport::GradRegistration registration_;
-  bool sharded_ = false;  // zero1
-  ParameterShard shard_;
-  std::vector<std::unique_ptr<RegisteredRange>> registered_;  // released before the buffers they cover
+  RangeRegistrations registrations_;  // released before the buffers they cover
+  ParameterShard shard_;  // stride 0 under ddp
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;  // by sub-step · buckets + bucket
   std::unique_ptr<DeviceEvent> all_done_, phase_start_, step_start_, forward_done_, nodes_done_, step_done_;
   // zero1, by sub-step: the shard's update done (the all-gather's start on the communication stream), its end.

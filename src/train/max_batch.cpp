@@ -51,7 +51,7 @@ void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, Proces
   std::unique_ptr<Replica> replica =
       build_replica(replica_options, device, options.seed, group.rank() * batch, options.seed + 1000);
   if (replica_options.optimizer_state_sharded) {  // zero1: the state of this rank's shard alone, as its dp phase
-    const ParameterShard shard = parameter_shard(replica->plan, group.rank(), replica_options.parameter_shards);
+    const ParameterShard shard = parameter_shard(replica->plan, group.rank(), parameter_shards(replica_options));
     replica->executor->set_optimizer_shard(shard.first, shard.count);
   }
   weight_losses_locally(*replica);  // each sub-step's counted rows (the loss's size, not the memory, depends on them)
@@ -139,11 +139,10 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
   base.recompute = options.recompute;
   base.bucket_bytes = options.bucket_bytes;
   base.optimizer_state_buffers = optimizer_state_buffers(options.optimizer.kind);
-  if (options.strategy == DataParallelStrategy::kZero1 && group.size() > 1) {
-    base.parameter_shards = group.size();
-    base.optimizer_state_sharded = true;
-    result.strategy = strategy_name(options.strategy);
-  }
+  base.ranks = group.size();  // the graph and the shards as `run` on these ranks has them
+  base.strategy = options.strategy;
+  base.optimizer_state_sharded = parameter_shards(base) > 1;
+  if (base.optimizer_state_sharded) result.strategy = strategy_name(options.strategy);
 
   std::map<int64_t, uint64_t> needed_cache;
   auto needed_for = [&](int64_t batch) {

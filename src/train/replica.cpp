@@ -17,6 +17,10 @@
 
 namespace sb {
 
+int parameter_shards(const ReplicaOptions& options) {
+  return options.strategy == DataParallelStrategy::kZero1 && options.ranks > 1 ? options.ranks : 1;
+}
+
 std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   const Workload& workload = find_workload(options.workload);
   if (options.batch < workload.info().min_batch) {
@@ -45,18 +49,18 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   if (options.recompute) recompute_in_backward(replica->graph, {"gelu"});
   PlanOptions plan_options;
   plan_options.bucket_bytes = options.bucket_bytes;
-  plan_options.parameter_shards = options.parameter_shards;
+  plan_options.parameter_shards = parameter_shards(options);
   replica->plan = plan_memory(replica->graph, plan_options);
   return replica;
 }
 
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind) {
-  // As the executors allocate the state: buffers of optimizer_state_stride floats.
-  const auto parameters = options.optimizer_state_sharded && options.parameter_shards > 1
-                              ? parameter_shard(replica.plan, 0, options.parameter_shards).stride
+  // As the executors allocate the state.
+  const int shards = parameter_shards(options);
+  const auto parameters = options.optimizer_state_sharded && shards > 1
+                              ? parameter_shard(replica.plan, 0, shards).stride
                               : static_cast<int64_t>(replica.plan.parameter_bytes / sizeof(float));
-  const uint64_t state = static_cast<uint64_t>(options.optimizer_state_buffers) *
-                         static_cast<uint64_t>(cpu::optimizer_state_stride(parameters)) * sizeof(float);
+  const uint64_t state = cpu::optimizer_state_bytes(options.optimizer_state_buffers, parameters);
   return replica.plan.total_bytes + state + (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);
 }
 

@@ -12,6 +12,7 @@
 
 #include "scalebench/device.h"
 #include "scalebench/embedding_grad.h"
+#include "scalebench/strategy.h"
 #include "scalebench/executor.h"
 #include "scalebench/optimizer.h"
 #include "scalebench/planner.h"
@@ -47,10 +48,11 @@ struct ReplicaOptions {
   EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto;
   bool overlap = true;
   int optimizer_state_buffers = 2;  // for the memory check: 2 Adam family, 1 SGD momentum and NAG
-  // --strategy zero1: the parameter region planned to split into this many shards (PlanOptions::parameter_shards);
-  // with optimizer_state_sharded the memory check counts the optimizer's state for one shard only (the largest),
-  // as a rank holds it once the reducer shards it (no solo phase before, which updates every parameter).
-  int parameter_shards = 1;
+  // --strategy: zero1 over more than one rank plans the parameter region to split into `ranks` shards
+  // (parameter_shards); with optimizer_state_sharded the memory check counts the optimizer's state for one shard
+  // only (the largest), as a rank holds it once the reducer shards it (no solo phase before, which updates every
+  // parameter).
+  DataParallelStrategy strategy = DataParallelStrategy::kDdp;
   bool optimizer_state_sharded = false;
   // The plan and the optimizer's state must fit in this many bytes, checked before anything is allocated;
   // 0: usable_device_bytes(device). check_capacity false skips the check (maxbatch's verification lets the
@@ -80,6 +82,10 @@ struct Replica {
   // Per sub-step, the cross-entropies' weights and counted rows (weight_losses_by_global_rows); empty until then.
   std::vector<SubStepLosses> sub_step_losses;
 };
+
+// The shards the replica's parameter region is planned for (PlanOptions::parameter_shards): the ranks under zero1,
+// else 1.
+int parameter_shards(const ReplicaOptions& options);
 
 // Builds and plans the graph only (no device memory): what `needed_bytes` and the out-of-memory answer use.
 std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options);

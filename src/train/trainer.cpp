@@ -108,10 +108,9 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
   replica_options.ranks = group.size();
   replica_options.embedding_grad = options.embedding_grad;
   replica_options.overlap = options.overlap;
-  if (options.strategy == DataParallelStrategy::kZero1 && group.size() > 1) {
-    replica_options.parameter_shards = group.size();
-    replica_options.optimizer_state_sharded = !options.solo;  // the solo phase updates every parameter first
-  }
+  replica_options.strategy = options.strategy;
+  // The solo phase updates every parameter first.
+  replica_options.optimizer_state_sharded = parameter_shards(replica_options) > 1 && !options.solo;
   report.options = options;
   report.batch = replica_options.batch;
   report.unit = workload.info().unit;
@@ -194,14 +193,10 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
       GradientReducer& reducer = *made;
       report.grad_registration = reducer.registration();
       report.parameters_updated_per_rank = reducer.shard().count;
-      if (reducer.sharded()) {
-        report.all_gather_bytes = static_cast<uint64_t>(reducer.shard().stride) * sizeof(float) *
-                                  static_cast<uint64_t>(group.size());
-        report.all_gathers_per_step = static_cast<int>(replica->graph.sub_step_count());
-      }
-      const auto state_floats = static_cast<uint64_t>(optimizer_state_buffers(options.optimizer.kind)) *
-                                static_cast<uint64_t>(cpu::optimizer_state_stride(reducer.shard().count));
-      report.optimizer_state_bytes_per_rank = state_floats * sizeof(float);
+      report.all_gather_bytes = reducer.all_gather_bytes();
+      if (reducer.sharded()) report.all_gathers_per_step = static_cast<int>(replica->graph.sub_step_count());
+      report.optimizer_state_bytes_per_rank =
+          cpu::optimizer_state_bytes(optimizer_state_buffers(options.optimizer.kind), reducer.shard().count);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) {
         report.bucket_bytes.push_back(reducer.wire_bytes(b));
         report.reduction_kinds.push_back(reducer.reduction_kind(b));

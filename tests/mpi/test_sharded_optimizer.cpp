@@ -36,7 +36,7 @@ std::vector<float> trained_weights(const Case& c, DataParallelStrategy strategy,
   options.scale = WorkloadScale::kTiny;
   options.bucket_bytes = 4096;  // many buckets: the per-bucket update meets the shard's edges inside buckets
   options.ranks = world().size();
-  options.parameter_shards = world().size();
+  options.strategy = DataParallelStrategy::kZero1;  // both runs: the same layout (the ddp run ignores the shards)
   std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
   OptimizerSettings settings = default_optimizer(c.kind);
   settings.max_grad_norm = c.max_grad_norm;
@@ -50,7 +50,7 @@ std::vector<float> trained_weights(const Case& c, DataParallelStrategy strategy,
   }
   *updated = replica->executor->optimizer_shard_count();
   if (flat != nullptr) *flat = static_cast<int64_t>(replica->plan.parameter_bytes / sizeof(float));
-  *state_floats = cpu::optimizer_state_stride(*updated) * optimizer_state_buffers(c.kind);
+  *state_floats = static_cast<int64_t>(cpu::optimizer_state_bytes(optimizer_state_buffers(c.kind), *updated) / 4);
   return read_parameters(*replica);
 }
 
