@@ -38,8 +38,8 @@ done
 expect_exit 2 "a register mode that does not exist" -- "$SB" bandwidth --device cpu -R global --max-bytes 4K
 expect_output "--register: global not in \{none,local,symmetric,0,1,2\}" "the modes are listed"
 expect_exit 0 "-R 0 registers nothing" -- "$SB" bandwidth --device cpu -R 0 --max-bytes 4K --iters 2 --json "$WORK/r0.json"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["config"]["register"] is False and d["config"]["registration"] == "none" and d["registration"] == {"granted": "none", "why_less": None}, d["config"]' \
-  "$WORK/r0.json" && passes=$((passes + 1)) || { echo "FAIL: -R 0's JSON"; failures=$((failures + 1)); }
+expect_json "$WORK/r0.json" 'assert d["config"]["register"] is False and d["config"]["registration"] == "none" and d["registration"] == {"granted": "none", "why_less": None}, d["config"]' \
+  "-R 0's JSON"
 expect_exit 2 "nccl on the CPU" -- "$SB" bandwidth --device cpu --backend nccl
 expect_output "nccl backend needs (the cuda device|scalebench built with NCCL)" "nccl on the CPU is refused"
 

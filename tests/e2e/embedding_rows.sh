@@ -57,21 +57,21 @@ expect_exit 0 "transformer_big -n 4 auto" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB
   --phases solo,dp --json "$WORK/auto_dense.json"
 expect_output "reduced after its last node \(--embedding-grad auto: dense, as ranks x the lookups' ids = 64 could touch more than half of the 64 rows\)" \
   "auto: dense where the rows could cover the table, and why"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["embedding_grad"]; assert d["config"]["embedding_grad"] == "auto" and e["mode"] == "dense" and "more than half" in e["dense_because"], e' \
-  "$WORK/auto_dense.json" && passes=$((passes + 1)) || { echo "FAIL: auto's dense JSON"; failures=$((failures + 1)); }
+expect_json "$WORK/auto_dense.json" 'e=d["embedding_grad"]; assert d["config"]["embedding_grad"] == "auto" and e["mode"] == "dense" and "more than half" in e["dense_because"], e' \
+  "auto's dense JSON"
 
 expect_exit 0 "transformer_big --no-overlap" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w transformer_big "${tiny[@]}" \
   --no-overlap --embedding-grad sparse --phases solo,dp --json "$WORK/no_overlap.json"
 expect_output "--embedding-grad sparse: dense, as --no-overlap reduces every bucket after the backward pass" \
   "--no-overlap: dense, and why"
-python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["embedding_grad"]; assert e["mode"] == "dense" and "no-overlap" in e["dense_because"], e' \
-  "$WORK/no_overlap.json" && passes=$((passes + 1)) || { echo "FAIL: --no-overlap's JSON"; failures=$((failures + 1)); }
+expect_json "$WORK/no_overlap.json" 'e=d["embedding_grad"]; assert e["mode"] == "dense" and "no-overlap" in e["dense_because"], e' \
+  "--no-overlap's JSON"
 
 expect_exit 0 "conv_seq2seq (no tied table)" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w conv_seq2seq "${tiny[@]}" \
   --phases solo,dp --json "$WORK/convs2s.json"
 expect_lines 0 "# tied embedding" "conv_seq2seq: no tied-table line"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["embedding_grad"] is None and set(d["reduction_kinds"]) == {"bucket"}, d["embedding_grad"]' \
-  "$WORK/convs2s.json" && passes=$((passes + 1)) || { echo "FAIL: conv_seq2seq's JSON"; failures=$((failures + 1)); }
+expect_json "$WORK/convs2s.json" 'assert d["embedding_grad"] is None and set(d["reduction_kinds"]) == {"bucket"}, d["embedding_grad"]' \
+  "conv_seq2seq's JSON"
 
 expect_exit 2 "a bad --embedding-grad" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w transformer_big "${tiny[@]}" \
   --embedding-grad rows

@@ -6,10 +6,6 @@
 source "$(dirname "$0")/lib/common.bash"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
 tiny=(--device cpu --scale tiny --batch 1 --warmup 1 --steps 2)
-json_check() {  # json_check FILE PYTHON-ASSERTION WHAT
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1" && passes=$((passes + 1)) ||
-    { echo "FAIL: $3"; failures=$((failures + 1)); }
-}
 
 for wire in fp32 bf16; do
   expect_exit 0 "--grad-registration symmetric over mpi ($wire wire)" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" \
@@ -18,7 +14,7 @@ for wire in fp32 bf16; do
   expect_output "# --grad-registration symmetric does not apply: the mpi backend registers no buffers: the gradients were reduced as without it" \
     "the console says the lever does not apply ($wire)"
   expect_output "check \(3 SGD steps, no dropout[^)]*\).*: passed" "--check passes ($wire)"
-  json_check "$WORK/symmetric_$wire.json" \
+  expect_json "$WORK/symmetric_$wire.json" \
     'g = d["grad_registration"]; assert d["config"]["grad_registration"] == "symmetric" and g["granted"] == "none" and "mpi backend" in g["why_less"], g' \
     "the JSON of --grad-registration symmetric ($wire)"
 done
@@ -26,13 +22,13 @@ done
 expect_exit 0 "--grad-registration local over mpi" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
   --phases solo,dp --grad-registration local --json "$WORK/local.json"
 expect_output "# --grad-registration local does not apply: the mpi backend" "local: the same notice"
-json_check "$WORK/local.json" 'assert d["config"]["grad_registration"] == "local" and d["grad_registration"]["granted"] == "none"' \
+expect_json "$WORK/local.json" 'assert d["config"]["grad_registration"] == "local" and d["grad_registration"]["granted"] == "none"' \
   "the JSON of --grad-registration local"
 
 expect_exit 0 "without --grad-registration" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
   --phases solo,dp --json "$WORK/plain.json"
 expect_lines 0 "grad-registration|gradient buffers" "nothing said when the lever is off"
-json_check "$WORK/plain.json" \
+expect_json "$WORK/plain.json" \
   'assert d["config"]["grad_registration"] == "none" and d["grad_registration"] == {"granted": "none", "why_less": None}, d["grad_registration"]' \
   "the JSON without --grad-registration"
 

@@ -11,14 +11,14 @@ expect_exit 0 "--overlap-ctas 4 over mpi" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB
 expect_output "# --overlap-ctas 4 does not apply: the mpi backend has no CTA limit, so every all-reduce ran as without it" \
   "the console says the lever does not apply"
 expect_output "check \(3 SGD steps, no dropout[^)]*\).*: passed" "--check passes"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["config"]["overlap_ctas"] == 4 and "does not apply" in d["overlap_ctas_not_applied"], d["overlap_ctas_not_applied"]' \
-  "$WORK/ctas.json" && passes=$((passes + 1)) || { echo "FAIL: the JSON of --overlap-ctas"; failures=$((failures + 1)); }
+expect_json "$WORK/ctas.json" 'assert d["config"]["overlap_ctas"] == 4 and "does not apply" in d["overlap_ctas_not_applied"], d["overlap_ctas_not_applied"]' \
+  "the JSON of --overlap-ctas"
 
 expect_exit 0 "without --overlap-ctas" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
   --phases solo,dp --json "$WORK/plain.json"
 expect_lines 0 "overlap-ctas" "nothing said when the lever is off"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["config"]["overlap_ctas"] == 0 and d["overlap_ctas_not_applied"] is None' \
-  "$WORK/plain.json" && passes=$((passes + 1)) || { echo "FAIL: the JSON without --overlap-ctas"; failures=$((failures + 1)); }
+expect_json "$WORK/plain.json" 'assert d["config"]["overlap_ctas"] == 0 and d["overlap_ctas_not_applied"] is None' \
+  "the JSON without --overlap-ctas"
 
 for bad in 65 -1 two; do
   expect_exit 2 "--overlap-ctas $bad" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" --overlap-ctas "$bad"

@@ -8,10 +8,6 @@ source "$(dirname "$0")/lib/common.bash"
 VALIDATE="$(dirname "$0")/lib/validate_run_json.py"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
 tiny=(--device cpu --scale tiny --batch 2 --warmup 1 --steps 1)
-json_check() {  # json_check FILE PYTHON-ASSERTION WHAT
-  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1" && passes=$((passes + 1)) ||
-    { echo "FAIL: $3"; failures=$((failures + 1)); }
-}
 
 for ranks in 2 4; do
   for workload in transformer_big bert_base bert_finetune mt_dnn yolov3 nasnet_large deeplabv3 conv_seq2seq pix2pixhd \
@@ -24,9 +20,9 @@ for ranks in 2 4; do
       "$workload -n $ranks: the console names the shard"
     python3 "$VALIDATE" "$json" "$ranks" --check && passes=$((passes + 1)) ||
       { echo "FAIL: $workload -n $ranks zero1 JSON"; failures=$((failures + 1)); }
-    json_check "$json" "assert d['config']['strategy'] == 'zero1' and d['weights_identical_after_dp'] and \
+    expect_json "$json" "assert d['config']['strategy'] == 'zero1' and d['weights_identical_after_dp'] and \
 d['parameters_updated_per_rank'] * $ranks >= d['workload']['parameters']" "$workload -n $ranks: strategy, shard, weights"
-    json_check "$json" "g = d['all_gather']; assert g['per_step'] == max(1, len(d['workload']['sub_steps'])) and \
+    expect_json "$json" "g = d['all_gather']; assert g['per_step'] == max(1, len(d['workload']['sub_steps'])) and \
 g['ms_per_step'] > 0 and g['busbw_gbps'] > 0 and all(len(r['all_gather_ms']) == len(r['step_ms']) for r in \
 d['phases']['dp']['ranks']), g" "$workload -n $ranks: the all-gathers timed"
   done
@@ -70,7 +66,7 @@ PY
   { echo "FAIL: maxbatch zero1 against ddp"; failures=$((failures + 1)); }
 expect_exit 0 "maxbatch zero1, one rank" -- "$SB" maxbatch -w bert_base --device cpu --scale tiny --memory 0.02 \
   --strategy zero1 --no-verify --json "$WORK/maxbatch-one.json"
-json_check "$WORK/maxbatch-one.json" 'assert d["results"][0]["strategy"] == "ddp"' "one rank: nothing to shard"
+expect_json "$WORK/maxbatch-one.json" 'assert d["results"][0]["strategy"] == "ddp"' "one rank: nothing to shard"
 
 expect_exit 2 "an unknown strategy" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" --strategy zero4
 expect_lines 2 "^scalebench: error: \[rank [0-1]@.*--strategy" "an unknown strategy: one line on every rank"

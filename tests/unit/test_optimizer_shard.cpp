@@ -3,6 +3,7 @@
 // clipping norm; and --strategy's names round-trip.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "scalebench/device.h"
@@ -43,12 +44,24 @@ TEST(OptimizerShard, AShardedStepMovesTheShardAsTheWholeStepDoes) {
   auto device = make_cpu_device();
   auto whole = tiny_bert(*device), sharded = tiny_bert(*device);
   OptimizerSettings clipped = default_optimizer(OptimizerKind::kAdamW);
-  clipped.max_grad_norm = 0.5;
+  clipped.max_grad_norm = 1e-3;
   for (Replica* replica : {whole.get(), sharded.get()}) {
     replica->executor->set_random_stream(3, 1);
     replica->executor->run();
   }
+  // The clipping engages, and the norm outside the shard is most of it: a norm over the shard alone would scale
+  // the shard's gradients otherwise.
+  const auto n = static_cast<int64_t>(whole->plan.parameter_bytes / sizeof(float));
   const int64_t first = 1024, count = 2048;
+  const auto* grads = reinterpret_cast<const float*>(static_cast<const unsigned char*>(whole->executor->arena_data()) +
+                                                     whole->plan.gradient_region_offset);
+  double all = 0, inside = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    all += static_cast<double>(grads[i]) * grads[i];
+    if (i >= first && i < first + count) inside += static_cast<double>(grads[i]) * grads[i];
+  }
+  ASSERT_GT(std::sqrt(all), clipped.max_grad_norm);
+  ASSERT_GT(all, 2 * inside);
   sharded->executor->set_optimizer_shard(first, count);
   whole->executor->optimizer_step(clipped, 1);
   sharded->executor->optimizer_step(clipped, 1);
@@ -57,17 +70,18 @@ TEST(OptimizerShard, AShardedStepMovesTheShardAsTheWholeStepDoes) {
   const auto* w = static_cast<const float*>(whole->executor->arena_data());
   const auto* s = static_cast<const float*>(sharded->executor->arena_data());
   const auto* b = static_cast<const float*>(untouched->executor->arena_data());
-  const auto n = static_cast<int64_t>(whole->plan.parameter_bytes / sizeof(float));
-  int64_t moved_outside = 0, differ_inside = 0;
+  int64_t moved_outside = 0, differ_inside = 0, moved_inside = 0;
   for (int64_t i = 0; i < n; ++i) {
     if (i >= first && i < first + count) {
       differ_inside += s[i] != w[i];
+      moved_inside += s[i] != b[i];
     } else {
       moved_outside += s[i] != b[i];
     }
   }
   EXPECT_EQ(differ_inside, 0);
   EXPECT_EQ(moved_outside, 0);
+  EXPECT_GT(moved_inside, count / 2) << "the shard's parameters did move";
 }
 
 TEST(Strategy, NamesRoundTrip) {

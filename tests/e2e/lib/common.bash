@@ -57,6 +57,16 @@ expect_lines() {
   fi
 }
 
+# expect_json FILE ASSERTION DESCRIPTION: python's ASSERTION holds with d = the JSON document in FILE.
+expect_json() {
+  if python3 -c "import json, sys; d = json.load(open(sys.argv[1])); $2" "$1"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $3"
+    failures=$((failures + 1))
+  fi
+}
+
 mpi_available() { [ "${SB_HAVE_MPI:-ON}" = "ON" ] && command -v "$MPIEXEC" > /dev/null; }
 
 finish() {
