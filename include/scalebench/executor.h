@@ -43,14 +43,24 @@ class Executor {
   virtual void optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
                                     int64_t count) = 0;
   virtual bool steps_in_ranges(const OptimizerSettings& settings) const { return settings.max_grad_norm == 0; }
-  // ZeRO-1 (--strategy zero1, src/train/gradient_reducer.h): from here on this executor's optimizer updates, and
-  // keeps state for, only parameters [first, first + count) of the flat region (a parameter_shard); the norm for
-  // clipping and the loss scale's overflow test still cover every gradient, all of them being reduced.
-  // optimizer_step_range then takes ranges inside the shard. (0, every parameter) is the whole region, the
-  // default. The state is zeroed when the shard changes. Throws UsageError for a range outside the parameters.
-  void set_optimizer_shard(int64_t first, int64_t count);
-  int64_t optimizer_shard_first() const { return shard_first_; }
+  // ZeRO (--strategy zero1/zero2, src/train/gradient_reducer.h): from here on this executor's optimizer updates, and
+  // keeps state for, only the parameters of `ranges` (a parameter_shard: sorted, apart, inside the gradient region,
+  // whose by-bucket padding they may include), its state packed range after range. optimizer_step_range then
+  // takes ranges inside one of them. The default is every parameter. The state is zeroed when the shard changes.
+  // Without `norm_across_ranks` (zero1) every gradient is reduced, and the norm for clipping and the loss scale's
+  // overflow test cover every gradient. With it (zero2: only the shard's gradients are reduced) they sum the
+  // shard's squares, then call it with the squared-norm scratch (device memory; [0] holds this rank's sum) and
+  // the compute stream: it must leave the sum over the ranks in [0], ordered on that stream.
+  // Throws UsageError for ranges out of order or outside the region.
+  using NormAcrossRanks = std::function<void(double* squared_norm, StreamHandle stream)>;
+  void set_optimizer_shard(std::vector<ShardRange> ranges, NormAcrossRanks norm_across_ranks = nullptr);
+  void set_optimizer_shard(int64_t first, int64_t count) { set_optimizer_shard({ShardRange{first, count}}); }
+  std::vector<ShardRange> optimizer_shard() const;  // every parameter unless set_optimizer_shard
+  int64_t optimizer_shard_first() const { return optimizer_shard().front().first; }
   int64_t optimizer_shard_count() const;
+  // The offset in the shard's state of parameters [first, first + count), which must lie in one of its ranges
+  // (UsageError otherwise).
+  int64_t optimizer_state_offset(int64_t first, int64_t count) const;
   // Zeroes the optimizer's state (moments, momentum), as a freshly built optimizer has it, and restarts the
   // loss scale where there is one: the trainer restarts from the initial weights between its phases.
   virtual void reset_optimizer_state() = 0;
@@ -140,11 +150,12 @@ class Executor {
 
   const Graph& graph_;
   const MemoryPlan& plan_;
+  NormAcrossRanks norm_across_ranks_;  // set_optimizer_shard's: the shard's gradients alone are reduced
 
  private:
   uint64_t seed_ = 0, step_ = 0;
   uint64_t blocks_per_step_ = 0;  // Philox blocks all dropout nodes use in one step
-  int64_t shard_first_ = 0, shard_count_ = -1;  // set_optimizer_shard; -1: every parameter
+  std::vector<ShardRange> shard_;  // set_optimizer_shard; empty: every parameter
   std::map<TensorId, float> loss_weights_;
 };
 

@@ -23,6 +23,12 @@ struct PlanOptions {
   // ZeRO (--strategy zero1): the parameter region is padded to a multiple of `parameter_shards` x alignment bytes,
   // so that it splits into that many equal, aligned shards that an all-gather moves whole (parameter_shard).
   int parameter_shards = 1;
+  // ZeRO-2 (--strategy zero2): the shards follow the buckets instead. Every bucket starts on, and is padded to, a
+  // multiple of parameter_shards x alignment bytes (an oversized gradient's pieces too), so each splits into
+  // `parameter_shards` equal aligned chunks, rank r's the r-th: one in-place reduce-scatter per bucket leaves each
+  // rank its chunk reduced, and one in-place all-gather per bucket returns the updated chunks (FSDP's flat
+  // parameter per unit). The parameters are laid out with the same gaps, so they still mirror the gradients.
+  bool shard_by_bucket = false;
 };
 
 // A contiguous range of the gradient region: whole gradients in backward order until the range reaches the
@@ -47,6 +53,8 @@ struct MemoryPlan {
 
   uint64_t gradient_region_offset = 0;
   int parameter_shards = 1;              // PlanOptions::parameter_shards
+  bool shard_by_bucket = false;          // PlanOptions::shard_by_bucket
+  uint64_t bucket_bytes = 0;             // PlanOptions::bucket_bytes, which `buckets` were cut for
   uint64_t alignment = 0;                // PlanOptions::alignment, which every offset (and bucket piece) keeps
   std::vector<TensorId> gradient_order;  // backward order
   std::vector<int> gradient_ready_node;  // per entry of gradient_order: its last writer's node index
@@ -66,12 +74,20 @@ struct PlanCategories {
 MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options = {});
 
 // Rank `rank`'s shard of the flat parameter region (elements) when a plan of PlanOptions::parameter_shards = `ranks`
-// is split across `ranks` ranks: stride = the padded region / ranks; [first, first + count) the parameters of
-// [rank x stride, (rank + 1) x stride), clamped to the parameters (a last shard may be shorter, even empty: the rest
-// is padding). An all-gather of `stride` elements per rank in place restores every rank's shard on every rank.
+// is split across `ranks` ranks.
+// - Contiguous (zero1): stride = the padded region / ranks; one range, the parameters of [rank x stride,
+//   (rank + 1) x stride), clamped to the parameters (a last shard may be shorter, even empty: the rest is padding).
+//   An all-gather of `stride` elements per rank in place restores every rank's shard on every rank.
+// - By bucket (PlanOptions::shard_by_bucket): stride 0; one range per bucket, its rank-th chunk (bytes / ranks),
+//   padding included (zeros, which every update leaves zero).
 // Throws UsageError when the plan was made for another count.
+struct ShardRange {
+  int64_t first = 0, count = 0;  // elements of the flat parameter region
+};
 struct ParameterShard {
-  int64_t first = 0, count = 0, stride = 0;
+  std::vector<ShardRange> ranges;  // in region order; a contiguous shard's one range may be empty
+  int64_t count = 0;               // their elements together
+  int64_t stride = 0;              // contiguous shards: the elements between two ranks' shards; 0 by bucket
 };
 ParameterShard parameter_shard(const MemoryPlan& plan, int rank, int ranks);
 
@@ -79,7 +95,9 @@ PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan);
 
 // The plan's gradients (laid out in backward order) cut into all-reduce buckets of about `bucket_bytes`: one
 // parameter group per bucket, a gradient larger than a bucket cut into aligned bucket-sized pieces. plan_memory
-// keeps these for PlanOptions::bucket_bytes; `--bucket-mb auto` cuts other sizes from the same layout.
+// keeps these for PlanOptions::bucket_bytes; `--bucket-mb auto` cuts other sizes from the same layout. A plan laid
+// out by bucket (shard_by_bucket) pads every bucket to its shards' unit and refuses any other size (UsageError):
+// its gaps follow its own buckets.
 std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes);
 
 // The largest batch in [lowest, upper] whose plan fits `capacity_bytes`, assuming bytes grow with the batch;

@@ -35,20 +35,47 @@ float Executor::loss_weight(TensorId targets) const {
 
 void Executor::run() { run_nodes(0, graph_.nodes().size()); }
 
-void Executor::set_optimizer_shard(int64_t first, int64_t count) {
-  const auto parameters = static_cast<int64_t>(plan_.parameter_bytes / sizeof(float));
-  if (first < 0 || count < 0 || first + count > parameters) {
-    throw UsageError("optimizer shard [" + std::to_string(first) + ", " + std::to_string(first + count) +
-                     ") outside the " + std::to_string(parameters) + " parameters");
+void Executor::set_optimizer_shard(std::vector<ShardRange> ranges, NormAcrossRanks norm_across_ranks) {
+  // By bucket, the last ranges may run into the gradient region's padding (plan_memory), never past it.
+  const auto limit = static_cast<int64_t>(std::max(plan_.parameter_bytes, plan_.gradient_bytes) / sizeof(float));
+  int64_t end = 0;
+  for (const ShardRange& r : ranges) {
+    if (r.first < end || r.count < 0 || r.first + r.count > limit) {
+      throw UsageError("optimizer shard range [" + std::to_string(r.first) + ", " + std::to_string(r.first + r.count) +
+                       ") out of order or outside the " + std::to_string(limit) + " parameters");
+    }
+    end = r.first + r.count;
   }
-  if (first == shard_first_ && count == optimizer_shard_count()) return;
-  shard_first_ = first;
-  shard_count_ = count;
-  reset_optimizer_state();  // another shard's moments are not this one's
+  if (ranges.empty()) throw UsageError("optimizer shard: no range");
+  norm_across_ranks_ = std::move(norm_across_ranks);
+  const std::vector<ShardRange> before = optimizer_shard();
+  shard_ = std::move(ranges);
+  const bool same = before.size() == shard_.size() &&
+                    std::equal(before.begin(), before.end(), shard_.begin(), [](const ShardRange& a, const ShardRange& b) {
+                      return a.first == b.first && a.count == b.count;
+                    });
+  if (!same) reset_optimizer_state();  // another shard's moments are not this one's
+}
+
+std::vector<ShardRange> Executor::optimizer_shard() const {
+  if (!shard_.empty()) return shard_;
+  return {ShardRange{0, static_cast<int64_t>(plan_.parameter_bytes / sizeof(float))}};
 }
 
 int64_t Executor::optimizer_shard_count() const {
-  return shard_count_ >= 0 ? shard_count_ : static_cast<int64_t>(plan_.parameter_bytes / sizeof(float));
+  int64_t count = 0;
+  for (const ShardRange& r : optimizer_shard()) count += r.count;
+  return count;
+}
+
+int64_t Executor::optimizer_state_offset(int64_t first, int64_t count) const {
+  int64_t offset = 0;
+  for (const ShardRange& r : optimizer_shard()) {
+    if (first >= r.first && count >= 0 && first + count <= r.first + r.count) return offset + (first - r.first);
+    offset += r.count;
+  }
+  throw UsageError("optimizer_step_range: range [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                   ") outside the optimizer's shard of the parameters");
 }
 
 size_t Executor::forward_node_count() const {

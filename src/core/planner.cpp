@@ -119,15 +119,22 @@ uint64_t lay_out(const Graph& graph, const std::vector<TensorId>& ids, uint64_t 
 
 }  // namespace
 
-std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes) {
-  const uint64_t alignment = plan.alignment;
-  if (alignment == 0) throw UsageError("cut_gradient_buckets: the plan has no alignment (not made by plan_memory)");
+namespace {
+
+// The buckets of `bucket_bytes` over the plan's gradient offsets: an oversized gradient's pieces are a multiple of
+// `unit` bytes; with `pad`, every bucket's bytes are rounded up to `unit` too (the layout left that gap after it).
+std::vector<GradientBucket> cut_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes,
+                                        uint64_t unit, bool pad) {
   std::vector<GradientBucket> buckets;
   GradientBucket bucket;
   bool open = false;
-  // Pieces of an oversized gradient: the bucket size rounded down to the alignment (so every piece starts
-  // aligned), at least one alignment unit.
-  const uint64_t piece = std::max(alignment, bucket_bytes / alignment * alignment);
+  auto close = [&](GradientBucket b) {
+    if (pad) b.bytes = align_up(b.bytes, unit);
+    buckets.push_back(b);
+  };
+  // Pieces of an oversized gradient: the bucket size rounded down to the unit (so every piece starts aligned),
+  // at least one unit.
+  const uint64_t piece = std::max(unit, bucket_bytes / unit * unit);
   for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
     const TensorId id = plan.gradient_order[i];
     const uint64_t offset = plan.offsets[static_cast<size_t>(id)];
@@ -135,11 +142,10 @@ std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const Memor
     if (bytes > bucket_bytes) {
       // A gradient larger than a bucket (a tied embedding table, written last) is cut into bucket-sized
       // pieces, so its all-reduce is pipelined with the update of the pieces already reduced.
-      if (open) buckets.push_back(bucket);
+      if (open) close(bucket);
       open = false;
       for (uint64_t at = offset; at < offset + bytes; at += piece) {
-        buckets.push_back(
-            GradientBucket{i, i, at, std::min(piece, offset + bytes - at), plan.gradient_ready_node[i]});
+        close(GradientBucket{i, i, at, std::min(piece, offset + bytes - at), plan.gradient_ready_node[i]});
       }
       continue;
     }
@@ -147,7 +153,7 @@ std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const Memor
     // reductions stay apart, as the reference's two optimizers reduce them.
     const std::string& group = graph.tensor(graph.tensor(id).gradient_of).parameter_group;
     if (open && group != graph.tensor(graph.tensor(plan.gradient_order[bucket.first]).gradient_of).parameter_group) {
-      buckets.push_back(bucket);
+      close(bucket);
       open = false;
     }
     if (!open) {
@@ -158,12 +164,49 @@ std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const Memor
     bucket.bytes = offset + bytes - bucket.offset;
     bucket.ready_after_node = std::max(bucket.ready_after_node, plan.gradient_ready_node[i]);
     if (bucket.bytes >= bucket_bytes) {
-      buckets.push_back(bucket);
+      close(bucket);
       open = false;
     }
   }
-  if (open) buckets.push_back(bucket);
+  if (open) close(bucket);
   return buckets;
+}
+
+uint64_t shard_unit(const MemoryPlan& plan) {
+  return plan.alignment * static_cast<uint64_t>(plan.shard_by_bucket ? plan.parameter_shards : 1);
+}
+
+// shard_by_bucket: moves the gradients (laid out back to back from offset 0 in `plan`) so that every bucket of
+// `bucket_bytes` starts on a multiple of `unit`. Inside a bucket nothing moves relative to its start, so cutting
+// the new layout gives the same buckets; an oversized gradient's pieces (multiples of the unit) move together.
+void open_gaps_between_buckets(const Graph& graph, MemoryPlan& plan, uint64_t bucket_bytes, uint64_t unit) {
+  const std::vector<GradientBucket> buckets = cut_buckets(graph, plan, bucket_bytes, unit, false);
+  std::vector<uint64_t> old_offsets(plan.gradient_order.size());
+  for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
+    old_offsets[i] = plan.offsets[static_cast<size_t>(plan.gradient_order[i])];
+  }
+  uint64_t end = 0;  // of the buckets moved so far
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    const GradientBucket& bucket = buckets[b];
+    if (b > 0 && buckets[b - 1].first == bucket.first && buckets[b - 1].last == bucket.last) continue;  // a piece
+    const uint64_t start = align_up(end, unit);
+    for (size_t i = bucket.first; i <= bucket.last; ++i) {
+      const uint64_t moved = old_offsets[i] - bucket.offset + start;
+      plan.offsets[static_cast<size_t>(plan.gradient_order[i])] = moved;
+      end = std::max(end, moved + graph.tensor(plan.gradient_order[i]).bytes());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const MemoryPlan& plan, uint64_t bucket_bytes) {
+  if (plan.alignment == 0) throw UsageError("cut_gradient_buckets: the plan has no alignment (not made by plan_memory)");
+  if (plan.shard_by_bucket && bucket_bytes != plan.bucket_bytes) {
+    throw UsageError("the plan's shards follow its buckets of " + std::to_string(plan.bucket_bytes) +
+                     " bytes: it cannot be cut into buckets of another size");
+  }
+  return cut_buckets(graph, plan, bucket_bytes, shard_unit(plan), plan.shard_by_bucket);
 }
 
 namespace {
@@ -242,17 +285,28 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   record_uses(graph, plan);
   order_gradients(graph, plan);
 
-  std::vector<TensorId> parameters;  // in the order of their gradients, so both flat buffers line up
-  for (TensorId gradient : plan.gradient_order) parameters.push_back(graph.tensor(gradient).gradient_of);
-
-  const uint64_t a = options.alignment;
-  uint64_t offset = lay_out(graph, parameters, 0, a, plan);
-  plan.parameter_bytes = offset;
   if (options.parameter_shards < 1) throw UsageError("plan: parameter_shards must be at least 1");
   plan.parameter_shards = options.parameter_shards;
-  plan.gradient_region_offset = align_up(offset, a * static_cast<uint64_t>(options.parameter_shards));
-  offset = lay_out(graph, plan.gradient_order, plan.gradient_region_offset, a, plan);
-  plan.gradient_bytes = offset - plan.gradient_region_offset;
+  plan.bucket_bytes = options.bucket_bytes;
+  const uint64_t a = options.alignment;
+  // The gradients back to back from 0 (with the buckets' gaps when sharded by bucket): the parameters take these
+  // offsets as they are, the gradients the same ones a region further, so both flat buffers line up.
+  lay_out(graph, plan.gradient_order, 0, a, plan);
+  const uint64_t unit = a * static_cast<uint64_t>(options.parameter_shards);
+  if (options.shard_by_bucket) open_gaps_between_buckets(graph, plan, options.bucket_bytes, unit);
+  plan.shard_by_bucket = options.shard_by_bucket;
+  uint64_t offset = 0;
+  for (TensorId gradient : plan.gradient_order) {
+    const uint64_t relative = plan.offsets[static_cast<size_t>(gradient)];
+    plan.offsets[static_cast<size_t>(graph.tensor(gradient).gradient_of)] = relative;
+    offset = std::max(offset, relative + graph.tensor(gradient).bytes());
+  }
+  plan.parameter_bytes = offset;
+  plan.gradient_region_offset = align_up(offset, unit);
+  for (TensorId gradient : plan.gradient_order) plan.offsets[static_cast<size_t>(gradient)] += plan.gradient_region_offset;
+  // By bucket, the last bucket's chunks run to the unit: its padding belongs to the gradient region too.
+  plan.gradient_bytes = options.shard_by_bucket ? plan.gradient_region_offset : offset;
+  offset = plan.gradient_region_offset + plan.gradient_bytes;
   uint64_t start = align_up(offset, a);
   offset = lay_out(graph, graph.tensors_with_role(TensorRole::kOptimizerState), start, a, plan);
   plan.optimizer_bytes = offset - start;
@@ -266,7 +320,7 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   plan.activation_peak_bytes = place_by_liveness(graph, start, a, plan);
   plan.total_bytes = start + plan.activation_peak_bytes;
   place_views(graph, plan);
-  plan.buckets = cut_gradient_buckets(graph, plan, options.bucket_bytes);
+  plan.buckets = cut_buckets(graph, plan, options.bucket_bytes, shard_unit(plan), plan.shard_by_bucket);
   return plan;
 }
 
@@ -275,11 +329,22 @@ ParameterShard parameter_shard(const MemoryPlan& plan, int rank, int ranks) {
     throw UsageError("parameter shard " + std::to_string(rank) + " of " + std::to_string(ranks) +
                      ": the plan splits its parameters into " + std::to_string(plan.parameter_shards));
   }
-  const auto parameters = static_cast<int64_t>(plan.parameter_bytes / sizeof(float));
   ParameterShard shard;
+  auto add = [&shard](int64_t first, int64_t count) {
+    shard.ranges.push_back(ShardRange{first, count});
+    shard.count += count;
+  };
+  if (plan.shard_by_bucket) {
+    for (const GradientBucket& bucket : plan.buckets) {
+      const auto chunk = static_cast<int64_t>(bucket.bytes / sizeof(float)) / ranks;
+      add(static_cast<int64_t>((bucket.offset - plan.gradient_region_offset) / sizeof(float)) + chunk * rank, chunk);
+    }
+    return shard;
+  }
+  const auto parameters = static_cast<int64_t>(plan.parameter_bytes / sizeof(float));
   shard.stride = static_cast<int64_t>(plan.gradient_region_offset / sizeof(float)) / ranks;
-  shard.first = std::min(parameters, shard.stride * rank);
-  shard.count = std::min(parameters, shard.stride * (rank + 1)) - shard.first;
+  const int64_t first = std::min(parameters, shard.stride * rank);
+  add(first, std::min(parameters, shard.stride * (rank + 1)) - first);
   return shard;
 }
 

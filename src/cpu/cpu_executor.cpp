@@ -70,31 +70,42 @@ void CpuExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
 
 void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
   ensure_optimizer_state(settings);
-  const size_t n = plan_.parameter_bytes / sizeof(float);
   const float* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
+  const std::vector<ShardRange> shard = optimizer_shard();
   if (settings.max_grad_norm > 0) {
-    norm_scratch_.resize(cpu::kGradNormScratchDoubles);
-    cpu::grad_norm_squared(grads, static_cast<int64_t>(n), norm_scratch_.data());
+    norm_scratch_.assign(cpu::kGradNormScratchDoubles, 0.0);
+    if (norm_across_ranks_) {  // the shard's gradients alone are reduced: their squares, summed over the ranks
+      double squares = 0;
+      for (const ShardRange& r : shard) {
+        cpu::grad_norm_squared(grads + r.first, r.count, norm_scratch_.data());
+        squares += norm_scratch_[0];
+      }
+      norm_scratch_[0] = squares;
+      norm_across_ranks_(norm_scratch_.data(), nullptr);
+    } else {
+      cpu::grad_norm_squared(grads, static_cast<int64_t>(plan_.parameter_bytes / sizeof(float)), norm_scratch_.data());
+    }
   }
-  // The norm over every gradient; the update over the shard.
-  const int64_t first = optimizer_shard_first(), count = optimizer_shard_count();
-  cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()) + first, grads + first, optimizer_state_.data(), count,
-                      settings, step, settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr,
-                      cpu::optimizer_state_stride(count));
+  // The update over the shard, range after range, each with its part of the packed state.
+  const int64_t stride = cpu::optimizer_state_stride(optimizer_shard_count());
+  int64_t state = 0;
+  for (const ShardRange& r : shard) {
+    cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()) + r.first, grads + r.first,
+                        optimizer_state_.data() + state, r.count, settings, step,
+                        settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr, stride);
+    state += r.count;
+  }
 }
 
 void CpuExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
                                        int64_t count) {
-  const int64_t shard = optimizer_shard_first(), shard_count = optimizer_shard_count();
   if (!steps_in_ranges(settings)) throw UsageError("optimizer_step_range: clipping needs every gradient first");
-  if (first < shard || count < 0 || first + count > shard + shard_count) {
-    throw UsageError("optimizer_step_range: range outside the optimizer's shard of the parameters");
-  }
+  const int64_t state = optimizer_state_offset(first, count);
   ensure_optimizer_state(settings);
   auto* params = reinterpret_cast<float*>(arena_.data());
   const auto* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
-  cpu::optimizer_step(params + first, grads + first, optimizer_state_.data() + (first - shard), count, settings, step,
-                      nullptr, cpu::optimizer_state_stride(shard_count));
+  cpu::optimizer_step(params + first, grads + first, optimizer_state_.data() + state, count, settings, step,
+                      nullptr, cpu::optimizer_state_stride(optimizer_shard_count()));
 }
 
 void CpuExecutor::mark(size_t index) {

@@ -119,39 +119,50 @@ void CudaExecutor::run_nodes(size_t begin, size_t end) {
 
 void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
   ensure_optimizer_state(settings);
-  const size_t n = plan_.parameter_bytes / sizeof(float);
   const float* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
+  const std::vector<ShardRange> shard = optimizer_shard();
   const bool needs_norm = settings.max_grad_norm > 0 || loss_scale_ != nullptr;  // clipping, the overflow test
   if (needs_norm) {
     if (norm_scratch_ == nullptr) {
       SB_CUDA_CHECK(
           cudaMalloc(reinterpret_cast<void**>(&norm_scratch_), cpu::kGradNormScratchDoubles * sizeof(double)));
     }
-    cuda::grad_norm_squared(grads, static_cast<int64_t>(n), norm_scratch_, stream_);
+    if (norm_across_ranks_) {  // the shard's gradients alone are reduced: their squares, summed over the ranks
+      for (size_t i = 0; i < shard.size(); ++i) {
+        cuda::grad_norm_squared(grads + shard[i].first, shard[i].count, norm_scratch_, stream_, i > 0);
+      }
+      norm_across_ranks_(norm_scratch_, stream_);
+    } else {
+      cuda::grad_norm_squared(grads, static_cast<int64_t>(plan_.parameter_bytes / sizeof(float)), norm_scratch_,
+                              stream_);
+    }
   }
-  // The step count grows by the sub-step count per training step (sub_steps.h, optimizer_step_number). The norm
-  // covers every gradient; the update the optimizer's shard (every parameter unless set_optimizer_shard).
-  const int64_t first = optimizer_shard_first(), count = optimizer_shard_count();
-  cuda::optimizer_step(static_cast<float*>(arena_) + first, grads + first, optimizer_state_, count, settings,
-                       step_value(step, steps_per_training_step()), needs_norm ? norm_scratch_ : nullptr, stream_,
-                       loss_scale_, loss_scale_config_, cpu::optimizer_state_stride(count));
+  // The step count grows by the sub-step count per training step (sub_steps.h, optimizer_step_number). The update
+  // covers the optimizer's shard (every parameter unless set_optimizer_shard), range after range, each with its
+  // part of the packed state; the loss scale is replaced after the last.
+  const int64_t stride = cpu::optimizer_state_stride(optimizer_shard_count());
+  int64_t state = 0;
+  for (size_t i = 0; i < shard.size(); ++i) {
+    cuda::optimizer_step(static_cast<float*>(arena_) + shard[i].first, grads + shard[i].first,
+                         optimizer_state_ + state, shard[i].count, settings,
+                         step_value(step, steps_per_training_step()), needs_norm ? norm_scratch_ : nullptr, stream_,
+                         loss_scale_, loss_scale_config_, stride, i + 1 == shard.size());
+    state += shard[i].count;
+  }
 }
 
 void CudaExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_t step, int64_t first,
                                         int64_t count) {
-  const int64_t shard = optimizer_shard_first(), shard_count = optimizer_shard_count();
   if (!steps_in_ranges(settings)) {
     throw UsageError("optimizer_step_range: clipping and loss scaling need every gradient first");
   }
-  if (first < shard || count < 0 || first + count > shard + shard_count) {
-    throw UsageError("optimizer_step_range: range outside the optimizer's shard of the parameters");
-  }
+  const int64_t state = optimizer_state_offset(first, count);
   ensure_optimizer_state(settings);
   auto* params = static_cast<float*>(arena_);
   const auto* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
-  cuda::optimizer_step(params + first, grads + first, optimizer_state_ + (first - shard), count, settings,
+  cuda::optimizer_step(params + first, grads + first, optimizer_state_ + state, count, settings,
                        step_value(step, steps_per_training_step()), nullptr, stream_, nullptr, {},
-                       cpu::optimizer_state_stride(shard_count));
+                       cpu::optimizer_state_stride(optimizer_shard_count()));
 }
 
 void CudaExecutor::reset_optimizer_state() {

@@ -49,10 +49,10 @@ __global__ void norm_partials_kernel(const float* grads, int64_t n, bool vector,
   if (threadIdx.x == 0) partials[blockIdx.x] = total;
 }
 
-__global__ void norm_final_kernel(double* scratch) {
+__global__ void norm_final_kernel(double* scratch, bool add) {
   __shared__ double shared[kFinalThreads];
   const double total = block_sum<kFinalThreads>(scratch[1 + threadIdx.x], shared);
-  if (threadIdx.x == 0) scratch[0] = total;
+  if (threadIdx.x == 0) scratch[0] = add ? scratch[0] + total : total;
 }
 
 struct StepScalars {
@@ -173,17 +173,17 @@ __global__ void loss_scale_update_kernel(LossScaleState* state, const double* no
 
 }  // namespace
 
-void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStream_t stream) {
+void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStream_t stream, bool add) {
   norm_partials_kernel<<<cpu::kGradNormBlocks, kNormThreads, 0, stream>>>(grads, n > 0 ? n : 0,
                                                                           detail::aligned_16(grads), scratch + 1);
   SB_CUDA_CHECK_LAUNCH();
-  norm_final_kernel<<<1, kFinalThreads, 0, stream>>>(scratch);
+  norm_final_kernel<<<1, kFinalThreads, 0, stream>>>(scratch, add);
   SB_CUDA_CHECK_LAUNCH();
 }
 
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& s,
                     StepValue step, const double* grad_norm_squared, cudaStream_t stream, LossScaleState* loss_scale,
-                    const LossScaleConfig& loss_scale_config, int64_t state_stride) {
+                    const LossScaleConfig& loss_scale_config, int64_t state_stride, bool update_loss_scale) {
   if (state_stride == 0) state_stride = cpu::optimizer_state_stride(n);
   if (state_stride < n) throw UsageError("optimizer_step: the state stride is shorter than the parameters");
   if (s.max_grad_norm > 0 && grad_norm_squared == nullptr) {
@@ -217,7 +217,7 @@ void optimizer_step(float* params, const float* grads, float* state, int64_t n, 
       case OptimizerKind::kNag: launch<OptimizerKind::kNag>(params, grads, state, n, state_stride, c, stream); break;
     }
   }
-  if (loss_scale != nullptr) {
+  if (loss_scale != nullptr && update_loss_scale) {
     loss_scale_update_kernel<<<1, 1, 0, stream>>>(loss_scale, grad_norm_squared, loss_scale_config);
     SB_CUDA_CHECK_LAUNCH();
   }

@@ -11,8 +11,9 @@
 namespace sb::cuda {
 
 // scratch[0] = sum of grads[i]^2 in double, deterministic: cpu::kGradNormBlocks blocks whatever the GPU, each a
-// fixed-order partial into scratch[1 + block], then one block sums the partials in a fixed tree.
-void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStream_t stream);
+// fixed-order partial into scratch[1 + block], then one block sums the partials in a fixed tree. With `add`,
+// scratch[0] += that sum instead: a shard of several ranges sums range by range, in order (--strategy zero2).
+void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStream_t stream, bool add = false);
 
 // One fused pass per step: reads p, g and the state, writes p and the state (AdamW 7 floats per parameter,
 // SGD 5); the clipping factor is computed in the kernel from *grad_norm_squared, so the host never waits.
@@ -27,10 +28,11 @@ void grad_norm_squared(const float* grads, int64_t n, double* scratch, cudaStrea
 // update, with bias correction at applied_optimizer_step(step, *loss_scale). Then one thread replaces
 // *loss_scale by next_loss_scale(..., config). Call it after the gradients are final (all-reduced).
 // `state_stride` (0: optimizer_state_stride(n)) is the distance between the state buffers: a slice of a larger
-// flat buffer passes its offset pointers and the whole buffer's stride.
+// flat buffer passes its offset pointers and the whole buffer's stride. A step over several slices unscales every
+// slice with the same scale and replaces it after the last alone (`update_loss_scale` false before that).
 void optimizer_step(float* params, const float* grads, float* state, int64_t n, const OptimizerSettings& settings,
                     StepValue step, const double* grad_norm_squared, cudaStream_t stream,
                     LossScaleState* loss_scale = nullptr, const LossScaleConfig& loss_scale_config = {},
-                    int64_t state_stride = 0);
+                    int64_t state_stride = 0, bool update_loss_scale = true);
 
 }  // namespace sb::cuda

@@ -79,8 +79,9 @@ TEST(Planner, ParameterShardsSplitThePaddedRegion) {
       const ParameterShard shard = parameter_shard(plan, rank, ranks);
       EXPECT_EQ(shard.stride * ranks * 4, static_cast<int64_t>(plan.gradient_region_offset)) << ranks;
       EXPECT_EQ(shard.stride % 64, 0) << "256-byte aligned shards";
-      EXPECT_EQ(shard.first, next) << ranks << " rank " << rank;
-      next = shard.first + shard.count;
+      ASSERT_EQ(shard.ranges.size(), 1u) << "contiguous";
+      EXPECT_EQ(shard.ranges[0].first, next) << ranks << " rank " << rank;
+      next = shard.ranges[0].first + shard.count;
     }
     EXPECT_EQ(next, 640) << "2,560 bytes of parameters, each once";
   }
@@ -89,6 +90,49 @@ TEST(Planner, ParameterShardsSplitThePaddedRegion) {
   EXPECT_THROW(parameter_shard(plan_memory(t.graph, PlanOptions{1 << 20, 256, 2}), 0, 4), UsageError);
   EXPECT_THROW(parameter_shard(plan_memory(t.graph, PlanOptions{1 << 20, 256, 2}), 2, 2), UsageError);
   EXPECT_THROW(plan_memory(t.graph, PlanOptions{1 << 20, 256, 0}), UsageError);
+}
+
+// --strategy zero2: every bucket (an oversized gradient's pieces too) starts on and is padded to shards x alignment
+// bytes, so each splits into equal aligned chunks; the parameters keep the same gaps; rank r's shard is the r-th
+// chunk of every bucket, and the ranks' shards tile the region; the plan refuses buckets of another size.
+TEST(Planner, ShardsByBucketPadEveryBucketToEqualChunks) {
+  TwoLayer t;
+  PlanOptions options{512, 256, 3};  // dw2 (512 bytes) one bucket; dw1 (2,048) oversized: pieces
+  options.shard_by_bucket = true;
+  const MemoryPlan plan = plan_memory(t.graph, options);
+  const uint64_t unit = 3 * 256;
+  EXPECT_EQ(plan.offsets[t.w2], 0u);
+  EXPECT_EQ(plan.offsets[t.w1], unit) << "dw2's bucket padded to one unit before dw1";
+  EXPECT_EQ(plan.parameter_bytes, unit + 2048);
+  EXPECT_EQ(plan.gradient_region_offset, 4 * unit);
+  EXPECT_EQ(plan.gradient_bytes, 4 * unit) << "the last piece's padding belongs to the region";
+  EXPECT_EQ(plan.offsets[t.dw1] - plan.gradient_region_offset, plan.offsets[t.w1]) << "still one region apart";
+  ASSERT_EQ(plan.buckets.size(), 4u);
+  for (size_t b = 0; b < plan.buckets.size(); ++b) {
+    EXPECT_EQ(plan.buckets[b].offset - plan.gradient_region_offset, b * unit) << b;
+    EXPECT_EQ(plan.buckets[b].bytes, unit) << b;
+  }
+  std::vector<int> owners(plan.gradient_region_offset / 4, 0);
+  for (int rank = 0; rank < 3; ++rank) {
+    const ParameterShard shard = parameter_shard(plan, rank, 3);
+    EXPECT_EQ(shard.stride, 0);
+    ASSERT_EQ(shard.ranges.size(), 4u);
+    EXPECT_EQ(shard.count, 4 * 64);
+    for (size_t b = 0; b < 4; ++b) {
+      EXPECT_EQ(shard.ranges[b].first, static_cast<int64_t>(b * unit / 4 + 64 * rank)) << rank << " bucket " << b;
+      for (int64_t i = 0; i < shard.ranges[b].count; ++i) ++owners.at(shard.ranges[b].first + i);
+    }
+  }
+  for (int owner : owners) ASSERT_EQ(owner, 1) << "every element of the region in exactly one shard";
+  EXPECT_EQ(cut_gradient_buckets(t.graph, plan, 512).size(), plan.buckets.size());
+  EXPECT_THROW(cut_gradient_buckets(t.graph, plan, 1024), UsageError) << "the gaps follow the plan's own buckets";
+  // One bucket of both gradients: 2,560 bytes is already a multiple of 2 x 256.
+  options = PlanOptions{1 << 20, 256, 2};
+  options.shard_by_bucket = true;
+  const MemoryPlan whole = plan_memory(t.graph, options);
+  ASSERT_EQ(whole.buckets.size(), 1u);
+  EXPECT_EQ(whole.buckets[0].bytes, 2560u);
+  EXPECT_EQ(parameter_shard(whole, 1, 2).ranges[0].first, 320);
 }
 
 // A view (reshape) takes its storage's offset and keeps the storage alive until the view's last use: a
