@@ -34,7 +34,7 @@ struct MaxBatchOptions {
   int verify_steps = 2;       // training steps per verification attempt
   int max_attempts = 12;      // verification attempts, at most
   uint64_t seed = 1;
-  // zero1: the optimizer's state for one shard of the parameters over the job's ranks (--strategy zero1's dp
+  // zero1/zero2: the optimizer's state for one shard of the parameters over the job's ranks (--strategy's dp
   // phases), in the prediction and in every verification step.
   DataParallelStrategy strategy = DataParallelStrategy::kDdp;
 };
@@ -49,7 +49,7 @@ struct MaxBatchAttempt {
 
 struct MaxBatchResult {
   std::string workload, unit, batch_unit, precision;
-  std::string strategy = "ddp";  // "zero1": the optimizer's state sharded over nranks (ddp on one rank)
+  std::string strategy = "ddp";  // "zero1"/"zero2": the optimizer's state sharded over nranks (ddp on one rank)
   int nranks = 1;
   int64_t reference_batch = 0;     // WORKLOADS.md's
   double units_per_sample = 0;     // units credited per batch element (tokens per sentence pair, 1 for images)

@@ -59,8 +59,8 @@ struct TrainOptions {
   // --grad-registration: the buffers the gradient all-reduces read and write (the gradient region, or the bf16
   // wire buffers) registered with NCCL before the first step (src/train/gradient_reducer.h). nccl backend only.
   BufferRegistration grad_registration = BufferRegistration::kNone;
-  // --strategy (include/scalebench/strategy.h): ddp, or zero1 (the optimizer's state and update sharded, the
-  // updated parameters all-gathered).
+  // --strategy (include/scalebench/strategy.h): ddp, zero1 (the optimizer's state and update sharded, the updated
+  // parameters all-gathered) or zero2 (as zero1, the gradient buckets reduce-scattered).
   DataParallelStrategy strategy = DataParallelStrategy::kDdp;
   bool profile = true;                      // one extra solo step timed node by node on every rank
   bool check = false;                       // the data-parallel invariant (run_dp_check), after the phases
@@ -91,7 +91,8 @@ struct RankPhase {
   // solo and dp, per timed step: the host's wall-clock time to issue the step (every node and the optimizer
   // enqueued, or one graph launch), beside the device's step_ms.
   std::vector<double> host_ms;
-  // dp under --strategy zero1, per timed step: the all-gathers of the updated shards (one per sub-step), summed.
+  // dp under --strategy zero1/zero2, per timed step: the all-gathers of the updated shards, summed (each from its
+  // start on the communication stream to its end).
   std::vector<double> all_gather_ms;
 };
 
@@ -199,10 +200,13 @@ struct TrainingReport {
   // and the parameters its optimizer updated there; 0 without a data-parallel phase.
   uint64_t optimizer_state_bytes_per_rank = 0;
   int64_t parameters_updated_per_rank = 0;
-  // zero1: the bytes one all-gather of the updated shards delivers to each rank (every shard, padding included),
-  // and how many a step runs (one per sub-step); 0 under ddp.
+  // zero1/zero2: the bytes a step's all-gathers of the updated shards deliver to each rank together (every shard,
+  // padding included), and how many a step runs (zero1 one per sub-step, zero2 one per bucket and sub-step); 0 under
+  // ddp.
   uint64_t all_gather_bytes = 0;
   int all_gathers_per_step = 0;
+  // zero2: the "bucket" reductions are reduce-scatters, not all-reduces.
+  bool buckets_reduce_scattered = false;
   std::optional<BucketAuto> bucket_auto;  // with --bucket-mb auto
   double peak_tflops = 0;               // datasheet dense peak at this precision; 0: unknown device
   // Results.
@@ -265,7 +269,7 @@ struct DpTimeline {
 };
 DpTimeline summarize_dp_timeline(const TrainingReport& report);
 
-// zero1's all-gathers in the dp phase: each step's slowest rank, the median step; busbw as nccl-tests counts an
+// zero1/zero2's all-gathers in the dp phase: each step's slowest rank, the median step; busbw as nccl-tests counts an
 // all-gather's (bytes x (N-1)/N over the time). Zero without them.
 struct AllGatherSummary {
   double ms_per_step = 0;

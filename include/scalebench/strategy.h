@@ -7,9 +7,17 @@ namespace sb {
 
 // ddp: every rank holds all of it (PyTorch DDP). zero1: the gradients are all-reduced as under ddp; each rank keeps
 // the optimizer's state for, and updates, only its shard of the parameters, and the updated shards are then
-// all-gathered (ZeRO stage 1; PyTorch's ZeroRedundancyOptimizer).
-enum class DataParallelStrategy { kDdp, kZero1 };
-const char* strategy_name(DataParallelStrategy strategy);          // "ddp", "zero1"
+// all-gathered (ZeRO stage 1; PyTorch's ZeroRedundancyOptimizer). zero2: as zero1, but the shards follow the
+// gradient buckets and each bucket is reduce-scattered instead of all-reduced, so each rank receives only its own
+// chunk reduced (ZeRO stage 2; FSDP's SHARD_GRAD_OP); the clipping norm then sums the shards' squares over the
+// ranks.
+enum class DataParallelStrategy { kDdp, kZero1, kZero2 };
+const char* strategy_name(DataParallelStrategy strategy);          // "ddp", "zero1", "zero2"
 DataParallelStrategy parse_strategy(const std::string& text);      // throws UsageError
+// zero1 and zero2: the optimizer's state and update split across the ranks.
+bool shards_optimizer(DataParallelStrategy strategy);
+// zero2: the gradients are reduce-scattered bucket by bucket, so the shards follow the buckets
+// (PlanOptions::shard_by_bucket).
+bool shards_by_bucket(DataParallelStrategy strategy);
 
 }  // namespace sb

@@ -47,7 +47,7 @@ struct RunOptions {
   std::string embedding_grad = "auto";  // auto | sparse | dense: how a tied embedding table's gradient is reduced
   std::string comm_priority = "normal";  // high | normal: the gradient all-reduces' stream priority
   std::string grad_registration = "none";  // none | local | symmetric: the gradient buffers registered with NCCL
-  std::string strategy = "ddp";  // ddp | zero1: how data parallelism keeps the training state (issue 31)
+  std::string strategy = "ddp";  // ddp | zero1 | zero2: how data parallelism keeps the training state (issue 31)
   int overlap_ctas = 0;  // --overlap-ctas: CTAs of the all-reduces issued during the backward pass (0: NCCL's choice)
   std::string cuda_graph = "auto";       // auto | on | off: steps replayed from one captured graph (issue 25)
   std::string trace_path;          // "": none; the dp phase as a Chrome/Perfetto trace
@@ -80,7 +80,7 @@ struct MemoryOptions {
   int verify_steps = 2;
   double bucket_mb = 25;
   uint64_t seed = 1;
-  std::string strategy = "ddp";  // maxbatch only: ddp | zero1 (the optimizer's state sharded over the job's ranks)
+  std::string strategy = "ddp";  // maxbatch only: ddp | zero1 | zero2 (the optimizer's state sharded over the job's ranks)
   // suite only
   std::string out_dir = "results/suite";
   int warmup_steps = 3;

@@ -41,9 +41,10 @@ void add_memory_commands(CLI::App& app, MemoryOptions& options) {
       ->expected(1);
   add_plan_flags(maxbatch, options);
   maxbatch->add_option("--strategy", options.strategy,
-                       "ddp (default) or zero1: the optimizer's state sharded across the job's ranks, as run "
-                       "--strategy zero1 holds it in its data-parallel phases")
-      ->check(CLI::IsMember({"ddp", "zero1"}));
+                       "ddp (default), zero1 or zero2: the optimizer's state sharded across the job's ranks, as "
+                       "run --strategy zero1/zero2 holds it in its data-parallel phases (zero2 with the gaps that "
+                       "lay each bucket out in equal chunks)")
+      ->check(CLI::IsMember({"ddp", "zero1", "zero2"}));
 
   CLI::App* suite = app.add_subcommand(
       "suite", "For every workload: maxbatch, then solo and data-parallel throughput at the reference and the max "

@@ -8,16 +8,21 @@ namespace sb {
 const char* strategy_name(DataParallelStrategy strategy) {
   switch (strategy) {
     case DataParallelStrategy::kZero1: return "zero1";
+    case DataParallelStrategy::kZero2: return "zero2";
     case DataParallelStrategy::kDdp: break;
   }
   return "ddp";
 }
 
 DataParallelStrategy parse_strategy(const std::string& text) {
-  for (DataParallelStrategy s : {DataParallelStrategy::kDdp, DataParallelStrategy::kZero1}) {
+  for (DataParallelStrategy s : {DataParallelStrategy::kDdp, DataParallelStrategy::kZero1, DataParallelStrategy::kZero2}) {
     if (text == strategy_name(s)) return s;
   }
-  throw UsageError("unknown strategy '" + text + "' (accepted: ddp, zero1)");
+  throw UsageError("unknown strategy '" + text + "' (accepted: ddp, zero1, zero2)");
 }
+
+bool shards_optimizer(DataParallelStrategy strategy) { return strategy != DataParallelStrategy::kDdp; }
+
+bool shards_by_bucket(DataParallelStrategy strategy) { return strategy == DataParallelStrategy::kZero2; }
 
 }  // namespace sb

@@ -19,7 +19,7 @@ std::string max_batch_in_units(const MaxBatchResult& r, int64_t batch) {
 void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string& device_name) {
   std::fprintf(out, "# maxbatch %s, %s, %d rank%s, %s%s\n", r.workload.c_str(), r.precision.c_str(), r.nranks,
                r.nranks == 1 ? "" : "s", device_name.c_str(),
-               r.strategy == "zero1" ? ", zero1: the optimizer's state of one parameter shard per rank" : "");
+               r.strategy == "ddp" ? "" : (", " + r.strategy + ": the optimizer's state of one parameter shard per rank").c_str());
   if (r.budget_enforced) {
     std::fprintf(out,
                  "# PREDICTION for a card with %s: planned against that budget less what this device holds "

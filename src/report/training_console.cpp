@@ -214,8 +214,12 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
     }
     std::fprintf(out, "# gradients: %s, %s on the wire, %s\n", describe_buckets(buckets).c_str(),
                  report.options.grad_dtype == DType::kBFloat16 ? "bf16" : "fp32",
-                 report.options.overlap ? "each all-reduce issued when its last gradient is written (overlap)"
-                                        : "all-reduces issued after the backward pass (--no-overlap)");
+                 report.options.overlap
+                     ? (report.buckets_reduce_scattered
+                            ? "each reduce-scatter issued when its last gradient is written (overlap)"
+                            : "each all-reduce issued when its last gradient is written (overlap)")
+                     : (report.buckets_reduce_scattered ? "reduce-scatters issued after the backward pass (--no-overlap)"
+                                                        : "all-reduces issued after the backward pass (--no-overlap)"));
   }
   if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && report.options.overlap_ctas > 0) {
     if (report.overlap_ctas_not_applied.empty()) {
@@ -227,11 +231,12 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
       std::fprintf(out, "# %s\n", report.overlap_ctas_not_applied.c_str());
     }
   }
-  if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) &&
-      report.options.strategy == DataParallelStrategy::kZero1) {
+  if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && shards_optimizer(report.options.strategy)) {
     std::fprintf(out,
-                 "# strategy zero1: each rank's optimizer updates %s of the %s parameters and keeps %s of state "
+                 "# strategy %s: %seach rank's optimizer updates %s of the %s parameters and keeps %s of state "
                  "for them; the updated shards are all-gathered after every update\n",
+                 strategy_name(report.options.strategy),
+                 report.buckets_reduce_scattered ? "the gradient buckets are reduce-scattered; " : "",
                  grouped_text(report.parameters_updated_per_rank).c_str(), grouped_text(report.parameters).c_str(),
                  byte_text(report.optimizer_state_bytes_per_rank).c_str());
   }
@@ -248,8 +253,9 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
   }
   if (phase == "comm") {
     const CommSummary comm = summarize_comm(report, report.comm);
-    std::fprintf(out, "# comm: the step's buckets all-reduced back to back, no compute: %.2f ms per step (p50, "
-                      "slowest rank), busbw %.1f GB/s\n", comm.step_ms_p50, comm.busbw_gbps);
+    std::fprintf(out, "# comm: the step's buckets %s back to back, no compute: %.2f ms per step (p50, "
+                      "slowest rank), busbw %.1f GB/s\n",
+                 report.buckets_reduce_scattered ? "reduce-scattered" : "all-reduced", comm.step_ms_p50, comm.busbw_gbps);
     return;
   }
   if (phase == "check") {
@@ -319,9 +325,9 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
     }
     const DpTimeline timeline = summarize_dp_timeline(report);
     if (!timeline.end_ms.empty()) {
-      std::fprintf(out, "# dp step on rank 0 (p50, from its first node): backward done at %.2f ms, last all-reduce done "
+      std::fprintf(out, "# dp step on rank 0 (p50, from its first node): backward done at %.2f ms, last %s done "
                         "at %.2f ms (%.2f ms after the backward), first bucket ready at %.2f ms\n",
-                   timeline.nodes_done_ms, timeline.last_reduce_end_ms, timeline.tail_ms, timeline.ready_ms.front());
+                   timeline.nodes_done_ms, report.buckets_reduce_scattered ? "reduction" : "all-reduce", timeline.last_reduce_end_ms, timeline.tail_ms, timeline.ready_ms.front());
       if (report.bucket_auto && report.bucket_auto->kept_default_because.empty()) {
         // The choice checked against what ran: the model leaves out NCCL's slowing of the backward pass.
         for (const BucketAuto::Candidate& c : report.bucket_auto->candidates) {
@@ -331,16 +337,18 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
         }
       }
     }
-    std::fprintf(out, "# busbw of the all-reduces in training: %.1f GB/s", s.in_training_busbw_gbps);
+    std::fprintf(out, "# busbw of the %s in training: %.1f GB/s",
+                 report.buckets_reduce_scattered ? "reductions (buckets reduce-scattered)" : "all-reduces",
+                 s.in_training_busbw_gbps);
     if (report.comm.ran) std::fprintf(out, " (comm phase alone: %.1f GB/s)", summarize_comm(report, report.comm).busbw_gbps);
     std::fprintf(out, "; transport %s\n", or_none(report.transport).c_str());
     if (report.all_gather_bytes > 0) {
       const AllGatherSummary gather = summarize_all_gather(report);
       std::fprintf(out,
-                   "# all-gather of the updated shards (zero1): %.2f ms per step after the update, %d x %s, busbw "
-                   "%.1f GB/s\n",
-                   gather.ms_per_step, report.all_gathers_per_step, byte_text(report.all_gather_bytes).c_str(),
-                   gather.busbw_gbps);
+                   "# all-gathers of the updated shards (%s): %.2f ms per step on the communication stream, %d "
+                   "moving %s, busbw %.1f GB/s\n",
+                   strategy_name(report.options.strategy), gather.ms_per_step, report.all_gathers_per_step,
+                   byte_text(report.all_gather_bytes).c_str(), gather.busbw_gbps);
     }
     std::fprintf(out, "# weights identical on every rank: at start %s, after dp %s\n",
                  report.weights_identical_at_start ? "yes" : "no", report.weights_identical_after_dp ? "yes" : "NO");

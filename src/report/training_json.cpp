@@ -310,6 +310,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"peak_tflops", null_unless(r.peak_tflops > 0, r.peak_tflops)},
               {"buckets_bytes", r.bucket_bytes},
               {"reduction_kinds", r.reduction_kinds},
+              {"bucket_collective", r.buckets_reduce_scattered ? "reduce_scatter" : "all_reduce"},
               {"embedding_grad", embedding_grad_json(r)},
               {"overlap_ctas_not_applied", r.overlap_ctas_not_applied.empty()
                                                ? nlohmann::json(nullptr)
@@ -345,7 +346,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
   doc["all_gather"] = nullptr;
   if (r.dp.ran && r.all_gather_bytes > 0) {
     const AllGatherSummary gather = summarize_all_gather(r);
-    doc["all_gather"] = {{"bytes", r.all_gather_bytes},
+    doc["all_gather"] = {{"bytes_per_step", r.all_gather_bytes},
                          {"per_step", r.all_gathers_per_step},
                          {"ms_per_step", gather.ms_per_step},
                          {"busbw_gbps", gather.busbw_gbps}};

@@ -34,6 +34,16 @@ std::vector<EmbeddingRowsExchange> row_exchanges(const Graph& graph, const std::
   return chosen;
 }
 
+// The same ranges of the gradient region, in any order.
+bool same_buckets(std::vector<GradientBucket> a, std::vector<GradientBucket> b) {
+  auto by_offset = [](const GradientBucket& x, const GradientBucket& y) { return x.offset < y.offset; };
+  std::sort(a.begin(), a.end(), by_offset);
+  std::sort(b.begin(), b.end(), by_offset);
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const GradientBucket& x, const GradientBucket& y) {
+    return x.offset == y.offset && x.bytes == y.bytes;
+  });
+}
+
 }  // namespace
 
 std::unique_ptr<GradientReducer> make_gradient_reducer(const TrainOptions& options, Device& device,
@@ -131,14 +141,30 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     }
   }
   register_buffers(registration);
-  shard_ = ParameterShard{0, static_cast<int64_t>(plan.parameter_bytes / sizeof(float)), 0};
-  if (strategy == DataParallelStrategy::kZero1) {
+  sharded_ = shards_optimizer(strategy);
+  if (!sharded_) {
+    const auto parameters = static_cast<int64_t>(plan.parameter_bytes / sizeof(float));
+    shard_ = ParameterShard{{ShardRange{0, parameters}}, parameters, 0};
+  } else {
+    if (shards_by_bucket(strategy) != plan.shard_by_bucket) {
+      throw UsageError(std::string("gradient reducer: --strategy ") + strategy_name(strategy) + " needs a plan " +
+                       (plan.shard_by_bucket ? "with contiguous shards" : "laid out by bucket"));
+    }
+    by_bucket_ = plan.shard_by_bucket;
+    if (by_bucket_ && !same_buckets(buckets_, plan.buckets)) {
+      throw UsageError("gradient reducer: --strategy zero2 reduces in the plan's buckets, whose chunks are the shards");
+    }
     shard_ = parameter_shard(plan, communicator.rank(), communicator.size());
-    executor.set_optimizer_shard(shard_.first, shard_.count);
+    Executor::NormAcrossRanks norm;
+    if (by_bucket_) norm = [this](double* squared_norm, StreamHandle stream) { reduce_norm_across_ranks(squared_norm, stream); };
+    executor.set_optimizer_shard(shard_.ranges, norm);
+    norm_ready_ = device.create_event();
+    norm_reduced_ = device.create_event();
   }
   sub_steps_ = executor.graph().sub_step_count();
-  for (size_t k = 0; sharded() && k < sub_steps_; ++k) {
+  for (size_t g = 0; g < gathers_per_sub_step() * sub_steps_; ++g) {
     updated_.push_back(device.create_event());
+    gather_started_.push_back(device.create_event());
     gathered_.push_back(device.create_event());
   }
   for (size_t b = 0; b < reductions_.size() * sub_steps_; ++b) {
@@ -157,6 +183,8 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
 
 GradientReducer::~GradientReducer() {
   device_.synchronize(comm_stream_);
+  // The executor outlives this reducer: its norm must no longer call back into it.
+  if (by_bucket_) executor_.set_optimizer_shard(shard_.ranges, nullptr);
   registrations_.release();
   if (wire_buffer_ != nullptr) communicator_.release_buffer(device_, wire_buffer_);
   if (rows_wire_buffer_ != nullptr) communicator_.release_buffer(device_, rows_wire_buffer_);
@@ -234,6 +262,26 @@ void GradientReducer::all_reduce_floats(Communicator& communicator, void* data, 
   if (!alone) device_.convert(wire, DType::kBFloat16, data, DType::kFloat32, count, comm_stream_);
 }
 
+// Averages `count` fp32 values across the ranks into this rank's chunk of them (count / ranks values at rank x
+// that), in place; the rest keeps this rank's own values. On a bf16 wire the whole range is rounded into `wire`,
+// reduce-scattered there, and the chunk alone widened back. `alone`: the wire buffer as it is.
+void GradientReducer::reduce_scatter_floats(Communicator& communicator, void* data, size_t count, void* wire,
+                                            bool alone) {
+  const size_t chunk = count / static_cast<size_t>(communicator.size());
+  const size_t own = chunk * static_cast<size_t>(communicator.rank());
+  if (wire_dtype_ == DType::kFloat32) {
+    communicator.reduce_scatter(data, static_cast<float*>(data) + own, chunk, DType::kFloat32, ReduceOp::kAvg,
+                                comm_stream_);
+    return;
+  }
+  auto* wire_chunk = static_cast<unsigned char*>(wire) + own * 2;
+  if (!alone) device_.convert(data, DType::kFloat32, wire, DType::kBFloat16, count, comm_stream_);
+  communicator.reduce_scatter(wire, wire_chunk, chunk, DType::kBFloat16, ReduceOp::kAvg, comm_stream_);
+  if (!alone) {
+    device_.convert(wire_chunk, DType::kBFloat16, static_cast<float*>(data) + own, DType::kFloat32, chunk, comm_stream_);
+  }
+}
+
 Communicator& GradientReducer::communicator_for(const Reduction& reduction) {
   return during_backward_ != nullptr && reduction.during_backward ? *during_backward_ : communicator_;
 }
@@ -258,7 +306,11 @@ void GradientReducer::all_reduce(const Reduction& r, bool alone) {
   const GradientBucket& b = buckets_[r.index];
   const uint64_t element = (b.offset - plan.gradient_region_offset) / sizeof(float);
   void* wire = wire_buffer_ == nullptr ? nullptr : static_cast<unsigned char*>(wire_buffer_) + element * 2;
-  all_reduce_floats(communicator_for(r), arena + b.offset, b.bytes / sizeof(float), wire, alone);
+  if (by_bucket_) {
+    reduce_scatter_floats(communicator_for(r), arena + b.offset, b.bytes / sizeof(float), wire, alone);
+  } else {
+    all_reduce_floats(communicator_for(r), arena + b.offset, b.bytes / sizeof(float), wire, alone);
+  }
 }
 
 void GradientReducer::issue(size_t reduction, size_t event) {
@@ -319,22 +371,39 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
   if (!overlap_ || !executor_.steps_in_ranges(settings)) {
     all_done_->block(executor_.compute_stream());
     executor_.optimizer_step(settings, step);
+    if (by_bucket_) {
+      for (size_t b = 0; b < buckets_.size(); ++b) gather_parameters(sub_step, b);
+    } else if (sharded_) {
+      gather_parameters(sub_step);
+    }
   } else {
     const uint64_t region = executor_.plan().gradient_region_offset;
     // A tied table's buckets were reduced before its rows were added (on the compute stream, before this).
     for (size_t r = 0; r < reductions_.size(); ++r) {
       if (reductions_[r].kind != Reduction::Kind::kBucket) continue;
       const GradientBucket& bucket = buckets_[reductions_[r].index];
-      // The bucket's part inside this rank's shard (all of it under ddp).
-      const int64_t first = std::max(static_cast<int64_t>((bucket.offset - region) / sizeof(float)), shard_.first);
-      const int64_t end = std::min(static_cast<int64_t>((bucket.offset - region + bucket.bytes) / sizeof(float)),
-                                   shard_.first + shard_.count);
+      // The bucket's part inside this rank's shard (all of it under ddp; by bucket, its chunk).
+      int64_t first = static_cast<int64_t>((bucket.offset - region) / sizeof(float));
+      int64_t end = first + static_cast<int64_t>(bucket.bytes / sizeof(float));
+      if (by_bucket_) {
+        const int64_t chunk = (end - first) / communicator_.size();
+        first += chunk * communicator_.rank();
+        end = first + chunk;
+      } else {
+        const ShardRange& own = shard_.ranges.front();
+        first = std::max(first, own.first);
+        end = std::min(end, own.first + own.count);
+      }
       if (end <= first) continue;
       finished_[sub_step * reductions_.size() + r]->block(executor_.compute_stream());
       executor_.optimizer_step_range(settings, step, first, end - first);
+      if (by_bucket_) gather_parameters(sub_step, reductions_[r].index);  // beside the next bucket's update
     }
+    if (sharded_ && !by_bucket_) gather_parameters(sub_step);
   }
-  if (sharded()) gather_parameters(sub_step);
+  // The parameters are whole again once the sub-step's last gather is done (one communication stream: every
+  // gather before it is done too).
+  if (sharded_) gathered_[last_gather_]->block(executor_.compute_stream());
   step_done_->record(executor_.compute_stream());
   // The communication stream's last work joins the compute stream: a step captured into a graph must end on
   // the stream it began on (src/train/step_graph.h). Eagerly this waits for what the update already waited for.
@@ -342,26 +411,54 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
   device_.pop_range();
 }
 
-// In place: rank r's shard lies at r x stride of the flat parameters, as NCCL's in-place all-gather wants it. The
-// compute stream waits for it before anything after the step reads a parameter.
-void GradientReducer::gather_parameters(size_t sub_step) {
+// In place: zero1 rank r's shard lies at r x stride of the flat parameters, zero2 at r x chunk of the bucket, as
+// NCCL's in-place all-gather wants it. The compute stream goes on (the next bucket's update) and waits for the
+// last gather at the end of update(), before anything after the step reads a parameter.
+void GradientReducer::gather_parameters(size_t sub_step, size_t bucket) {
   device_.push_range("all-gather");
-  updated_[sub_step]->record(executor_.compute_stream());
-  updated_[sub_step]->block(comm_stream_);
+  const size_t g = sub_step * gathers_per_sub_step() + (by_bucket_ ? bucket : 0);
+  updated_[g]->record(executor_.compute_stream());
+  updated_[g]->block(comm_stream_);
+  gather_started_[g]->record(comm_stream_);
   auto* parameters = static_cast<float*>(executor_.arena_data());
-  communicator_.all_gather(parameters + shard_.stride * communicator_.rank(), parameters,
-                           static_cast<size_t>(shard_.stride), DType::kFloat32, comm_stream_);
-  gathered_[sub_step]->record(comm_stream_);
-  gathered_[sub_step]->block(executor_.compute_stream());
+  if (by_bucket_) {
+    const GradientBucket& b = buckets_[bucket];
+    float* start = parameters + (b.offset - executor_.plan().gradient_region_offset) / sizeof(float);
+    const size_t chunk = b.bytes / sizeof(float) / static_cast<size_t>(communicator_.size());
+    communicator_.all_gather(start + chunk * static_cast<size_t>(communicator_.rank()), start, chunk, DType::kFloat32,
+                             comm_stream_);
+  } else {
+    communicator_.all_gather(parameters + shard_.stride * communicator_.rank(), parameters,
+                             static_cast<size_t>(shard_.stride), DType::kFloat32, comm_stream_);
+  }
+  gathered_[g]->record(comm_stream_);
+  last_gather_ = g;
   device_.pop_range();
 }
 
-// From the update's end on the compute stream, which the communication stream waited for, so a gather queued
-// behind a late all-reduce counts that wait too (none: the update waits for every all-reduce first).
+uint64_t GradientReducer::all_gather_bytes_per_step() const {
+  uint64_t bytes = 0;
+  if (by_bucket_) {
+    for (const GradientBucket& b : buckets_) bytes += b.bytes;
+  } else if (sharded_) {
+    bytes = static_cast<uint64_t>(shard_.stride) * sizeof(float) * static_cast<uint64_t>(communicator_.size());
+  }
+  return bytes * sub_steps_;
+}
+
 double GradientReducer::all_gather_ms() const {
   double total = 0;
-  for (size_t k = 0; k < gathered_.size(); ++k) total += gathered_[k]->milliseconds_since(*updated_[k]);
+  for (size_t g = 0; g < gathered_.size(); ++g) total += gathered_[g]->milliseconds_since(*gather_started_[g]);
   return total;
+}
+
+// zero2: this rank's sum of its chunks' squares, summed over the ranks, in place (fp64, like the sum itself).
+void GradientReducer::reduce_norm_across_ranks(double* squared_norm, StreamHandle stream) {
+  norm_ready_->record(stream);
+  norm_ready_->block(comm_stream_);
+  communicator_.all_reduce(squared_norm, squared_norm, 1, DType::kFloat64, ReduceOp::kSum, comm_stream_);
+  norm_reduced_->record(comm_stream_);
+  norm_reduced_->block(stream);
 }
 
 void GradientReducer::reduce_alone() {

@@ -34,6 +34,15 @@
 // must be made with PlanOptions::parameter_shards = ranks); after the update the shards are all-gathered in place
 // on the communication stream, and the compute stream waits for that before the step ends. With overlap and
 // per-bucket updates, each bucket's part inside the shard is updated as soon as its all-reduce is done.
+//
+// `strategy` zero2: the shards follow the buckets (the plan made with PlanOptions::shard_by_bucket for the ranks, on
+// one rank too):
+// each bucket is reduce-scattered in place instead of all-reduced, so only this rank's chunk of it is reduced; the
+// optimizer updates that chunk (per bucket, as soon as the bucket's reduce-scatter is done, where it can update in
+// ranges) and the bucket's chunks are all-gathered in place right after, on the communication stream, while the
+// compute stream updates the next bucket. Clipping and the loss scale's overflow test sum the chunks' squares over
+// the ranks (one fp64 all-reduce on the communication stream, Executor::NormAcrossRanks). A tied table's rows are
+// all-reduced as under ddp and added to the whole table gradient, whose own chunk is then right.
 #pragma once
 
 #include <memory>
@@ -122,14 +131,16 @@ class GradientReducer {
   // What the library granted for the buffers above (the weakest over the communicators), and why it is less than
   // asked for.
   TrainingReport::GradRegistration registration() const;
-  // zero1: this rank's shard of the parameters (every parameter under ddp).
+  // zero1/zero2: this rank's shard of the parameters (every parameter under ddp).
   const ParameterShard& shard() const { return shard_; }
-  bool sharded() const { return shard_.stride > 0; }
-  // zero1: the bytes one all-gather delivers to each rank (every shard, padding included); 0 under ddp.
-  uint64_t all_gather_bytes() const {
-    return static_cast<uint64_t>(shard_.stride) * sizeof(float) * static_cast<uint64_t>(communicator_.size());
-  }
-  // zero1, after wait_and_time: the last step's all-gathers of the updated shards (one per sub-step), summed.
+  bool sharded() const { return sharded_; }
+  // zero2: the buckets are reduce-scattered.
+  bool reduce_scatters() const { return by_bucket_; }
+  // zero1/zero2: the all-gathers of the updated shards a step runs (zero1: one per sub-step; zero2: one per bucket
+  // and sub-step) and the bytes they deliver to each rank together (every shard, padding included); 0 under ddp.
+  int all_gathers_per_step() const { return static_cast<int>(gathers_per_sub_step() * sub_steps_); }
+  uint64_t all_gather_bytes_per_step() const;
+  // After wait_and_time: the last step's all-gathers, each from its start on the communication stream, summed.
   double all_gather_ms() const;
 
  private:
@@ -148,7 +159,11 @@ class GradientReducer {
   // The most rows of a table's packed exchange one step reduces: min(vocab, ranks x ids).
   int64_t exchanged_rows(size_t table) const;
   void register_buffers(BufferRegistration wanted);
-  void gather_parameters(size_t sub_step);  // zero1: the updated shards to every rank
+  void reduce_scatter_floats(Communicator& communicator, void* data, size_t count, void* wire, bool alone);
+  size_t gathers_per_sub_step() const { return !sharded_ ? 0 : by_bucket_ ? buckets_.size() : 1; }
+  // The updated shard to every rank: zero1 the whole region, zero2 bucket `bucket`'s chunks.
+  void gather_parameters(size_t sub_step, size_t bucket = 0);
+  void reduce_norm_across_ranks(double* squared_norm, StreamHandle stream);  // zero2's NormAcrossRanks
 
   Device& device_;
   Communicator& communicator_;
@@ -172,11 +187,16 @@ class GradientReducer {
   void* wire_buffer_ = nullptr;          // bf16 copy of the gradient region (bf16 wire only)
   uint64_t wire_buffer_bytes_ = 0, rows_wire_buffer_bytes_ = 0;
   RangeRegistrations registrations_;  // released before the buffers they cover
-  ParameterShard shard_;  // stride 0 under ddp
+  ParameterShard shard_;  // every parameter under ddp
+  bool sharded_ = false;  // zero1/zero2
+  bool by_bucket_ = false;  // zero2: shards by bucket, buckets reduce-scattered
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;  // by sub-step · buckets + bucket
   std::unique_ptr<DeviceEvent> all_done_, phase_start_, step_start_, forward_done_, nodes_done_, step_done_;
-  // zero1, by sub-step: the shard's update done (the all-gather's start on the communication stream), its end.
-  std::vector<std::unique_ptr<DeviceEvent>> updated_, gathered_;
+  // zero1/zero2, by sub-step · gathers + gather: the update it gathers done (compute stream), its start and end on
+  // the communication stream.
+  std::vector<std::unique_ptr<DeviceEvent>> updated_, gather_started_, gathered_;
+  size_t last_gather_ = 0;  // the last one issued
+  std::unique_ptr<DeviceEvent> norm_ready_, norm_reduced_;  // zero2: the shard's squares, summed over the ranks
 };
 
 }  // namespace sb

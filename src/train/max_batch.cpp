@@ -50,9 +50,11 @@ void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, Proces
   replica_options.check_capacity = false;
   std::unique_ptr<Replica> replica =
       build_replica(replica_options, device, options.seed, group.rank() * batch, options.seed + 1000);
-  if (replica_options.optimizer_state_sharded) {  // zero1: the state of this rank's shard alone, as its dp phase
-    const ParameterShard shard = parameter_shard(replica->plan, group.rank(), parameter_shards(replica_options));
-    replica->executor->set_optimizer_shard(shard.first, shard.count);
+  // zero1/zero2: the state of this rank's shard alone, as its dp phase holds it (each rank steps alone here: the
+  // norm over its own gradients is as good as any for the memory).
+  if (replica_options.optimizer_state_sharded) {
+    replica->executor->set_optimizer_shard(
+        parameter_shard(replica->plan, group.rank(), parameter_shards(replica_options)).ranges);
   }
   weight_losses_locally(*replica);  // each sub-step's counted rows (the loss's size, not the memory, depends on them)
   for (int step = 1; step <= steps; ++step) run_local_step(*replica, options.optimizer, step);

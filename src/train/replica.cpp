@@ -18,7 +18,7 @@
 namespace sb {
 
 int parameter_shards(const ReplicaOptions& options) {
-  return options.strategy == DataParallelStrategy::kZero1 && options.ranks > 1 ? options.ranks : 1;
+  return shards_optimizer(options.strategy) && options.ranks > 1 ? options.ranks : 1;
 }
 
 std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
@@ -50,16 +50,22 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   PlanOptions plan_options;
   plan_options.bucket_bytes = options.bucket_bytes;
   plan_options.parameter_shards = parameter_shards(options);
+  // zero2 lays every bucket out in equal chunks even on one rank (one chunk each), so that one rank runs the same
+  // reduce-scatters, per-bucket gathers and norm reduction as many.
+  plan_options.shard_by_bucket = shards_by_bucket(options.strategy);
   replica->plan = plan_memory(replica->graph, plan_options);
   return replica;
 }
 
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind) {
-  // As the executors allocate the state.
+  // As the executors allocate the state: for the largest shard (a contiguous shard's stride; by bucket, every
+  // rank's chunks are as large).
   const int shards = parameter_shards(options);
-  const auto parameters = options.optimizer_state_sharded && shards > 1
-                              ? parameter_shard(replica.plan, 0, shards).stride
-                              : static_cast<int64_t>(replica.plan.parameter_bytes / sizeof(float));
+  int64_t parameters = static_cast<int64_t>(replica.plan.parameter_bytes / sizeof(float));
+  if (options.optimizer_state_sharded && shards > 1) {
+    const ParameterShard shard = parameter_shard(replica.plan, 0, shards);
+    parameters = std::max(shard.stride, shard.count);
+  }
   const uint64_t state = cpu::optimizer_state_bytes(options.optimizer_state_buffers, parameters);
   return replica.plan.total_bytes + state + (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);
 }

@@ -39,6 +39,11 @@ void validate(const TrainOptions& options, const Device& device) {
                      ": the sweep trains every size from one replica, whose parameters are split for the job's "
                      "ranks; run one job per size");
   }
+  if (shards_by_bucket(options.strategy) && options.bucket_auto) {
+    throw UsageError(std::string("--bucket-mb auto with --strategy ") + strategy_name(options.strategy) +
+                     ": its shards are the buckets' chunks, laid out when the graph is planned; give --bucket-mb a "
+                     "size");
+  }
   validate_optimizer(options.optimizer);
 }
 
@@ -193,8 +198,9 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
       GradientReducer& reducer = *made;
       report.grad_registration = reducer.registration();
       report.parameters_updated_per_rank = reducer.shard().count;
-      report.all_gather_bytes = reducer.all_gather_bytes();
-      if (reducer.sharded()) report.all_gathers_per_step = static_cast<int>(replica->graph.sub_step_count());
+      report.all_gather_bytes = reducer.all_gather_bytes_per_step();
+      report.all_gathers_per_step = reducer.all_gathers_per_step();
+      report.buckets_reduce_scattered = reducer.reduce_scatters();
       report.optimizer_state_bytes_per_rank =
           cpu::optimizer_state_bytes(optimizer_state_buffers(options.optimizer.kind), reducer.shard().count);
       for (size_t b = 0; b < reducer.bucket_count(); ++b) {

@@ -26,12 +26,16 @@ std::vector<double> max_over_ranks(const std::vector<std::vector<double>>& by_ra
   return steps;
 }
 
-// Σ bytes · 2(N-1)/N over Σ duration, each bucket's duration the median over steps of its slowest rank.
+// Σ bytes · 2(N-1)/N over Σ duration (a reduce-scatter's bytes · (N-1)/N), each bucket's duration the median over
+// steps of its slowest rank.
 double bucket_busbw_gbps(const TrainingReport& report, const PhaseRecord& phase) {
   if (!phase.ran || phase.ranks.empty() || report.bucket_bytes.empty()) return 0;
   double seconds = 0, bus_bytes = 0;
-  const double factor = bus_bandwidth_factor(CollectiveOp::kAllReduce, report.nranks);
   for (size_t b = 0; b < report.bucket_bytes.size(); ++b) {
+    const bool scattered = report.buckets_reduce_scattered &&
+                           (b >= report.reduction_kinds.size() || report.reduction_kinds[b] == "bucket");
+    const double factor =
+        bus_bandwidth_factor(scattered ? CollectiveOp::kReduceScatter : CollectiveOp::kAllReduce, report.nranks);
     std::vector<double> per_step;
     const size_t steps = phase.ranks.front().bucket_ms.size();
     for (size_t s = 0; s < steps; ++s) {
@@ -115,8 +119,8 @@ AllGatherSummary summarize_all_gather(const TrainingReport& report) {
   const std::vector<double> slowest = max_over_ranks(by_rank);
   if (slowest.empty()) return summary;
   summary.ms_per_step = median(slowest);
-  const double bus_bytes = static_cast<double>(report.all_gather_bytes) * report.all_gathers_per_step *
-                           bus_bandwidth_factor(CollectiveOp::kAllGather, report.nranks);
+  const double bus_bytes =
+      static_cast<double>(report.all_gather_bytes) * bus_bandwidth_factor(CollectiveOp::kAllGather, report.nranks);
   summary.busbw_gbps = summary.ms_per_step > 0 ? bus_bytes / (summary.ms_per_step / 1e3) / 1e9 : 0.0;
   return summary;
 }

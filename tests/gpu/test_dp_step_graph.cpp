@@ -8,7 +8,8 @@
 // bert_base without overlap, with a bf16 wire, and transformer_big in fp16 (device-side loss scaling); the tied
 // table's rows reduced apart (sparse) and not (dense); the all-reduces during the backward pass through a second
 // communicator limited to 2 CTAs (--overlap-ctas); the gradient buffers registered with NCCL (--grad-registration);
-// the sharded update and the all-gather of --strategy zero1.
+// the sharded update and the all-gather of --strategy zero1, and zero2's reduce-scatters, per-bucket gathers and
+// norm reduction.
 // Skips without a GPU. Run: gpu_tests --gtest_filter='*DpStepGraph*'
 #include <gtest/gtest.h>
 
@@ -77,6 +78,7 @@ DpTrained train_dp(const DpSetup& setup, CudaGraphMode mode) {
   replica_options.optimizer_state_buffers = optimizer_state_buffers(options.optimizer.kind);
   replica_options.arena_memory = registrable_arena(*communicator, *device, setup.registration);
   replica_options.embedding_grad = setup.embedding;  // one rank: split only where sparse is asked for
+  replica_options.strategy = setup.strategy;  // zero2: the buckets laid out in chunks
   std::unique_ptr<Replica> replica = build_replica(replica_options, *device, options.seed, 0, 1001);
   weight_losses_by_global_rows(group, *replica, true);
   options.overlap_ctas = setup.overlap_ctas;
@@ -224,6 +226,18 @@ TEST(DpStepGraphVariants, Zero1UpdateAndAllGatherCaptured) {
     DpSetup zero1{workload};
     zero1.strategy = DataParallelStrategy::kZero1;
     expect_replay_trains_as_eager(zero1);
+  }
+}
+
+TEST(DpStepGraphVariants, Zero2ReduceScattersAndPerBucketGathersCaptured) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  // --strategy zero2 on one rank: every bucket one chunk, but its reduce-scatter, the update by chunks, the
+  // all-gather per bucket and (bert_base clips) the fp64 all-reduce of the squared norm on the communication stream
+  // are captured and replayed as eagerly run.
+  for (const char* workload : {"bert_base", "unsupmt"}) {
+    DpSetup zero2{workload};
+    zero2.strategy = DataParallelStrategy::kZero2;
+    expect_replay_trains_as_eager(zero2);
   }
 }
 

@@ -1,11 +1,15 @@
-// --strategy zero1 (src/train/gradient_reducer.h) under mpiexec -n 2, 4 and 8 on the CPU device: the gradients are
-// all-reduced as under ddp, each rank's optimizer updates and keeps state for its shard of the parameters alone,
-// and the updated shards are all-gathered. Each element's update reads only its own gradient and state (and, when
-// clipped, the norm over every gradient, which every rank computes from the same reduced gradients), so the weights
-// after several steps are ddp's bit for bit on every rank, whether the update runs bucket by bucket or at once.
+// --strategy zero1 and zero2 (src/train/gradient_reducer.h) under mpiexec -n 2, 4 and 8 on the CPU device.
+// zero1: the gradients are all-reduced as under ddp, each rank's optimizer updates and keeps state for its shard of
+// the parameters alone, and the updated shards are all-gathered. Each element's update reads only its own gradient
+// and state (and, when clipped, the norm over every gradient, which every rank computes from the same reduced
+// gradients), so the weights after several steps are ddp's bit for bit on every rank, whether the update runs
+// bucket by bucket or at once.
+// zero2: each bucket is reduce-scattered instead, so a rank holds only its chunk of every bucket reduced, and a
+// clipped step sums the chunks' squares over the ranks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -26,8 +30,8 @@ struct Case {
 
 // The weights after three steps; *updated: the flat parameters (alignment padding included) this rank's optimizer
 // covered; *state_floats: the state it held for them.
-std::vector<float> trained_weights(const Case& c, DataParallelStrategy strategy, int64_t* updated,
-                                   int64_t* state_floats, int64_t* flat = nullptr) {
+std::vector<float> trained_weights(const Case& c, DataParallelStrategy layout, DataParallelStrategy strategy,
+                                   int64_t* updated, int64_t* state_floats, int64_t* flat = nullptr) {
   auto device = make_cpu_device();
   auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
   ReplicaOptions options;
@@ -36,7 +40,7 @@ std::vector<float> trained_weights(const Case& c, DataParallelStrategy strategy,
   options.scale = WorkloadScale::kTiny;
   options.bucket_bytes = 4096;  // many buckets: the per-bucket update meets the shard's edges inside buckets
   options.ranks = world().size();
-  options.strategy = DataParallelStrategy::kZero1;  // both runs: the same layout (the ddp run ignores the shards)
+  options.strategy = layout;  // both runs: the same layout (the ddp run ignores the shards)
   std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
   OptimizerSettings settings = default_optimizer(c.kind);
   settings.max_grad_norm = c.max_grad_norm;
@@ -56,28 +60,60 @@ std::vector<float> trained_weights(const Case& c, DataParallelStrategy strategy,
 
 class ShardedOptimizer : public ::testing::TestWithParam<Case> {};
 
-TEST_P(ShardedOptimizer, TrainsAsDdpBitForBit) {
-  const Case c = GetParam();
+// The ddp run and the sharded one, in the sharded one's layout; the sharded weights checked to be the same on every
+// rank, its shards to cover every parameter (padding included) once and its state to be the shard's.
+void train_both(const Case& c, DataParallelStrategy strategy, std::vector<float>* ddp, std::vector<float>* sharded) {
   int64_t ddp_updated = 0, ddp_state = 0, shard_updated = 0, shard_state = 0, flat = 0;
-  const std::vector<float> ddp = trained_weights(c, DataParallelStrategy::kDdp, &ddp_updated, &ddp_state, &flat);
-  const std::vector<float> zero1 = trained_weights(c, DataParallelStrategy::kZero1, &shard_updated, &shard_state);
-  ASSERT_EQ(ddp.size(), zero1.size());
-  int64_t different = 0;
-  for (size_t i = 0; i < ddp.size(); ++i) different += ddp[i] != zero1[i];
-  EXPECT_EQ(different, 0) << "of " << ddp.size() << " weights";
-  // Every rank holds the same weights (the all-gather), and its optimizer covered 1/N of them.
-  std::vector<float> all(zero1.size() * static_cast<size_t>(world().size()));
-  world().allgather(zero1.data(), all.data(), zero1.size() * sizeof(float));
+  *ddp = trained_weights(c, strategy, DataParallelStrategy::kDdp, &ddp_updated, &ddp_state, &flat);
+  *sharded = trained_weights(c, strategy, strategy, &shard_updated, &shard_state);
+  ASSERT_EQ(ddp->size(), sharded->size());
+  // Every rank holds the same weights (the all-gathers), and its optimizer covered 1/N of them.
+  std::vector<float> all(sharded->size() * static_cast<size_t>(world().size()));
+  world().allgather(sharded->data(), all.data(), sharded->size() * sizeof(float));
   for (int r = 1; r < world().size(); ++r) {
-    EXPECT_TRUE(std::equal(zero1.begin(), zero1.end(), all.begin() + static_cast<long>(r * zero1.size())))
+    EXPECT_TRUE(std::equal(sharded->begin(), sharded->end(), all.begin() + static_cast<long>(r * sharded->size())))
         << "rank " << r << " differs from rank 0";
   }
   EXPECT_EQ(ddp_updated, flat);
-  EXPECT_LE(shard_updated, (ddp_updated + world().size() - 1) / world().size() + 64 * world().size());
+  EXPECT_LE(shard_updated, (ddp_updated + world().size() - 1) / world().size() + 64 * world().size() *
+                                                                                   (strategy == DataParallelStrategy::kZero2 ? 64 : 1));
   int64_t total = shard_updated;
   world().allreduce_sum(&total, 1);
-  EXPECT_EQ(total, ddp_updated) << "the shards cover every parameter once";
+  if (strategy == DataParallelStrategy::kZero1) {
+    EXPECT_EQ(total, ddp_updated) << "the shards cover every parameter once";
+  } else {
+    EXPECT_GE(total, ddp_updated) << "the chunks cover every parameter once, and the buckets' padding";
+  }
   if (optimizer_state_buffers(c.kind) > 0) EXPECT_LT(shard_state, ddp_state) << "the state is the shard's alone";
+}
+
+TEST_P(ShardedOptimizer, Zero1TrainsAsDdpBitForBit) {
+  std::vector<float> ddp, zero1;
+  train_both(GetParam(), DataParallelStrategy::kZero1, &ddp, &zero1);
+  int64_t different = 0;
+  for (size_t i = 0; i < ddp.size(); ++i) different += ddp[i] != zero1[i];
+  EXPECT_EQ(different, 0) << "of " << ddp.size() << " weights";
+}
+
+// Unclipped, each element's average is the same sum in the same order (bit for bit). Clipped, the squared norm is
+// summed chunk by chunk and then over the ranks instead of over the whole region at once: its last bits, and the
+// clipping factor's, may differ (3.8e-7 at most seen over three AdamW steps); a norm over the rank's own chunks
+// alone would clip by a factor about sqrt(ranks) off, moving the weights by orders of magnitude more.
+TEST_P(ShardedOptimizer, Zero2TrainsAsDdp) {
+  const Case c = GetParam();
+  std::vector<float> ddp, zero2;
+  train_both(c, DataParallelStrategy::kZero2, &ddp, &zero2);
+  int64_t different = 0;
+  double worst = 0;
+  for (size_t i = 0; i < ddp.size(); ++i) {
+    different += ddp[i] != zero2[i];
+    worst = std::max(worst, std::abs(static_cast<double>(ddp[i]) - zero2[i]));
+  }
+  if (c.max_grad_norm == 0) {
+    EXPECT_EQ(different, 0) << "of " << ddp.size() << " weights; largest difference " << worst;
+  } else {
+    EXPECT_LE(worst, 2e-6) << different << " of " << ddp.size() << " weights differ";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, ShardedOptimizer,

@@ -86,6 +86,18 @@ TEST(TrainingSummary, ScalingEfficiencyExposedCommunicationAndOverlap) {
   EXPECT_NEAR(summarize_comm(report, report.comm).busbw_gbps, 150e6 / 3e-3 / 1e9, 1e-9);
 }
 
+// zero2's buckets are reduce-scatters: bus factor (n-1)/n = 1/2 for two ranks, half the all-reduce's for the same
+// bytes and time; a tied table's rows, still all-reduced, keep 2(n-1)/n.
+TEST(TrainingSummary, ReduceScatteredBucketsCountTheirOwnBusFactor) {
+  TrainingReport report = two_rank_report();
+  const double all_reduced = summarize_scaling(report).in_training_busbw_gbps;
+  report.buckets_reduce_scattered = true;
+  EXPECT_NEAR(summarize_scaling(report).in_training_busbw_gbps, all_reduced / 2, 1e-9);
+  EXPECT_EQ(training_report_json(report)["bucket_collective"], "reduce_scatter");
+  report.reduction_kinds.assign(report.bucket_bytes.size(), "rows");
+  EXPECT_NEAR(summarize_scaling(report).in_training_busbw_gbps, all_reduced, 1e-9);
+}
+
 TEST(TrainingSummary, OverlapStaysWithinZeroAndHundred) {
   TrainingReport report = two_rank_report();
   for (RankPhase& rank : report.dp.ranks) rank.step_ms = {30, 30, 30};  // 19 ms exposed, more than the comm phase
@@ -117,10 +129,12 @@ TEST(TrainingSummary, AllGatherIsTheSlowestRankPerStepAndItsBusBandwidth) {
   const AllGatherSummary gather = summarize_all_gather(report);
   EXPECT_DOUBLE_EQ(gather.ms_per_step, 2.0);
   EXPECT_NEAR(gather.busbw_gbps, 80e6 * 0.5 / 2e-3 / 1e9, 1e-9);  // (N-1)/N of the gathered bytes
-  report.all_gathers_per_step = 4;  // a step of four sub-steps gathers four times in those 2 ms
-  EXPECT_NEAR(summarize_all_gather(report).busbw_gbps, 4 * 80e6 * 0.5 / 2e-3 / 1e9, 1e-9);
+  report.all_gathers_per_step = 4;  // bytes are the step's, whatever the count: four gathers share the 80 MB
+  EXPECT_NEAR(summarize_all_gather(report).busbw_gbps, 80e6 * 0.5 / 2e-3 / 1e9, 1e-9);
   const nlohmann::json doc = training_report_json(report);
   EXPECT_DOUBLE_EQ(doc["all_gather"]["ms_per_step"].get<double>(), 2.0);
+  EXPECT_EQ(doc["all_gather"]["bytes_per_step"].get<uint64_t>(), 80'000'000u);
+  EXPECT_EQ(doc["all_gather"]["per_step"].get<int>(), 4);
   EXPECT_EQ(doc["phases"]["dp"]["ranks"][1]["all_gather_ms"].size(), 3u);
 }
 
