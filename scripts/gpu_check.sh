@@ -15,7 +15,8 @@
 #          scripts/gpu_check.sh tune [steps]   gpu-labelled tests, then NVLink overlap experiments (comm stream
 #                                              priority, NCCL_MAX_CTAS, --overlap-ctas 2/4/8, --embedding-grad
 #                                              sparse/dense, --grad-registration local/symmetric, --strategy
-#                                              zero1), --check and fp16 on the GPUs, and PyTorch DDP over NVLink
+#                                              zero1/zero2), --check and fp16 on the GPUs, and PyTorch DDP (plain,
+#                                              ZeroRedundancyOptimizer, FSDP2 zero2) over NVLink
 #          scripts/gpu_check.sh suite [steps]  gpu-labelled tests, `scalebench suite` on GPU 0 alone (maxbatch,
 #                                              then throughput at the reference and the max batch, every workload),
 #                                              and PyTorch's max batch of transformer_big and bert_base on it
@@ -458,7 +459,7 @@ if [ "$max_bytes" = tune ]; then
             "rows_sparse||--embedding-grad sparse" "rows_dense||--embedding-grad dense"
             "reg_local||--grad-registration local" "reg_symmetric||--grad-registration symmetric"
             "reg_symmetric_ctas4||--grad-registration symmetric --overlap-ctas 4"
-            "zero1||--strategy zero1")
+            "zero1||--strategy zero1" "zero2||--strategy zero2")
   for workload in transformer_big bert_base; do
     for variant in "${variants[@]}"; do
       IFS='|' read -r name environment flags <<< "$variant"
@@ -473,9 +474,11 @@ if [ "$max_bytes" = tune ]; then
   echo "== --check with the gradient region in a symmetric window" >> "$out/dp.txt"
   timeout 150 "${mpi[@]}" build-gpu/scalebench --workload bert_base --batch 16 --phases dp --warmup 1 --steps 2 \
     --grad-registration symmetric --check >> "$out/dp.txt" 2>&1; echo "check symmetric rc=$?" >> "$out/dp.txt"
-  echo "== --check under --strategy zero1" >> "$out/dp.txt"
-  timeout 150 "${mpi[@]}" build-gpu/scalebench --workload bert_base --batch 16 --phases dp --warmup 1 --steps 2 \
-    --strategy zero1 --check >> "$out/dp.txt" 2>&1; echo "check zero1 rc=$?" >> "$out/dp.txt"
+  for strategy in zero1 zero2; do
+    echo "== --check under --strategy $strategy" >> "$out/dp.txt"
+    timeout 150 "${mpi[@]}" build-gpu/scalebench --workload bert_base --batch 16 --phases dp --warmup 1 --steps 2 \
+      --strategy "$strategy" --check >> "$out/dp.txt" 2>&1; echo "check $strategy rc=$?" >> "$out/dp.txt"
+  done
   echo "== fp16, 2 ranks" >> "$out/dp.txt"
   timeout 150 "${mpi[@]}" build-gpu/scalebench --workload transformer_big --precision fp16 --warmup 5 --steps "$steps" \
     --force --json "$runs/fp16_transformer_big.json" >> "$out/dp.txt" 2>&1; echo "fp16 rc=$?" >> "$out/dp.txt"
@@ -486,6 +489,9 @@ if [ "$max_bytes" = tune ]; then
     echo "== PyTorch DDP + ZeroRedundancyOptimizer $workload (beside --strategy zero1)" >> "$out/dp.txt"
     PYTHONUNBUFFERED=1 timeout 200 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
       --zero1 --precision bf16 --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/dp.txt"
+    echo "== PyTorch FSDP2 zero2 $workload (beside --strategy zero2)" >> "$out/dp.txt"
+    PYTHONUNBUFFERED=1 timeout 200 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
+      --fsdp2 zero2 --precision bf16 --warmup 10 --steps "$steps" >> "$out/ddp.jsonl" 2>> "$out/dp.txt"
   done
   tar czf "$out/runs.tgz" -C "$out" runs && rm -rf "$runs"
   grep -E "^(==|# (scaling|overlap|busbw|weights|check|status|comm|fp16|dp step|gradient buffers|--grad-registration|strategy)|  (solo|dp) |rc=|Traceback|Error)" "$out/dp.txt"

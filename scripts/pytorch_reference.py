@@ -97,6 +97,11 @@ def parse_arguments(argv):
     p.add_argument("--zero1", action="store_true",
                    help="with --ddp: the dp phase's optimizer sharded across the ranks by PyTorch's "
                         "ZeroRedundancyOptimizer (ZeRO stage 1), beside scalebench --strategy zero1")
+    p.add_argument("--fsdp2", default=None, choices=["zero2", "zero3"],
+                   help="with --ddp: the dp phase under PyTorch FSDP2 (fully_shard, per layer, then the whole model) "
+                        "instead of DDP: zero2 keeps the gathered parameters from the forward to the backward pass "
+                        "(reshard_after_forward=False, ZeRO stage 2), zero3 frees them after the forward and gathers "
+                        "again for the backward (ZeRO stage 3); beside scalebench --strategy zero2/zero3")
     p.add_argument("--max-batch", action="store_true",
                    help="find the largest batch that trains (2 steps each, from --batch: doubling until out of "
                         "memory, then bisecting), as scalebench maxbatch does; prints every attempt")
@@ -135,6 +140,12 @@ def parse_arguments(argv):
         p.error("--zero1 needs --ddp")
     if a.zero1 and a.workload in ("pix2pixhd", "stylegan"):
         p.error(f"--zero1: {a.workload} steps two optimizers; its ZeroRedundancyOptimizer pair is not built here")
+    if a.fsdp2 and not a.ddp:
+        p.error("--fsdp2 needs --ddp")
+    if a.fsdp2 and a.zero1:
+        p.error("--fsdp2 and --zero1 exclude each other")
+    if a.fsdp2 and a.workload in ("pix2pixhd", "stylegan"):
+        p.error(f"--fsdp2: {a.workload} trains two networks with two optimizers; their FSDP pair is not built here")
     if a.max_batch and (a.ddp or a.count_only or a.device != "cuda"):
         p.error("--max-batch needs the cuda device, alone (not with --ddp or --count-only)")
     if (a.workload in cnn.CNN_WORKLOADS or a.workload == "maskrcnn") and a.scale != "full":
@@ -568,6 +579,46 @@ def zero_redundancy(torch, optimizer):
     return ZeroRedundancyOptimizer(groups, optimizer_class=type(optimizer), **settings)
 
 
+def fsdp2_units(torch, model, unit_bytes):
+    """The modules FSDP2 shards as units of their own, children before parents: every element of a ModuleList (a
+    transformer's layers, the usual FSDP2 unit) that holds parameters; in a model without one, every module whose
+    parameters not yet in a unit reach `unit_bytes` (scalebench's bucket size), post-order."""
+    listed = [m for l in model.modules() if isinstance(l, torch.nn.ModuleList) for m in l
+              if any(True for _ in m.parameters())]
+    if listed:
+        return listed
+    units, claimed = [], set()
+
+    def visit(module):
+        for child in module.children():
+            visit(child)
+        free = [p for p in module.parameters() if id(p) not in claimed]
+        if module is not model and sum(p.numel() * p.element_size() for p in free) >= unit_bytes:
+            units.append(module)
+            claimed.update(id(p) for p in free)
+    visit(model)
+    return units
+
+
+def fully_shard_model(torch, model, mode, unit_bytes):
+    """PyTorch FSDP2 over `model` in place: each unit (fsdp2_units) sharded, then the root for the rest. zero2:
+    reshard_after_forward=False (the gathered parameters stay until the backward pass is done); zero3: True."""
+    try:
+        from torch.distributed.fsdp import fully_shard
+    except ImportError:  # torch 2.4, 2.5
+        from torch.distributed._composable.fsdp import fully_shard
+    reshard = mode == "zero3"
+    for unit in fsdp2_units(torch, model, unit_bytes):
+        fully_shard(unit, reshard_after_forward=reshard)
+    fully_shard(model, reshard_after_forward=reshard)
+    return model
+
+
+def full_parameters(model):
+    """The parameters as whole tensors: FSDP2's are DTensors holding a shard each (full_tensor gathers them)."""
+    return [p.full_tensor() if hasattr(p, "full_tensor") else p for p in model.parameters()]
+
+
 def zero_grad(optimizer):
     for o in optimizer if isinstance(optimizer, tuple) else (optimizer,):
         o.zero_grad(set_to_none=True)
@@ -952,7 +1003,7 @@ def run_ddp(a, torch):
         losses, step_ms = time_steps(torch, a, make_step(torch, a, forward, optimizer, data, device), cuda, say)
         peak = torch.cuda.max_memory_allocated()
         with torch.no_grad():
-            checksum = torch.stack([p.double().sum() for p in model.parameters()]).sum().item()
+            checksum = torch.stack([p.double().sum() for p in full_parameters(model)]).sum().item()
         del model, trained, optimizer, forward  # before the next phase's model: device memory is not doubled
         if a.compile:
             torch._dynamo.reset()  # compiled graphs hold the freed model's parameters
@@ -977,8 +1028,14 @@ def run_ddp(a, torch):
         # Two networks, two optimizers, two reductions: G and D each under DDP (the frozen VGG needs none).
         model.netG, model.netD = ddp(model.netG), ddp(model.netD)
         return model
-    dp_losses, dp_ms, dp_peak, dp_checksum = phase(
-        "dp: DistributedDataParallel" + (", ZeroRedundancyOptimizer" if a.zero1 else ""), wrap_for_dp, a.zero1)
+    unit_bytes = (a.bucket_mb if a.bucket_mb is not None else DDP_BUCKET_MB) * 2**20
+    if a.fsdp2:
+        dp_losses, dp_ms, dp_peak, dp_checksum = phase(
+            f"dp: FSDP2 fully_shard ({a.fsdp2}, reshard_after_forward={a.fsdp2 == 'zero3'})",
+            lambda model: fully_shard_model(torch, model, a.fsdp2, unit_bytes), False)
+    else:
+        dp_losses, dp_ms, dp_peak, dp_checksum = phase(
+            "dp: DistributedDataParallel" + (", ZeroRedundancyOptimizer" if a.zero1 else ""), wrap_for_dp, a.zero1)
 
     mine = dict(solo_ms=solo_ms, dp_ms=dp_ms, solo_peak=solo_peak, dp_peak=dp_peak, dp_checksum=dp_checksum)
     ranks = [None] * a.world_size
@@ -1002,7 +1059,7 @@ def run_ddp(a, torch):
     dp_rate = a.world_size * units / (dp_step_ms / 1e3)
     result = dict(
         framework="pytorch", torch=torch.__version__, nccl=nccl_version(torch), workload=a.workload, mode="ddp",
-        strategy="zero1" if a.zero1 else "ddp",
+        strategy=a.fsdp2 or ("zero1" if a.zero1 else "ddp"), dp_wrapper="fsdp2" if a.fsdp2 else "ddp",
         scale=a.scale, nranks=a.world_size, batch_per_rank=a.batch, precision=a.precision, compile=a.compile,
         unit=w["info"]["unit"], status="ok", steps=a.steps, warmup=a.warmup, lr=a.lr, bucket_mb=a.bucket_mb,
         parameters=w["expected"], units_per_step_per_rank=units,

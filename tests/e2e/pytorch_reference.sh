@@ -159,6 +159,55 @@ PY
 expect_exit 2 "--zero1 without --ddp" -- "$PY" "$REF" --workload bert_base --scale tiny --zero1
 expect_output "--zero1 needs --ddp" "--zero1 without --ddp is refused"
 
+# --fsdp2 zero2|zero3 shards the model with PyTorch FSDP2: a ModuleList's elements are the units (a transformer's
+# layers), else modules by size, post-order; on one CPU rank (gloo) three steps move the weights exactly as the plain
+# model's; --fsdp2 needs --ddp and excludes --zero1.
+check_json "--fsdp2 shards by layer and trains as the plain model" "$(dirname "$REF")" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import torch
+import pytorch_reference as ref
+os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+os.environ.setdefault("MASTER_PORT", "29572")
+torch.distributed.init_process_group("gloo", rank=0, world_size=1)
+class Layered(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Linear(8, 16)
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(16, 16) for _ in range(3)])
+        self.head = torch.nn.Linear(16, 4)
+    def forward(self, x):
+        x = self.embed(x)
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return self.head(x)
+def trained(mode):
+    torch.manual_seed(0)
+    model = Layered()
+    if mode:
+        units = ref.fsdp2_units(torch, model, 1 << 20)
+        assert units == list(model.layers), units
+        model = ref.fully_shard_model(torch, model, mode, 1 << 20)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
+    x = torch.randn(32, 8, generator=torch.Generator().manual_seed(1))
+    for _ in range(3):
+        optimizer.zero_grad()
+        model(x).square().mean().backward()
+        optimizer.step()
+    return [p.detach().clone() for p in ref.full_parameters(model)]
+plain = trained(None)
+for mode in ("zero2", "zero3"):
+    sharded = trained(mode)
+    assert all(torch.equal(a, b) for a, b in zip(plain, sharded)), f"{mode}: FSDP2 moved the weights otherwise"
+# Without a ModuleList: units by size, post-order, each claiming what no unit below it holds.
+seq = torch.nn.Sequential(torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)), torch.nn.Linear(64, 8))
+units = ref.fsdp2_units(torch, seq, 64 * 65 * 4)
+assert units == [seq[0][0], seq[0][1]], units
+torch.distributed.destroy_process_group()
+PY
+expect_exit 2 "--fsdp2 without --ddp" -- "$PY" "$REF" --workload bert_base --scale tiny --fsdp2 zero2
+expect_output "--fsdp2 needs --ddp" "--fsdp2 without --ddp is refused"
+
 # The library-built models (torchvision's, timm's) train as many parameters as scalebench's graphs; maskrcnn's
 # frozen conv1 and layer1 are inputs there. Their forward FLOPs are shared/WORKLOADS.md's measured counts.
 if ! "$PY" -c "import torchvision, timm" > /dev/null 2>&1; then
