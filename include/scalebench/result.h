@@ -91,9 +91,10 @@ struct RankPhase {
   // solo and dp, per timed step: the host's wall-clock time to issue the step (every node and the optimizer
   // enqueued, or one graph launch), beside the device's step_ms.
   std::vector<double> host_ms;
-  // dp under --strategy zero1/zero2, per timed step: the all-gathers of the updated shards, summed (each from its
-  // start on the communication stream to its end).
-  std::vector<double> all_gather_ms;
+  // comm and dp under --strategy zero1/zero2, per timed step: the all-gathers of the updated shards, summed (each
+  // from its start on the communication stream to its end). dp: from the step's first node, when the compute stream
+  // finished its last update; the gathers still running then are exposed until step_done_ms.
+  std::vector<double> all_gather_ms, update_done_ms;
 };
 
 struct PhaseRecord {
@@ -269,11 +270,15 @@ struct DpTimeline {
 };
 DpTimeline summarize_dp_timeline(const TrainingReport& report);
 
-// zero1/zero2's all-gathers in the dp phase: each step's slowest rank, the median step; busbw as nccl-tests counts an
-// all-gather's (bytes x (N-1)/N over the time). Zero without them.
+// zero1/zero2's all-gathers: in the dp phase and, back to back after the step's reductions, in the comm phase
+// (comm_*: 0 without one), each step's slowest rank, the median step; busbw as nccl-tests counts an all-gather's
+// (bytes x (N-1)/N over the time); exposed_ms_per_step, the dp step's time after the compute stream's last update
+// (step_done_ms - update_done_ms), all of it waiting for gathers. Zero without them.
 struct AllGatherSummary {
   double ms_per_step = 0;
   double busbw_gbps = 0;
+  double exposed_ms_per_step = 0;
+  double comm_ms_per_step = 0, comm_busbw_gbps = 0;
 };
 AllGatherSummary summarize_all_gather(const TrainingReport& report);
 

@@ -253,9 +253,11 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
   }
   if (phase == "comm") {
     const CommSummary comm = summarize_comm(report, report.comm);
-    std::fprintf(out, "# comm: the step's buckets %s back to back, no compute: %.2f ms per step (p50, "
+    std::fprintf(out, "# comm: the step's buckets %s back to back%s, no compute: %.2f ms per step (p50, "
                       "slowest rank), busbw %.1f GB/s\n",
-                 report.buckets_reduce_scattered ? "reduce-scattered" : "all-reduced", comm.step_ms_p50, comm.busbw_gbps);
+                 report.buckets_reduce_scattered ? "reduce-scattered" : "all-reduced",
+                 report.all_gather_bytes > 0 ? ", then the shards all-gathered" : "", comm.step_ms_p50,
+                 comm.busbw_gbps);
     return;
   }
   if (phase == "check") {
@@ -346,9 +348,13 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
       const AllGatherSummary gather = summarize_all_gather(report);
       std::fprintf(out,
                    "# all-gathers of the updated shards (%s): %.2f ms per step on the communication stream, %d "
-                   "moving %s, busbw %.1f GB/s\n",
+                   "moving %s, busbw %.1f GB/s",
                    strategy_name(report.options.strategy), gather.ms_per_step, report.all_gathers_per_step,
                    byte_text(report.all_gather_bytes).c_str(), gather.busbw_gbps);
+      if (report.comm.ran) {
+        std::fprintf(out, " (comm phase alone: %.2f ms, %.1f GB/s)", gather.comm_ms_per_step, gather.comm_busbw_gbps);
+      }
+      std::fprintf(out, "; exposed after the last update: %.2f ms per step\n", gather.exposed_ms_per_step);
     }
     std::fprintf(out, "# weights identical on every rank: at start %s, after dp %s\n",
                  report.weights_identical_at_start ? "yes" : "no", report.weights_identical_after_dp ? "yes" : "NO");

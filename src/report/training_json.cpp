@@ -136,6 +136,7 @@ json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::st
     }
     if (!rank.bucket_ms.empty()) entry["bucket_ms"] = rank.bucket_ms;
     if (!rank.all_gather_ms.empty()) entry["all_gather_ms"] = rank.all_gather_ms;
+    if (!rank.update_done_ms.empty()) entry["update_done_ms"] = rank.update_done_ms;
     if (!rank.forward_done_ms.empty()) {  // solo and dp: the timelines the decomposition of 1 − E reads
       entry["forward_done_ms"] = rank.forward_done_ms;
       entry["nodes_done_ms"] = rank.nodes_done_ms;
@@ -349,7 +350,10 @@ nlohmann::json training_report_json(const TrainingReport& r) {
     doc["all_gather"] = {{"bytes_per_step", r.all_gather_bytes},
                          {"per_step", r.all_gathers_per_step},
                          {"ms_per_step", gather.ms_per_step},
-                         {"busbw_gbps", gather.busbw_gbps}};
+                         {"busbw_gbps", gather.busbw_gbps},
+                         {"exposed_ms_per_step", gather.exposed_ms_per_step},
+                         {"comm_ms_per_step", null_unless(r.comm.ran, gather.comm_ms_per_step)},
+                         {"comm_busbw_gbps", null_unless(r.comm.ran, gather.comm_busbw_gbps)}};
   }
   if (r.check.ran) doc["check"] = check_json(r.check);
   doc["gpus_sweep"] = gpus_sweep_json(r);

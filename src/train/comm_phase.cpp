@@ -15,6 +15,7 @@ RankPhase run_comm_phase(ProcessGroup& boundary, GradientReducer& reducer, const
     if (timed) {
       mine.step_ms.push_back(reducer.span_ms());
       mine.bucket_ms.push_back(std::move(buckets));
+      if (reducer.sharded()) mine.all_gather_ms.push_back(reducer.all_gather_ms());
     }
     return StepOutcome{};
   });

@@ -26,7 +26,10 @@ RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& r
     phase.step_start_ms.push_back(timeline.step_start_ms);
     phase.forward_done_ms.push_back(timeline.forward_done_ms);
     phase.step_done_ms.push_back(timeline.step_done_ms);
-    if (reducer.sharded()) phase.all_gather_ms.push_back(reducer.all_gather_ms());
+    if (reducer.sharded()) {
+      phase.all_gather_ms.push_back(reducer.all_gather_ms());
+      phase.update_done_ms.push_back(timeline.update_done_ms);
+    }
   };
   reducer.begin_phase();
   return run_steps(group, replica, options, phase, graph, dp_step, wait_for_buckets, boundary);

@@ -160,6 +160,7 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     executor.set_optimizer_shard(shard_.ranges, norm);
     norm_ready_ = device.create_event();
     norm_reduced_ = device.create_event();
+    update_done_ = device.create_event();
   }
   sub_steps_ = executor.graph().sub_step_count();
   for (size_t g = 0; g < gathers_per_sub_step() * sub_steps_; ++g) {
@@ -403,7 +404,10 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
   }
   // The parameters are whole again once the sub-step's last gather is done (one communication stream: every
   // gather before it is done too).
-  if (sharded_) gathered_[last_gather_]->block(executor_.compute_stream());
+  if (sharded_) {
+    update_done_->record(executor_.compute_stream());
+    gathered_[last_gather_]->block(executor_.compute_stream());
+  }
   step_done_->record(executor_.compute_stream());
   // The communication stream's last work joins the compute stream: a step captured into a graph must end on
   // the stream it began on (src/train/step_graph.h). Eagerly this waits for what the update already waited for.
@@ -420,6 +424,13 @@ void GradientReducer::gather_parameters(size_t sub_step, size_t bucket) {
   updated_[g]->record(executor_.compute_stream());
   updated_[g]->block(comm_stream_);
   gather_started_[g]->record(comm_stream_);
+  all_gather(by_bucket_ ? bucket : 0);
+  gathered_[g]->record(comm_stream_);
+  last_gather_ = g;
+  device_.pop_range();
+}
+
+void GradientReducer::all_gather(size_t bucket) {
   auto* parameters = static_cast<float*>(executor_.arena_data());
   if (by_bucket_) {
     const GradientBucket& b = buckets_[bucket];
@@ -431,9 +442,6 @@ void GradientReducer::gather_parameters(size_t sub_step, size_t bucket) {
     communicator_.all_gather(parameters + shard_.stride * communicator_.rank(), parameters,
                              static_cast<size_t>(shard_.stride), DType::kFloat32, comm_stream_);
   }
-  gathered_[g]->record(comm_stream_);
-  last_gather_ = g;
-  device_.pop_range();
 }
 
 uint64_t GradientReducer::all_gather_bytes_per_step() const {
@@ -462,10 +470,19 @@ void GradientReducer::reduce_norm_across_ranks(double* squared_norm, StreamHandl
 }
 
 void GradientReducer::reduce_alone() {
-  for (size_t e = 0; e < reductions_.size() * sub_steps_; ++e) {
-    started_[e]->record(comm_stream_);
-    all_reduce(reductions_[e % reductions_.size()], true);
-    finished_[e]->record(comm_stream_);
+  for (size_t k = 0; k < sub_steps_; ++k) {
+    for (size_t r = 0; r < reductions_.size(); ++r) {
+      const size_t e = k * reductions_.size() + r;
+      started_[e]->record(comm_stream_);
+      all_reduce(reductions_[r], true);
+      finished_[e]->record(comm_stream_);
+    }
+    for (size_t g = 0; g < gathers_per_sub_step(); ++g) {
+      const size_t event = k * gathers_per_sub_step() + g;
+      gather_started_[event]->record(comm_stream_);
+      all_gather(g);
+      gathered_[event]->record(comm_stream_);
+    }
   }
 }
 
@@ -492,6 +509,7 @@ GradientReducer::Timeline GradientReducer::timeline() const {
   t.forward_done_ms = forward_done_->milliseconds_since(*step_start_);
   t.nodes_done_ms = nodes_done_->milliseconds_since(*step_start_);
   t.step_done_ms = step_done_->milliseconds_since(*step_start_);
+  if (update_done_ != nullptr) t.update_done_ms = update_done_->milliseconds_since(*step_start_);
   for (size_t b = 0; b < ready_.size(); ++b) {
     t.ready_ms.push_back(ready_[b]->milliseconds_since(*step_start_));
     t.start_ms.push_back(started_[b]->milliseconds_since(*step_start_));
@@ -501,7 +519,9 @@ GradientReducer::Timeline GradientReducer::timeline() const {
 }
 
 double GradientReducer::span_ms() const {
-  return reductions_.empty() ? 0.0 : finished_.back()->milliseconds_since(*started_.front());
+  if (reductions_.empty()) return 0.0;
+  const DeviceEvent& last = gathered_.empty() ? *finished_.back() : *gathered_.back();  // issued last
+  return last.milliseconds_since(*started_.front());
 }
 
 }  // namespace sb

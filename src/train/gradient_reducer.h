@@ -98,12 +98,13 @@ class GradientReducer {
   // the other parameters' updates instead of before all of them.
   void update(const OptimizerSettings& settings, int64_t step, size_t sub_step = 0);
   // The buckets' all-reduces back to back on the communication stream, with no compute (the comm phase), once
-  // per sub-step: what a step reduces.
+  // per sub-step: what a step reduces; zero1/zero2, each sub-step's all-gathers after them, as a step gathers.
   void reduce_alone();
   // Waits (with the communicator's timeout) for the communication stream, then returns each reduction's
   // duration in the last step, in issue order (sub-step by sub-step).
   std::vector<double> wait_and_time(const std::string& what);
-  // From the first bucket's start to the last one's end in the last step (after wait_and_time).
+  // From the first bucket's start to the last reduction's (or, sharded, gather's) end in the last step (after
+  // wait_and_time).
   double span_ms() const;
 
   // Where the last step's time went, from its first node's start (after wait_and_time): when the last
@@ -113,6 +114,7 @@ class GradientReducer {
   struct Timeline {
     double step_start_ms = 0;  // the step's first node, from begin_phase()
     double forward_done_ms = 0, nodes_done_ms = 0, step_done_ms = 0;  // from the step's first node
+    double update_done_ms = 0;  // zero1/zero2: the compute stream's last update, before it waits for the gathers
     std::vector<double> ready_ms, start_ms, end_ms;
   };
   Timeline timeline() const;
@@ -161,8 +163,10 @@ class GradientReducer {
   void register_buffers(BufferRegistration wanted);
   void reduce_scatter_floats(Communicator& communicator, void* data, size_t count, void* wire, bool alone);
   size_t gathers_per_sub_step() const { return !sharded_ ? 0 : by_bucket_ ? buckets_.size() : 1; }
-  // The updated shard to every rank: zero1 the whole region, zero2 bucket `bucket`'s chunks.
+  // The updated shard to every rank: zero1 the whole region, zero2 bucket `bucket`'s chunks; after the update on the
+  // compute stream, timed.
   void gather_parameters(size_t sub_step, size_t bucket = 0);
+  void all_gather(size_t bucket);  // the collective alone, in place on the communication stream
   void reduce_norm_across_ranks(double* squared_norm, StreamHandle stream);  // zero2's NormAcrossRanks
 
   Device& device_;
@@ -192,6 +196,7 @@ class GradientReducer {
   bool by_bucket_ = false;  // zero2: shards by bucket, buckets reduce-scattered
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;  // by sub-step · buckets + bucket
   std::unique_ptr<DeviceEvent> all_done_, phase_start_, step_start_, forward_done_, nodes_done_, step_done_;
+  std::unique_ptr<DeviceEvent> update_done_;  // zero1/zero2
   // zero1/zero2, by sub-step · gathers + gather: the update it gathers done (compute stream), its start and end on
   // the communication stream.
   std::vector<std::unique_ptr<DeviceEvent>> updated_, gather_started_, gathered_;

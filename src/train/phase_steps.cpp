@@ -40,6 +40,7 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
                               {"step_done_ms", mine.step_done_ms},
                               {"host_ms", mine.host_ms},
                               {"all_gather_ms", mine.all_gather_ms},
+                              {"update_done_ms", mine.update_done_ms},
                               {"loss_first", mine.loss_first},
                               {"loss_last", mine.loss_last}};
   std::vector<RankPhase> all;
@@ -57,6 +58,7 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
     phase.step_done_ms = entry["step_done_ms"].get<std::vector<double>>();
     phase.host_ms = entry["host_ms"].get<std::vector<double>>();
     phase.all_gather_ms = entry["all_gather_ms"].get<std::vector<double>>();
+    phase.update_done_ms = entry["update_done_ms"].get<std::vector<double>>();
     phase.loss_first = entry["loss_first"].get<float>();
     phase.loss_last = entry["loss_last"].get<float>();
     all.push_back(std::move(phase));
@@ -117,7 +119,7 @@ RankPhase first_steps(RankPhase phase, size_t steps) {
   };
   cut(phase.step_ms), cut(phase.bucket_ms), cut(phase.nodes_done_ms), cut(phase.bucket_ready_ms);
   cut(phase.bucket_start_ms), cut(phase.bucket_end_ms), cut(phase.step_start_ms), cut(phase.forward_done_ms);
-  cut(phase.step_done_ms), cut(phase.host_ms), cut(phase.all_gather_ms);
+  cut(phase.step_done_ms), cut(phase.host_ms), cut(phase.all_gather_ms), cut(phase.update_done_ms);
   return phase;
 }
 

@@ -113,15 +113,31 @@ CommSummary summarize_comm(const TrainingReport& report, const PhaseRecord& phas
 
 AllGatherSummary summarize_all_gather(const TrainingReport& report) {
   AllGatherSummary summary;
-  if (!report.dp.ran || report.all_gather_bytes == 0) return summary;
-  std::vector<std::vector<double>> by_rank;
-  for (const RankPhase& rank : report.dp.ranks) by_rank.push_back(rank.all_gather_ms);
-  const std::vector<double> slowest = max_over_ranks(by_rank);
-  if (slowest.empty()) return summary;
-  summary.ms_per_step = median(slowest);
+  if (report.all_gather_bytes == 0) return summary;
   const double bus_bytes =
       static_cast<double>(report.all_gather_bytes) * bus_bandwidth_factor(CollectiveOp::kAllGather, report.nranks);
-  summary.busbw_gbps = summary.ms_per_step > 0 ? bus_bytes / (summary.ms_per_step / 1e3) / 1e9 : 0.0;
+  auto slowest_median = [](const PhaseRecord& phase, auto series) {
+    std::vector<std::vector<double>> by_rank;
+    for (const RankPhase& rank : phase.ranks) by_rank.push_back(series(rank));
+    const std::vector<double> slowest = max_over_ranks(by_rank);
+    return slowest.empty() ? 0.0 : median(slowest);
+  };
+  auto busbw = [bus_bytes](double ms) { return ms > 0 ? bus_bytes / (ms / 1e3) / 1e9 : 0.0; };
+  if (report.dp.ran) {
+    summary.ms_per_step = slowest_median(report.dp, [](const RankPhase& r) { return r.all_gather_ms; });
+    summary.busbw_gbps = busbw(summary.ms_per_step);
+    summary.exposed_ms_per_step = slowest_median(report.dp, [](const RankPhase& r) {
+      std::vector<double> exposed;
+      for (size_t s = 0; s < r.update_done_ms.size() && s < r.step_done_ms.size(); ++s) {
+        exposed.push_back(std::max(0.0, r.step_done_ms[s] - r.update_done_ms[s]));
+      }
+      return exposed;
+    });
+  }
+  if (report.comm.ran) {
+    summary.comm_ms_per_step = slowest_median(report.comm, [](const RankPhase& r) { return r.all_gather_ms; });
+    summary.comm_busbw_gbps = busbw(summary.comm_ms_per_step);
+  }
   return summary;
 }
 

@@ -31,8 +31,11 @@ for strategy in zero1 zero2; do
 d['parameters_updated_per_rank'] * $ranks >= d['workload']['parameters'] and d['bucket_collective'] == '$collective'" \
         "$workload -n $ranks $strategy: strategy, shard, weights, collective"
       expect_json "$json" "g = d['all_gather']; assert g['per_step'] == $gathers and g['bytes_per_step'] > 0 and \
-g['ms_per_step'] > 0 and g['busbw_gbps'] > 0 and all(len(r['all_gather_ms']) == len(r['step_ms']) for r in \
-d['phases']['dp']['ranks']), g" "$workload -n $ranks $strategy: the all-gathers timed"
+g['ms_per_step'] > 0 and g['busbw_gbps'] > 0 and g['comm_ms_per_step'] > 0 and g['exposed_ms_per_step'] >= 0 and \
+all(len(r['all_gather_ms']) == len(r['step_ms']) == len(r['update_done_ms']) for r in d['phases']['dp']['ranks']) \
+and all(len(r['all_gather_ms']) == len(r['step_ms']) for r in d['phases']['comm']['ranks']) and all(u <= s for r in \
+d['phases']['dp']['ranks'] for u, s in zip(r['update_done_ms'], r['step_done_ms'])), g" \
+        "$workload -n $ranks $strategy: the all-gathers timed, in the dp and the comm phase"
     done
   done
 done

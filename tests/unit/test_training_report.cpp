@@ -135,7 +135,32 @@ TEST(TrainingSummary, AllGatherIsTheSlowestRankPerStepAndItsBusBandwidth) {
   EXPECT_DOUBLE_EQ(doc["all_gather"]["ms_per_step"].get<double>(), 2.0);
   EXPECT_EQ(doc["all_gather"]["bytes_per_step"].get<uint64_t>(), 80'000'000u);
   EXPECT_EQ(doc["all_gather"]["per_step"].get<int>(), 4);
+  EXPECT_TRUE(doc["all_gather"]["comm_ms_per_step"].is_number()) << "the comm phase ran, without gathers: 0";
   EXPECT_EQ(doc["phases"]["dp"]["ranks"][1]["all_gather_ms"].size(), 3u);
+}
+
+// The gathers the compute stream waited for after its last update (step_done - update_done: slowest rank per step,
+// the median step) and the comm phase's gathers back to back, with their own busbw.
+TEST(TrainingSummary, AllGatherExposedAfterTheUpdateAndInTheCommPhase) {
+  TrainingReport report = two_rank_report();
+  report.all_gather_bytes = 80'000'000;
+  report.all_gathers_per_step = 2;
+  for (RankPhase& rank : report.dp.ranks) {
+    rank.all_gather_ms = {1, 1, 1};
+    rank.step_done_ms = {10, 10, 10};
+  }
+  report.dp.ranks[0].update_done_ms = {9.5, 9.0, 9.9};  // exposed 0.5, 1.0, 0.1
+  report.dp.ranks[1].update_done_ms = {9.8, 9.9, 9.2};  // exposed 0.2, 0.1, 0.8 -> slowest 0.5, 1.0, 0.8
+  report.comm.ranks[0].all_gather_ms = {0.5, 0.5, 0.5};
+  report.comm.ranks[1].all_gather_ms = {0.4, 0.6, 0.4};
+  const AllGatherSummary gather = summarize_all_gather(report);
+  EXPECT_NEAR(gather.exposed_ms_per_step, 0.8, 1e-12);
+  EXPECT_DOUBLE_EQ(gather.comm_ms_per_step, 0.5);
+  EXPECT_NEAR(gather.comm_busbw_gbps, 80e6 * 0.5 / 0.5e-3 / 1e9, 1e-9);
+  report.comm.ran = false;
+  const nlohmann::json doc = training_report_json(report);
+  EXPECT_TRUE(doc["all_gather"]["comm_busbw_gbps"].is_null());
+  EXPECT_EQ(doc["phases"]["dp"]["ranks"][1]["update_done_ms"].size(), 3u);
 }
 
 TEST(TrainingSummary, PeaksComeFromTheGpuTable) {
