@@ -13,6 +13,7 @@
 #include "scalebench/plan_database.h"
 #include "scalebench/plan_model.h"
 #include "scalebench/precision.h"
+#include "scalebench/strategy.h"
 
 namespace sb {
 
@@ -39,6 +40,9 @@ struct PlanRequest {
   bool overlap = true;
   double memory_gib = 0;                // > 0: the card's memory in GiB instead of the database's (--memory)
   std::string framework = "scalebench";  // or "pytorch": largest batches from PyTorch's measured memory lines
+  // ddp, zero1 or zero2 (run --strategy): over more than one GPU, the optimizer's state of one shard per GPU in the
+  // memory, the shard's update, zero2's reduce-scatters and the all-gathers in the step.
+  std::string strategy = "ddp";
 };
 
 // PyTorch's largest batch in one mode, from its measured memory line (src/plan/pytorch_memory.h).
@@ -85,8 +89,10 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
                             const PytorchMemoryTable* pytorch = nullptr);
 
 // The largest batch of `workload` at `precision` whose plan + optimizer state fits `capacity_bytes` (cached
-// per workload, precision and capacity: --table asks for many).
-int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_t capacity_bytes);
+// per workload, precision, capacity and sharding: --table asks for many). A sharded `strategy` over `gpus` GPUs
+// plans as run --strategy holds it in its data-parallel phases (the state of one shard; zero2's bucket layout).
+int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_t capacity_bytes,
+                       DataParallelStrategy strategy = DataParallelStrategy::kDdp, int gpus = 1);
 // memory_gib GiB (the database's memory_gb when 0) minus kPlanDeviceReserveBytes.
 uint64_t usable_bytes(const GpuSpec& gpu, double memory_gib = 0);
 

@@ -62,6 +62,10 @@ struct AllReduceCost {
 // Ring: base + [(2(N−1) − 2(M−1)) · hop_intra + 2(M−1) · hop_net] + S · 2(N−1)/N / busbw.
 // Tree: 2 · [(N/M − 1) · hop_tree + log2(M) · hop_tree] + 2 · S / (tree_factor · busbw).
 AllReduceCost all_reduce_cost(const CommPath& path, double bytes, const LatencyModel& latency);
+// A reduce-scatter or all-gather of S bytes in all (every rank's part), which NCCL runs as a ring: base +
+// [(N−1) − (M−1)] · hop_intra + (M−1) · hop_net + S · (N−1)/N / busbw (half the all-reduce's steps); no tree
+// (tree_us infinite).
+AllReduceCost ring_scatter_gather_cost(const CommPath& path, double bytes, const LatencyModel& latency);
 
 // ---- the step's timeline
 struct TimelineInput {
@@ -72,6 +76,14 @@ struct TimelineInput {
   double whole_update_ms = 0;            // the optimizer in one pass (when updates do not go by bucket)
   bool overlap = true;                   // false: every bucket after the last node (--no-overlap)
   bool update_by_bucket = true;          // each bucket updated when its all-reduce ends (overlap, no clipping/scaling)
+  // The data-parallel step's update in one pass when it differs from the solo step's whole_update_ms (a sharded
+  // strategy updates its shard alone); < 0: whole_update_ms.
+  double dp_whole_update_ms = -1;
+  // --strategy zero1/zero2: all-gathers of the updated parameters, on the communication stream after the step's
+  // reductions, in issue order; each waits for an update: gather_after_update[g] the bucket whose update it follows
+  // when updates go by bucket (-1, or updates in one pass: the last update).
+  std::vector<double> gather_ms;
+  std::vector<int> gather_after_update;
   double in_training_rate = 1;           // all-reduce progress while a compute kernel runs (fraction of alone)
   double dilation = 0;                   // compute slowdown while an all-reduce runs
 };
@@ -80,7 +92,8 @@ struct TimelineResult {
   double solo_ms = 0;  // nodes + optimizer, no communication
   double forward_ms = 0, backward_ms = 0,
          optimizer_ms = 0;   // parts of solo_ms (forward: nodes before the first backward node)
-  double comm_alone_ms = 0;  // Σ bucket all-reduces back to back (the comm phase)
+  double comm_alone_ms = 0;  // Σ bucket all-reduces back to back (the comm phase), and the gathers after them
+  double gathers_alone_ms = 0, last_gather_end_ms = 0;  // the all-gathers (sharded strategies), 0 without
   double nodes_done_ms = 0, last_reduce_end_ms = 0, step_ms = 0;  // the data-parallel step
   std::vector<double> bucket_start_ms, bucket_end_ms;
   int sub_steps = 1;          // training passes per step, each with its own all-reduces and update

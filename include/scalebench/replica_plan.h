@@ -10,6 +10,7 @@
 #include "scalebench/graph.h"
 #include "scalebench/planner.h"
 #include "scalebench/precision.h"
+#include "scalebench/strategy.h"
 #include "scalebench/workload.h"
 
 namespace sb {
@@ -24,6 +25,9 @@ struct ReplicaPlanOptions {
   // --embedding-grad auto would reduce its rows apart).
   int ranks = 1;
   bool overlap = true;
+  // --strategy: a sharded one over `ranks` ranks lays the parameters out for its shards, and cuda_needed_bytes
+  // counts the optimizer's state of one shard (ReplicaOptions::optimizer_state_sharded), as the dp phases hold it.
+  DataParallelStrategy strategy = DataParallelStrategy::kDdp;
 };
 
 struct ReplicaPlan {

@@ -29,6 +29,11 @@ void add_plan_flags(CLI::App* command, MemoryOptions& options) {
   command->add_option("--bucket-mb", options.bucket_mb, "Gradient bucket size in MiB (default 25)")
       ->check(finite_number(0.001, 1e6));
   command->add_option("--seed", options.seed, "Seed of the synthetic data and weights")->check(unsigned_number(UINT64_MAX));
+  command->add_option("--strategy", options.strategy,
+                      "ddp (default), zero1 or zero2: the optimizer's state sharded across the job's ranks, as "
+                      "run --strategy zero1/zero2 holds it in its data-parallel phases (zero2 with the gaps that "
+                      "lay each bucket out in equal chunks); suite trains with it too")
+      ->check(CLI::IsMember({"ddp", "zero1", "zero2"}));
 }
 
 }  // namespace
@@ -40,11 +45,7 @@ void add_memory_commands(CLI::App& app, MemoryOptions& options) {
       ->required()
       ->expected(1);
   add_plan_flags(maxbatch, options);
-  maxbatch->add_option("--strategy", options.strategy,
-                       "ddp (default), zero1 or zero2: the optimizer's state sharded across the job's ranks, as "
-                       "run --strategy zero1/zero2 holds it in its data-parallel phases (zero2 with the gaps that "
-                       "lay each bucket out in equal chunks)")
-      ->check(CLI::IsMember({"ddp", "zero1", "zero2"}));
+
 
   CLI::App* suite = app.add_subcommand(
       "suite", "For every workload: maxbatch, then solo and data-parallel throughput at the reference and the max "

@@ -80,6 +80,7 @@ TrainOptions suite_train_options(const MaxBatchOptions& m, const MemoryOptions& 
   train.recompute = m.recompute;
   train.bucket_bytes = m.bucket_bytes;
   train.comm = train.dp = nranks > 1;
+  train.strategy = m.strategy;
   return train;
 }
 
@@ -131,6 +132,11 @@ nlohmann::json row_summary(const SuiteRow& row, const std::string& file) {
 
 int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
   const std::vector<std::string> workloads = chosen_workloads(cl.memory.workloads);
+  if (shards_optimizer(parse_strategy(cl.memory.strategy)) && !cl.memory.gpus_sweep.empty()) {
+    throw UsageError("suite --gpus-sweep with --strategy " + cl.memory.strategy +
+                     ": the sweep trains every size from one replica, whose parameters are split for the job's "
+                     "ranks; run one suite per size");
+  }
   const bool leader = group.rank() == 0;
   std::unique_ptr<SuiteFolder> folder;
   std::optional<std::string> error;
@@ -150,7 +156,8 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
   SuiteProgress progress(leader, (reference_only ? 1 : 3) * static_cast<int>(workloads.size()));
   std::vector<SuiteRow> rows;
   nlohmann::json run_entry = {{"started_at", started_at}, {"argv", cl.argv}, {"device", device_name},
-                              {"nranks", group.size()},   {"workloads", nlohmann::json::array()},
+                              {"nranks", group.size()},   {"strategy", cl.memory.strategy},
+                              {"workloads", nlohmann::json::array()},
                               {"files", nlohmann::json::array()}};
   uint64_t device_bytes = session.device->description().total_memory;
   // --gpus-sweep: one plan for every workload's reference-batch run (the phases a suite run trains).
@@ -194,6 +201,9 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
     if (max_batch > 0) {
       TrainOptions at_max = suite_train_options(m, cl.memory, max_batch, group.size());
       at_max.check_memory = false;  // verified by training; the allocation answers if that no longer holds
+      // A sharded strategy's max batch is the data-parallel phases' (one shard's optimizer state); the solo phase
+      // updates every parameter and would need the whole state, so the max-batch run trains comm and dp alone.
+      if (shards_optimizer(m.strategy) && group.size() > 1) at_max.solo = false;
       row.max_ran = true;
       if (!train_into(at_max, cl, group, session, row.at_max) && row.error.empty()) {
         row.error = "at the max batch: " + row.at_max.error;

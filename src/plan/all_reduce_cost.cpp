@@ -1,6 +1,7 @@
 // α-β cost of one all-reduce, ring and tree, after NCCL's own tuning model (include/scalebench/plan_model.h).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "scalebench/error.h"
 #include "scalebench/plan_model.h"
@@ -29,6 +30,19 @@ AllReduceCost all_reduce_cost(const CommPath& path, double bytes, const LatencyM
   const double per_node = static_cast<double>(n) / m;
   cost.tree_us = 2.0 * ((per_node - 1) + std::ceil(std::log2(static_cast<double>(m)))) * latency.tree_hop_us +
                  2.0 * bytes / (latency.tree_bandwidth_factor * busbw);
+  return cost;
+}
+
+AllReduceCost ring_scatter_gather_cost(const CommPath& path, double bytes, const LatencyModel& latency) {
+  AllReduceCost cost;
+  const int n = path.gpus, m = path.nodes;
+  if (n <= 1) return cost;
+  if (path.busbw_gbps <= 0) throw UsageError("a communication path needs a positive bus bandwidth");
+  const double busbw = path.busbw_gbps * 1e3;  // bytes per µs
+  const int steps = n - 1, network_steps = m - 1;
+  cost.ring_us = latency.ring_base_us + (steps - network_steps) * hop_us(latency, path.intra_hop) +
+                 network_steps * hop_us(latency, path.inter_hop) + bytes * steps / n / busbw;
+  cost.tree_us = std::numeric_limits<double>::infinity();
   return cost;
 }
 

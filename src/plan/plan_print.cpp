@@ -54,7 +54,8 @@ std::string prediction_text(const PlanPrediction& p, const Calibration& calibrat
          std::to_string(p.request.gpus) +
          (p.request.nodes > 1 ? " on " + std::to_string(p.request.nodes) + " nodes" : "") + ", " +
          precision_name(p.precision) + ", batch " + std::to_string(p.batch) + " " + p.batch_unit + " per GPU" +
-         (p.batch_reduced ? " (the reference batch does not fit)" : "") + "\n";
+         (p.batch_reduced ? " (the reference batch does not fit)" : "") +
+         (p.request.strategy != "ddp" ? ", strategy " + p.request.strategy : "") + "\n";
   out += "# path: " + path_text(p) + "\n";
   Table memory;
   memory.title = "memory per GPU (predicted from the workload's memory plan; " + gib_text(p.capacity_bytes) +
@@ -83,6 +84,15 @@ std::string prediction_text(const PlanPrediction& p, const Calibration& calibrat
                        format("%.2f", t.solo_ms), format("%.2f", t.comm_alone_ms), format("%.2f", t.step_ms),
                        format("%.2f", t.step_ms - t.solo_ms), format("%.2f", t.nodes_done_ms),
                        format("%.2f", t.last_reduce_end_ms)});
+  if (t.gathers_alone_ms > 0) {  // a sharded strategy: the reductions and the gathers apart
+    step.header[4] = "reductions + gathers alone";
+    step.header[8] = "last reduction done";
+    step.header.push_back("gathers alone");
+    step.header.push_back("last gather done");
+    step.right_aligned.assign(step.header.size(), true);
+    step.rows.back().push_back(format("%.2f", t.gathers_alone_ms));
+    step.rows.back().push_back(format("%.2f", t.last_gather_end_ms));
+  }
   Table rate;
   rate.title = "throughput (predicted)";
   rate.header = {p.unit + "/s per GPU alone",

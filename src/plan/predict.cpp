@@ -26,15 +26,84 @@ ReplicaPlanOptions replica_options(const std::string& workload, Precision precis
   return options;
 }
 
+// The memory of a batch as `gpus` GPUs under `strategy` hold it: ddp plans one replica alone (the graph of one rank;
+// more ranks only split a tied table, a few bytes), a sharded strategy for its shards.
+struct Sharding {
+  DataParallelStrategy strategy = DataParallelStrategy::kDdp;
+  int gpus = 1;
+  bool operator<(const Sharding& other) const {
+    return std::tie(strategy, gpus) < std::tie(other.strategy, other.gpus);
+  }
+};
+
+Sharding memory_sharding(DataParallelStrategy strategy, int gpus) {
+  return shards_optimizer(strategy) && gpus > 1 ? Sharding{strategy, gpus} : Sharding{};
+}
+
 // Planning a full graph takes a noticeable fraction of a second; --table and the batch searches repeat them.
-uint64_t planned_bytes(const std::string& workload, Precision precision, int64_t batch) {
-  static std::map<std::tuple<std::string, Precision, int64_t>, uint64_t> cache;
-  const auto key = std::make_tuple(workload, precision, batch);
+uint64_t planned_bytes(const std::string& workload, Precision precision, int64_t batch, const Sharding& sharding = {}) {
+  static std::map<std::tuple<std::string, Precision, int64_t, Sharding>, uint64_t> cache;
+  const auto key = std::make_tuple(workload, precision, batch, sharding);
   auto found = cache.find(key);
   if (found != cache.end()) return found->second;
-  const uint64_t bytes = plan_replica_graph(replica_options(workload, precision, batch, 25)).cuda_needed_bytes;
+  ReplicaPlanOptions options = replica_options(workload, precision, batch, 25);
+  options.strategy = sharding.strategy;
+  options.ranks = sharding.gpus;
+  const uint64_t bytes = plan_replica_graph(options).cuda_needed_bytes;
   cache.emplace(key, bytes);
   return bytes;
+}
+
+// A sharded strategy's step: each GPU updates its shard's part of every bucket (issue order as in `input`), then
+// all-gathers the updated shards: zero1 one gather of the padded region after its last update, zero2 one per
+// bucket after that bucket's update. zero1's GPUs differ (GPU r updates the buckets of its range, which the backward
+// pass finishes at different times), so each is simulated and the slowest kept; zero2's are alike. *wire_bytes
+// grows by the gathered bytes.
+TimelineResult sharded_step_timeline(const TimelineInput& input, int first_backward, const MemoryPlan& plan,
+                                     const CommPath& path, const GpuSpec& gpu, const Calibration& calibration,
+                                     DataParallelStrategy strategy, int gpus, double* wire_bytes) {
+  std::vector<GradientBucket> buckets = plan.buckets;
+  std::stable_sort(buckets.begin(), buckets.end(), [](const GradientBucket& a, const GradientBucket& b) {
+    return a.ready_after_node < b.ready_after_node;
+  });
+  auto update_ms = [&](double bytes) {
+    return bytes > 0 ? optimizer_ms(bytes, kAdamwBytesPerGradientByte, gpu, calibration.compute) : 0.0;
+  };
+  auto gather_ms = [&](double bytes) { return 1e-3 * ring_scatter_gather_cost(path, bytes, calibration.latency).us(); };
+  const bool by_bucket = shards_by_bucket(strategy);
+  // Every bucket's chunks (zero2) or the padded parameter region (zero1), as the trainer gathers them.
+  *wire_bytes += static_cast<double>(by_bucket ? plan.gradient_bytes : plan.gradient_region_offset);
+  TimelineResult slowest;
+  bool first = true;
+  for (int rank = 0; rank < (by_bucket ? 1 : gpus); ++rank) {
+    const ParameterShard shard = parameter_shard(plan, rank, gpus);
+    TimelineInput mine = input;
+    mine.bucket_update_ms.clear();
+    mine.dp_whole_update_ms = update_ms(static_cast<double>(shard.count) * sizeof(float));
+    int last_owned = -1;
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      const auto begin = static_cast<int64_t>((buckets[b].offset - plan.gradient_region_offset) / sizeof(float));
+      const auto end = begin + static_cast<int64_t>(buckets[b].bytes / sizeof(float));
+      int64_t owned = 0;
+      for (const ShardRange& r : shard.ranges) {
+        owned += std::max<int64_t>(0, std::min(end, r.first + r.count) - std::max(begin, r.first));
+      }
+      mine.bucket_update_ms.push_back(update_ms(static_cast<double>(owned) * sizeof(float)));
+      if (owned > 0) last_owned = static_cast<int>(b);
+      if (by_bucket) {
+        mine.gather_ms.push_back(gather_ms(static_cast<double>(buckets[b].bytes)));
+        mine.gather_after_update.push_back(static_cast<int>(b));
+      }
+    }
+    if (!by_bucket) {
+      mine.gather_ms.push_back(gather_ms(static_cast<double>(plan.gradient_region_offset)));
+      mine.gather_after_update.push_back(last_owned);
+    }
+    const TimelineResult result = simulate_step(mine, first_backward);
+    if (first || result.step_ms > slowest.step_ms) slowest = result;
+    first = false;
+  }
+  return slowest;
 }
 
 }  // namespace
@@ -44,21 +113,22 @@ uint64_t usable_bytes(const GpuSpec& gpu, double memory_gib) {
   return total > kPlanDeviceReserveBytes ? static_cast<uint64_t>(total) - kPlanDeviceReserveBytes : 0;
 }
 
-int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_t capacity_bytes) {
-  static std::map<std::tuple<std::string, Precision, uint64_t>, int64_t> cache;
-  const auto key = std::make_tuple(workload, precision, capacity_bytes);
+int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_t capacity_bytes,
+                       DataParallelStrategy strategy, int gpus) {
+  const Sharding sharding = memory_sharding(strategy, gpus);
+  static std::map<std::tuple<std::string, Precision, uint64_t, Sharding>, int64_t> cache;
+  const auto key = std::make_tuple(workload, precision, capacity_bytes, sharding);
   if (auto found = cache.find(key); found != cache.end()) return found->second;
+  auto bytes = [&](int64_t batch) { return planned_bytes(workload, precision, batch, sharding); };
   // Bytes grow about linearly with the batch: two plans give the slope, the search then plans near the answer.
   const int64_t reference = find_workload(workload).info().default_batch;
-  const double at_ref = static_cast<double>(planned_bytes(workload, precision, reference));
-  const double at_double = static_cast<double>(planned_bytes(workload, precision, 2 * reference));
+  const double at_ref = static_cast<double>(bytes(reference));
+  const double at_double = static_cast<double>(bytes(2 * reference));
   const double per_sample = std::max(1.0, (at_double - at_ref) / reference);
   const double guess = reference + (static_cast<double>(capacity_bytes) - at_ref) / per_sample;
   int64_t upper = std::max<int64_t>(2, static_cast<int64_t>(guess * 1.05) + 2);
-  while (planned_bytes(workload, precision, upper) <= capacity_bytes) upper *= 2;
-  const int64_t fits =
-      largest_batch_that_fits([&](int64_t b) { return planned_bytes(workload, precision, b); }, capacity_bytes, upper,
-                              find_workload(workload).info().min_batch);
+  while (bytes(upper) <= capacity_bytes) upper *= 2;
+  const int64_t fits = largest_batch_that_fits(bytes, capacity_bytes, upper, find_workload(workload).info().min_batch);
   cache.emplace(key, fits);
   return fits;
 }
@@ -85,6 +155,8 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   if (request.grad_dtype != "fp32" && request.grad_dtype != "bf16") {
     throw UsageError("--grad-dtype must be fp32 or bf16");
   }
+  const DataParallelStrategy strategy = parse_strategy(request.strategy);
+  const bool sharded = shards_optimizer(strategy) && request.gpus > 1;
   const Workload& workload = find_workload(request.workload);
   out.unit = workload.info().unit;
   out.batch_unit = workload.info().batch_unit_name();
@@ -104,13 +176,16 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   std::vector<Precision> precisions{Precision::kFp32};
   if (gpu.tensor_cores_for("bf16")) precisions.push_back(Precision::kBf16);
   precisions.push_back(Precision::kFp16);
-  for (Precision p : precisions) out.fits.push_back({p, plan_max_batch(request.workload, p, out.capacity_bytes)});
-  const int64_t largest = plan_max_batch(request.workload, out.precision, out.capacity_bytes);
+  for (Precision p : precisions) {
+    out.fits.push_back({p, plan_max_batch(request.workload, p, out.capacity_bytes, strategy, request.gpus)});
+  }
+  const int64_t largest = plan_max_batch(request.workload, out.precision, out.capacity_bytes, strategy, request.gpus);
   if (largest == 0) {
     const int64_t smallest = find_workload(request.workload).info().min_batch;
+    const uint64_t needed =
+        planned_bytes(request.workload, out.precision, smallest, memory_sharding(strategy, request.gpus));
     throw UsageError(request.workload + " does not fit on " + gpu.name + " even at batch " + std::to_string(smallest) +
-                     " (" + gib_text(planned_bytes(request.workload, out.precision, smallest)) + " needed, " +
-                     gib_text(out.capacity_bytes) + " usable)");
+                     " (" + gib_text(needed) + " needed, " + gib_text(out.capacity_bytes) + " usable)");
   }
   if (request.batch > 0) {
     out.batch = request.batch;
@@ -126,6 +201,7 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   ReplicaPlanOptions planned = replica_options(request.workload, out.precision, out.batch, request.bucket_mb);
   planned.ranks = request.gpus;  // the graph as the job's ranks train it (a tied table split or not)
   planned.overlap = request.overlap;
+  planned.strategy = strategy;
   const ReplicaPlan replica = plan_replica_graph(planned);
   const Graph& graph = replica.graph;
   const MemoryPlan& plan = replica.plan;
@@ -168,19 +244,36 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
     for (const GradientBucket& bucket : buckets) {
       const double bytes = static_cast<double>(bucket.bytes) * wire;
       input.bucket_ready_node.push_back(bucket.ready_after_node);
-      input.bucket_comm_ms.push_back(1e-3 * all_reduce_cost(out.path, bytes, calibration.latency).us());
+      const AllReduceCost cost = shards_by_bucket(strategy)
+                                     ? ring_scatter_gather_cost(out.path, bytes, calibration.latency)
+                                     : all_reduce_cost(out.path, bytes, calibration.latency);
+      input.bucket_comm_ms.push_back(1e-3 * cost.us());
       input.bucket_update_ms.push_back(
           optimizer_ms(static_cast<double>(bucket.bytes), kAdamwBytesPerGradientByte, gpu, calibration.compute));
       out.wire_bytes += bytes;
     }
     out.buckets = buckets.size();
+    if (sharded) {
+      out.notes.push_back(std::string("strategy ") + strategy_name(strategy) +
+                          ": each GPU holds the optimizer's state of its shard and updates it alone, then the shards "
+                          "are all-gathered (fp32)" +
+                          (shards_by_bucket(strategy) ? "; the buckets are reduce-scattered; the gradient region is "
+                                                        "held whole, as run holds it"
+                                                      : "") +
+                          "; the step is its slowest GPU's");
+    }
   }
   input.overlap = request.overlap;
   // fp16's loss scaling needs the global gradient norm before any update: one pass after the last all-reduce.
   input.update_by_bucket = request.overlap && out.precision != Precision::kFp16;
   input.in_training_rate = out.path.in_training_rate;
   input.dilation = out.path.dilation;
-  out.timeline = simulate_step(input, first_backward);
+  if (sharded) {
+    out.timeline = sharded_step_timeline(input, first_backward, plan, out.path, gpu, calibration, strategy,
+                                         request.gpus, &out.wire_bytes);
+  } else {
+    out.timeline = simulate_step(input, first_backward);
+  }
   if (!graph.sub_steps().empty()) {
     std::vector<double> part_ms, generation_ms;
     for (const SubStep& sub_step : graph.sub_steps()) {

@@ -14,10 +14,12 @@
 namespace sb {
 
 TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
-  const size_t nodes = in.node_ms.size(), buckets = in.bucket_comm_ms.size();
-  if (in.bucket_ready_node.size() != buckets || (in.update_by_bucket && in.bucket_update_ms.size() != buckets)) {
+  const size_t nodes = in.node_ms.size(), buckets = in.bucket_comm_ms.size(), gathers = in.gather_ms.size();
+  if (in.bucket_ready_node.size() != buckets || (in.update_by_bucket && in.bucket_update_ms.size() != buckets) ||
+      in.gather_after_update.size() != gathers) {
     throw UsageError("timeline: per-bucket inputs differ in length");
   }
+  const double dp_whole_update_ms = in.dp_whole_update_ms < 0 ? in.whole_update_ms : in.dp_whole_update_ms;
   TimelineResult out;
   const double node_total = std::accumulate(in.node_ms.begin(), in.node_ms.end(), 0.0);
   const int split = std::clamp(first_backward_node, 0, static_cast<int>(nodes));
@@ -25,7 +27,8 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
   out.backward_ms = node_total - out.forward_ms;
   out.optimizer_ms = in.whole_update_ms;
   out.solo_ms = node_total + in.whole_update_ms;
-  out.comm_alone_ms = std::accumulate(in.bucket_comm_ms.begin(), in.bucket_comm_ms.end(), 0.0);
+  out.gathers_alone_ms = std::accumulate(in.gather_ms.begin(), in.gather_ms.end(), 0.0);
+  out.comm_alone_ms = std::accumulate(in.bucket_comm_ms.begin(), in.bucket_comm_ms.end(), 0.0) + out.gathers_alone_ms;
 
   // Compute tasks: the nodes, then the updates; each update may wait for one bucket's all-reduce.
   std::vector<double> compute(in.node_ms);
@@ -37,13 +40,22 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
       compute_waits.push_back(static_cast<int>(b));
     }
   } else {
-    compute.push_back(in.whole_update_ms);
+    compute.push_back(dp_whole_update_ms);
     compute_waits.push_back(static_cast<int>(buckets) - 1);  // -1 without buckets: no wait
   }
-  // Communication tasks wait for one compute task (a node) to be done: its index, or -1 for none.
-  std::vector<int> comm_waits(buckets);
+  // Communication tasks (the reductions, then the gathers) wait for one compute task (a node, or an update) to be
+  // done: its index, or -1 for none.
+  const size_t comm_tasks = buckets + gathers;
+  std::vector<int> comm_waits(comm_tasks);
+  std::vector<double> comm_ms(in.bucket_comm_ms);
   for (size_t b = 0; b < buckets; ++b) {
     comm_waits[b] = in.overlap ? in.bucket_ready_node[b] : static_cast<int>(nodes) - 1;
+  }
+  for (size_t g = 0; g < gathers; ++g) {
+    const int after = in.gather_after_update[g];
+    comm_waits[buckets + g] = static_cast<int>(compute.size()) - 1;  // the last update
+    if (by_bucket && after >= 0) comm_waits[buckets + g] = static_cast<int>(nodes) + after;
+    comm_ms.push_back(in.gather_ms[g]);
   }
   out.bucket_start_ms.assign(buckets, 0);
   out.bucket_end_ms.assign(buckets, 0);
@@ -51,16 +63,16 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
   const double inf = std::numeric_limits<double>::infinity();
   size_t ci = 0, mi = 0;  // tasks done on each stream
   double compute_left = compute.empty() ? 0 : compute[0];
-  double comm_left = buckets > 0 ? in.bucket_comm_ms[0] : 0;
+  double comm_left = comm_tasks > 0 ? comm_ms[0] : 0;
   bool comm_started = false;
   double t = 0;
-  while (ci < compute.size() || mi < buckets) {
+  while (ci < compute.size() || mi < comm_tasks) {
     const bool compute_ready =
         ci < compute.size() && (compute_waits[ci] < 0 || compute_waits[ci] < static_cast<int>(mi));
-    const bool comm_ready = mi < buckets && comm_waits[mi] < static_cast<int>(ci);
+    const bool comm_ready = mi < comm_tasks && comm_waits[mi] < static_cast<int>(ci);
     if (!compute_ready && !comm_ready) throw UsageError("timeline: the streams wait for each other");
     if (comm_ready && !comm_started) {
-      out.bucket_start_ms[mi] = t;
+      if (mi < buckets) out.bucket_start_ms[mi] = t;
       comm_started = true;
     }
     const double compute_rate = comm_ready ? 1.0 / (1.0 + in.dilation) : 1.0;
@@ -76,10 +88,14 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
       compute_left = ci < compute.size() ? compute[ci] : 0;
     }
     if (comm_ready && dt == comm_dt) {
-      out.bucket_end_ms[mi] = t;
-      out.last_reduce_end_ms = t;
+      if (mi < buckets) {
+        out.bucket_end_ms[mi] = t;
+        out.last_reduce_end_ms = t;
+      } else {
+        out.last_gather_end_ms = t;
+      }
       comm_started = false;
-      if (++mi < buckets) comm_left = in.bucket_comm_ms[mi];
+      if (++mi < comm_tasks) comm_left = comm_ms[mi];
     }
   }
   if (nodes == 0) out.nodes_done_ms = 0;
@@ -101,11 +117,13 @@ TimelineResult sub_step_timeline(const TimelineResult& pass, const std::vector<d
   out.backward_ms = k * pass.backward_ms;
   out.optimizer_ms = k * pass.optimizer_ms;
   out.comm_alone_ms = k * pass.comm_alone_ms;
+  out.gathers_alone_ms = k * pass.gathers_alone_ms;
   out.solo_ms = out.parts_ms + k * pass.solo_ms;
   out.step_ms = out.parts_ms + k * pass.step_ms;
   const double last_pass_start = out.step_ms - pass.step_ms;
   out.nodes_done_ms = last_pass_start + pass.nodes_done_ms;
   out.last_reduce_end_ms = last_pass_start + pass.last_reduce_end_ms;
+  if (pass.last_gather_end_ms > 0) out.last_gather_end_ms = last_pass_start + pass.last_gather_end_ms;
   return out;
 }
 

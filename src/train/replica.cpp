@@ -79,6 +79,8 @@ ReplicaPlan plan_replica_graph(const ReplicaPlanOptions& options) {
   replica_options.optimizer_state_buffers = options.optimizer_state_buffers;
   replica_options.ranks = options.ranks;
   replica_options.overlap = options.overlap;
+  replica_options.strategy = options.strategy;
+  replica_options.optimizer_state_sharded = parameter_shards(replica_options) > 1;
   const std::unique_ptr<Replica> replica = plan_replica(replica_options);
   ReplicaPlan out;
   out.cuda_needed_bytes = needed_bytes(*replica, replica_options, DeviceKind::kCuda);

@@ -76,4 +76,23 @@ expect_output "has no bf16; use --precision fp16" "says what to use"
 expect_exit 2 "GPUs not a multiple of nodes" -- "$SB" plan -w bert_base --gpu "H100 SXM" --gpus 6 --nodes 4
 expect_exit 2 "files without --validate" -- "$SB" plan -w bert_base --gpu "H100 SXM" results.json
 expect_exit 2 "not a run file" -- "$SB" plan --validate "$HERE/golden/plan_calibration.json"
+
+# --strategy: over 4 GPUs zero2 holds one shard's optimizer state per GPU and gathers after the update; console and
+# JSON say so; an unknown strategy is a usage error.
+for strategy in ddp zero2; do
+  expect_exit 0 "plan --strategy $strategy" -- "$SB" plan -w bert_base --gpu "A100 SXM 40GB" --gpus 4 \
+    --strategy "$strategy" --json "$WORK/plan-$strategy.json"
+done
+expect_output "strategy zero2" "the console names the strategy"
+expect_output "gathers alone" "and times the gathers apart"
+python3 - "$WORK/plan-ddp.json" "$WORK/plan-zero2.json" <<'PY' && passes=$((passes + 1)) ||
+import json, sys
+ddp, zero2 = (json.load(open(p))["predictions"][0] for p in sys.argv[1:])
+assert (ddp["strategy"], zero2["strategy"]) == ("ddp", "zero2")
+assert zero2["memory"]["needed_bytes"] < ddp["memory"]["needed_bytes"], (zero2["memory"], ddp["memory"])
+assert ddp["step_ms"]["gathers_alone"] == 0 < zero2["step_ms"]["gathers_alone"], zero2["step_ms"]
+assert zero2["step_ms"]["dp"] == zero2["step_ms"]["last_gather_end"], zero2["step_ms"]
+PY
+  { echo "FAIL: plan --strategy zero2 against ddp"; failures=$((failures + 1)); }
+expect_exit 2 "an unknown strategy" -- "$SB" plan -w bert_base --gpu "A100 SXM 40GB" --gpus 4 --strategy zero4
 finish

@@ -85,6 +85,19 @@ expect_exit 0 "maxbatch zero1, one rank" -- "$SB" maxbatch -w bert_base --device
   --strategy zero1 --no-verify --json "$WORK/maxbatch-one.json"
 expect_json "$WORK/maxbatch-one.json" 'assert d["results"][0]["strategy"] == "ddp"' "one rank: nothing to shard"
 
+# suite --strategy zero2: maxbatch and the training runs shard the state; the max-batch run trains the dp phases
+# alone (its batch is theirs), which the table says instead of "failed"; with --gpus-sweep it is refused.
+expect_exit 0 "suite zero2, 2 ranks" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" suite --workloads bert_base --device cpu \
+  --scale tiny --memory 0.02 --warmup 1 --steps 2 --strategy zero2 --out "$WORK/suite-zero2"
+expect_output "ranks data-parallel under --strategy zero2" "the table names the strategy"
+expect_output "\| bert_base \| sequences \| 128 sequences \| [0-9,]+ \| [0-9,]+ \| [0-9.]+% \|.*\| not run \| [0-9,]+ \| - \|" \
+  "the max-batch run trains together only"
+expect_json "$WORK/suite-zero2/suite.json" "r = d['runs'][-1]; assert r['strategy'] == 'zero2' and \
+r['workloads'][0]['error'] == '' and r['workloads'][0]['max_batch_verified'] > 0, r" "suite.json names the strategy"
+expect_exit 2 "suite --gpus-sweep with zero1" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" suite --workloads bert_base \
+  --device cpu --scale tiny --memory 0.02 --strategy zero1 --gpus-sweep 1,2 --out "$WORK/suite-sweep"
+expect_lines 2 "^scalebench: error: \[rank [0-1]@.*suite --gpus-sweep with --strategy zero1" "one line on every rank"
+
 expect_exit 2 "an unknown strategy" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" --strategy zero4
 expect_lines 2 "^scalebench: error: \[rank [0-1]@.*--strategy" "an unknown strategy: one line on every rank"
 for strategy in zero1 zero2; do

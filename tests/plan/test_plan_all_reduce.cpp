@@ -31,6 +31,18 @@ TEST(PlanAllReduce, TwoGpusOneNodeRingIsBasePlusTwoHopsPlusBytesOverBus) {
   EXPECT_DOUBLE_EQ(cost.us(), cost.ring_us);
 }
 
+// A reduce-scatter or all-gather is half the ring: N-1 steps, S (N-1)/N over the bus bandwidth, no tree.
+TEST(PlanAllReduce, ScatterAndGatherAreHalfTheRing) {
+  CommPath path;
+  path.gpus = 2;
+  path.busbw_gbps = 100;
+  const AllReduceCost cost = ring_scatter_gather_cost(path, 1e8, nccl_like());
+  EXPECT_NEAR(cost.ring_us, 8.4 + 3.4 + 1e8 * 0.5 / 1e5, 1e-9);  // 511.8 µs against the all-reduce's 1015.2
+  EXPECT_STREQ(cost.algorithm(), "ring");
+  path.gpus = 1;
+  EXPECT_DOUBLE_EQ(ring_scatter_gather_cost(path, 1e8, nccl_like()).us(), 0);
+}
+
 TEST(PlanAllReduce, NetworkStepsUseTheNetworkLatency) {
   CommPath path;
   path.gpus = 16;

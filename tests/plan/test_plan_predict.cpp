@@ -93,6 +93,36 @@ TEST(PlanPredict, ReplicaPlanIsTheTrainersPlannedReplica) {
   }
 }
 
+// plan --strategy: a sharded strategy over N GPUs holds one shard's optimizer state per GPU, so a larger batch
+// fits; zero1 moves 1.5x ddp's bytes (all-reduce + all-gather) and zero2 as many as ddp (reduce-scatter +
+// all-gather), the gathers timed after the updates; on one GPU there is nothing to shard.
+TEST(PlanPredict, ShardedStrategiesHoldLessStateAndGatherAfterTheUpdate) {
+  PlanRequest r = request("bert_base", "A100 SXM 40GB");
+  r.gpus = 4;
+  const PlanPrediction ddp = predict_plan(r, db(), calibration());
+  r.strategy = "zero1";
+  const PlanPrediction zero1 = predict_plan(r, db(), calibration());
+  r.strategy = "zero2";
+  const PlanPrediction zero2 = predict_plan(r, db(), calibration());
+  for (const PlanPrediction* sharded : {&zero1, &zero2}) {
+    EXPECT_LT(sharded->needed_bytes, ddp.needed_bytes) << sharded->request.strategy;
+    EXPECT_GT(sharded->fits[1].max_batch, ddp.fits[1].max_batch) << sharded->request.strategy;
+    EXPECT_GT(sharded->timeline.gathers_alone_ms, 0) << sharded->request.strategy;
+    EXPECT_DOUBLE_EQ(sharded->timeline.step_ms, sharded->timeline.last_gather_end_ms) << "the step ends gathering";
+    // Solo is ddp's, but for zero2's bucket padding in the solo update (a few KiB).
+    EXPECT_NEAR(sharded->timeline.solo_ms, ddp.timeline.solo_ms, 1e-4 * ddp.timeline.solo_ms);
+  }
+  EXPECT_DOUBLE_EQ(ddp.timeline.gathers_alone_ms, 0);
+  EXPECT_NEAR(zero1.wire_bytes, 2 * ddp.wire_bytes, 0.01 * ddp.wire_bytes) << "the all-reduced and the gathered";
+  EXPECT_LT(zero2.timeline.comm_alone_ms, zero1.timeline.comm_alone_ms) << "reduce-scatters, not all-reduces";
+  EXPECT_GT(zero2.scaling_efficiency, zero1.scaling_efficiency);
+  r.gpus = 1;
+  const PlanPrediction one = predict_plan(r, db(), calibration());
+  EXPECT_EQ(one.needed_bytes, predict_plan(request("bert_base", "A100 SXM 40GB"), db(), calibration()).needed_bytes);
+  r.strategy = "zero4";
+  EXPECT_THROW(predict_plan(r, db(), calibration()), UsageError);
+}
+
 TEST(PlanPredict, OneGpuHasNoCommunicationAndFullEfficiency) {
   const PlanPrediction p = predict_plan(request("bert_base", "A100 SXM 40GB"), db(), calibration());
   EXPECT_EQ(p.buckets, 0u);

@@ -123,5 +123,43 @@ TEST(PlanTimeline, OneUpdatePassWaitsForTheLastBucket) {
   EXPECT_DOUBLE_EQ(simulate_step(in, 1).step_ms, 4.1);
 }
 
+// A sharded strategy's gathers run on the communication stream after the reductions, each once its update is
+// done; the step ends with the last of them. One bucket ready after node 0, reduced in 1 ms (ends at 2), nodes done
+// at 3, its update 0.5 ms (3 to 3.5), the gather 2 ms (3.5 to 5.5).
+TEST(PlanTimeline, GathersFollowTheirUpdateAndEndTheStep) {
+  TimelineInput in = one_bucket(1);
+  in.gather_ms = {2};
+  in.gather_after_update = {0};
+  const TimelineResult r = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(r.last_reduce_end_ms, 2);
+  EXPECT_DOUBLE_EQ(r.last_gather_end_ms, 5.5);
+  EXPECT_DOUBLE_EQ(r.step_ms, 5.5);
+  EXPECT_DOUBLE_EQ(r.gathers_alone_ms, 2);
+  EXPECT_DOUBLE_EQ(r.comm_alone_ms, 3) << "the comm phase reduces and gathers";
+  EXPECT_DOUBLE_EQ(r.solo_ms, 3.5) << "solo gathers nothing";
+  // The shard's update in one pass (a quarter of the parameters) instead of the whole: 3 + 0.125, then the gather.
+  in.update_by_bucket = false;
+  in.dp_whole_update_ms = 0.125;
+  const TimelineResult whole = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(whole.step_ms, 3.125 + 2);
+  EXPECT_DOUBLE_EQ(whole.solo_ms, 3.5) << "solo updates every parameter";
+  in.gather_after_update = {};
+  EXPECT_THROW(simulate_step(in, 1), UsageError);
+}
+
+// Two buckets, each gathered after its own update: the first gather runs beside the second update.
+TEST(PlanTimeline, PerBucketGathersOverlapTheNextUpdate) {
+  TimelineInput in;
+  in.node_ms = {1, 1};
+  in.bucket_ready_node = {0, 1};
+  in.bucket_comm_ms = {0.5, 0.5};  // 1-1.5, 2-2.5
+  in.bucket_update_ms = {1, 1};    // 2-3 (after the nodes), 3-4
+  in.gather_ms = {1, 1};           // after update 0: 3-4; after update 1: 4-5
+  in.gather_after_update = {0, 1};
+  const TimelineResult r = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(r.step_ms, 5);
+  EXPECT_DOUBLE_EQ(r.last_gather_end_ms, 5);
+}
+
 }  // namespace
 }  // namespace sb
