@@ -58,6 +58,7 @@ std::string default_label(const ResultFile& file) {
     if (file.run.overlap_ctas > 0) label += " overlap-ctas-" + std::to_string(file.run.overlap_ctas);
     if (file.run.grad_registration == "local") label += " registered";
     if (file.run.grad_registration == "symmetric") label += " symmetric-window";
+    if (file.run.strategy != "ddp") label += " " + file.run.strategy;
   }
   if (!file.variant.empty()) label += " " + file.variant;
   return label;
@@ -201,6 +202,24 @@ std::vector<Table> comparison_tables(const ComparisonModel& model) {
       decomposed.rows.push_back(cells);
     }
     if (any) tables.push_back(decomposed);
+    // Sharded strategies' all-gathers, only where some run gathered.
+    Table gathers = labelled_table("All-gathers of the updated shards (zero1/zero2): exposed after the last update "
+                                   "(ms per step) / busbw (GB/s)",
+                                   "workload", model.run_labels);
+    bool gathered = false;
+    for (const std::string& workload : model.rows) {
+      std::vector<std::string> cells{workload};
+      for (const std::string& label : model.run_labels) {
+        const RunSummary* run = cell(model, workload, label);
+        const bool has = run != nullptr && run->all_gather_busbw_gbps.has_value();
+        cells.push_back(has ? format_or_dash("%.2f", run->all_gather_exposed_ms) + " / " +
+                                  format_or_dash("%.1f", run->all_gather_busbw_gbps)
+                            : "-");
+        gathered = gathered || has;
+      }
+      gathers.rows.push_back(cells);
+    }
+    if (gathered) tables.push_back(gathers);
     // Every swept run's curve: units/s total and E(k) at each k, a column per label.
     for (const std::string& workload : model.rows) {
       std::vector<int> sizes;

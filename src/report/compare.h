@@ -35,6 +35,10 @@ struct RunSummary {
   // gradient buffers ("none", "local", "symmetric") and --overlap-ctas where it applied (0: off or not applied).
   std::string grad_registration = "none";
   int64_t overlap_ctas = 0;
+  // --strategy (files before 2026-12-04: ddp) and, sharded, its all-gathers in the dp phase: the time nothing hid
+  // after the last update, and their bus bandwidth (absent under ddp and in older files).
+  std::string strategy = "ddp";
+  std::optional<double> all_gather_exposed_ms, all_gather_busbw_gbps;
   int64_t batch_per_rank = 0;
   PhaseFigures solo, comm, dp;
   std::optional<double> scaling_efficiency, exposed_comm_ms, overlap_pct, efficiency_bound, busbw_gbps,

@@ -212,6 +212,11 @@ void read_run(const Fields& fields, ResultFile& file) {
   if (fields.has("config.overlap_ctas") && fields.integer("config.overlap_ctas") > 0 && ctas_applied) {
     run.overlap_ctas = fields.count("config.overlap_ctas", 64);
   }
+  if (fields.has("config.strategy")) run.strategy = fields.string("config.strategy");
+  if (const json* gather = fields.find("all_gather"); gather != nullptr && !gather->is_null()) {
+    run.all_gather_exposed_ms = fields.optional_number("all_gather.exposed_ms_per_step");
+    run.all_gather_busbw_gbps = fields.optional_number("all_gather.busbw_gbps");
+  }
   run.error = fields.has("error") ? fields.string_or_null("error") : "";
   run.batch_per_rank = fields.count("config.batch_per_rank", kMaxBatch);
   fields.require("phases");

@@ -50,12 +50,17 @@ int label_colour(const ComparisonModel& model, const std::string& label) {
   return index;
 }
 
-// A line's name in the per-workload GPU-count charts: what stays the same as the GPU count changes.
-std::string scaling_series_name(const ResultFile& file) {
+// The GPUs, transport and gradient settings of a run, all but its count and --strategy.
+std::string interconnect_name(const ResultFile& file) {
   std::string name = file.device_name + (file.transport.empty() ? "" : " " + file.transport);
   if (file.run.grad_dtype == "bf16") name += " bf16-wire";
   if (!file.run.overlap) name += " no-overlap";
   return name;
+}
+
+// A line's name in the per-workload GPU-count charts: what stays the same as the GPU count changes.
+std::string scaling_series_name(const ResultFile& file) {
+  return interconnect_name(file) + (file.run.strategy == "ddp" ? "" : " " + file.run.strategy);
 }
 
 std::string normalized_chart(const ComparisonModel& model) {
@@ -198,6 +203,44 @@ std::string efficiency_lines(const ComparisonModel& model, const std::string& wo
     }
   }
   return worth ? svg_line_chart(chart) : std::string();
+}
+
+// Issue 31: E(N) of each data-parallel strategy (a series: ddp, zero1, zero2) on each interconnect (a category:
+// the GPUs, their count, transport, emulation and gradient settings, all but the strategy). Empty unless some
+// interconnect ran two strategies of the workload.
+std::string strategy_chart(const ComparisonModel& model, const std::string& workload) {
+  const std::vector<std::string> order{"ddp", "zero1", "zero2", "zero3"};
+  std::vector<std::string> interconnects;
+  std::map<std::string, std::map<std::string, double>> efficiency;  // interconnect -> strategy -> E (%)
+  for (const ResultFile& file : model.files) {
+    if (file.kind != ResultKind::kRun || file.run.workload != workload || file.nranks < 2) continue;
+    if (!file.run.scaling_efficiency) continue;
+    std::string where = interconnect_name(file) + " x" + std::to_string(file.nranks);
+    if (file.emulate != "none") where += " emulated-" + file.emulate;
+    if (efficiency.count(where) == 0) interconnects.push_back(where);
+    efficiency[where][file.run.strategy] = 100.0 * *file.run.scaling_efficiency;
+  }
+  bool worth = false;
+  for (const auto& [where, by_strategy] : efficiency) worth = worth || by_strategy.size() >= 2;
+  if (!worth) return "";
+  BarChart chart;
+  chart.title = workload + ": scaling efficiency by strategy and interconnect";
+  chart.value_axis_title = "E(N) (%)";
+  chart.categories = interconnects;
+  chart.value_decimals = 1;
+  chart.reference = 100.0;
+  chart.reference_label = "100%";
+  for (size_t s = 0; s < order.size(); ++s) {
+    BarSeries series{order[s], {}, static_cast<int>(s)};
+    bool has = false;
+    for (const std::string& where : interconnects) {
+      const auto found = efficiency[where].find(order[s]);
+      series.values.push_back(found == efficiency[where].end() ? std::nullopt : std::optional<double>(found->second));
+      has = has || found != efficiency[where].end();
+    }
+    if (has) chart.series.push_back(series);
+  }
+  return svg_bar_chart(chart);
 }
 
 // Throughput on all GPUs vs GPU count for one workload, each series beside its ideal (dashed): N times one GPU's
@@ -401,6 +444,14 @@ std::string comparison_html(const ComparisonModel& model) {
       if (!lines.empty()) {
         body += section(workload + ": efficiency vs GPU count", lines,
                         "One line per GPU, transport and gradient setting; a one-GPU file adds E(1) = 100%.");
+      }
+      const std::string strategies = strategy_chart(model, workload);
+      if (!strategies.empty()) {
+        body += section(workload + ": strategy by interconnect", strategies,
+                        "E(N) of each data-parallel strategy (--strategy) on each set of GPUs and links: ddp "
+                        "all-reduces; zero1 all-reduces, updates a shard and all-gathers it; zero2 reduce-scatters "
+                        "and all-gathers. The gap between the bars of one group is what the interconnect charges "
+                        "for sharding.");
       }
       for (const std::string& label : model.run_labels) {
         const ResultFile* file = run_cell(model, workload, label);

@@ -2,6 +2,8 @@
 // hand-written result files, the normalisation, labels and their collisions, and every rejection's exact text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
@@ -171,6 +173,30 @@ TEST(CompareLabels, NameTheLeversThatApplied) {
   EXPECT_EQ(default_label(parse("a.json", symmetric)), "NVIDIA H200 x2 P2P/CUMEM registered") << "what was granted";
   symmetric["grad_registration"] = {{"granted", "none"}, {"why_less", "the mpi backend registers no buffers"}};
   EXPECT_EQ(default_label(parse("a.json", symmetric)), "NVIDIA H200 x2 P2P/CUMEM");
+}
+
+// --strategy names itself in the label, and a sharded run's all-gathers get a table of their own.
+TEST(CompareLabels, ShardedStrategiesAreNamedAndTheirGathersTabled) {
+  json zero2 = run_doc();
+  zero2["config"]["strategy"] = "zero2";
+  zero2["all_gather"] = {{"bytes_per_step", 1000}, {"per_step", 2}, {"ms_per_step", 1.5}, {"busbw_gbps", 150.25},
+                         {"exposed_ms_per_step", 0.75}, {"comm_ms_per_step", nullptr}, {"comm_busbw_gbps", nullptr}};
+  EXPECT_EQ(default_label(parse("z.json", zero2)), "NVIDIA H200 x2 P2P/CUMEM zero2");
+  json ddp = run_doc();
+  ddp["config"]["strategy"] = "ddp";
+  EXPECT_EQ(default_label(parse("d.json", ddp)), "NVIDIA H200 x2 P2P/CUMEM");
+  std::vector<ResultFile> files{parse("d.json", ddp), parse("z.json", zero2)};
+  assign_labels(files, {});
+  const std::vector<Table> tables = comparison_tables(build_comparison(files, ""));
+  const auto gathers = std::find_if(tables.begin(), tables.end(),
+                                    [](const Table& t) { return t.title.rfind("All-gathers", 0) == 0; });
+  ASSERT_NE(gathers, tables.end());
+  EXPECT_EQ(gathers->rows.at(0), (std::vector<std::string>{"bert_base", "-", "0.75 / 150.2"}));
+  files.pop_back();
+  const std::vector<Table> without = comparison_tables(build_comparison(files, ""));
+  EXPECT_TRUE(std::none_of(without.begin(), without.end(),
+                           [](const Table& t) { return t.title.rfind("All-gathers", 0) == 0; }))
+      << "no run gathered: no table";
 }
 
 TEST(CompareLabels, EmulatedRunsSayWhatWasEmulated) {

@@ -177,6 +177,30 @@ TEST(HtmlCompare, ThroughputVsGpuCountBesideTheIdealLine) {
   EXPECT_NE(chart.find(">throughput on all GPUs (sequences/s)</text>"), std::string::npos);
 }
 
+// Issue 31: E(N) per strategy (a series) and interconnect (a category), only where an interconnect ran two; the
+// sharded runs keep lines of their own in the GPU-count charts.
+TEST(HtmlCompare, StrategyByInterconnectWhereTwoStrategiesRan) {
+  json zero2 = run_doc("bert_base", "sequences");
+  zero2["config"]["strategy"] = "zero2";
+  zero2["scaling_efficiency"] = 0.9;
+  std::vector<ResultFile> files{parse("ddp.json", run_doc("bert_base", "sequences")), parse("zero2.json", zero2)};
+  assign_labels(files, {});
+  const std::string html = comparison_html(build_comparison(files, ""));
+  std::string chart;
+  for (const std::string& svg : svgs(html)) {
+    if (svg.find("<title>bert_base: scaling efficiency by strategy and interconnect</title>") != std::string::npos) {
+      chart = svg;
+    }
+  }
+  ASSERT_FALSE(chart.empty()) << html;
+  EXPECT_EQ(count(chart, "class=\"bar\""), 2u) << "one interconnect, two strategies";
+  EXPECT_NE(chart.find(">zero2</text>"), std::string::npos) << "the legend names the strategy";
+  EXPECT_NE(chart.find(">90.0</text>"), std::string::npos);
+  std::vector<ResultFile> alone{parse("ddp.json", run_doc("bert_base", "sequences"))};
+  assign_labels(alone, {});
+  EXPECT_EQ(comparison_html(build_comparison(alone, "")).find("by strategy and interconnect"), std::string::npos);
+}
+
 // A label keeps its colour on the whole page: a bandwidth file labelled like a run column takes that column's
 // colour, and a one-rank bandwidth file (busbw 0 by definition) is not drawn.
 TEST(HtmlCompare, LabelsKeepTheirColourAndOneRankBandwidthIsNotDrawn) {
