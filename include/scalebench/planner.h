@@ -80,7 +80,8 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options = {});
 //   An all-gather of `stride` elements per rank in place restores every rank's shard on every rank.
 // - By bucket (PlanOptions::shard_by_bucket): stride 0; one range per bucket, its rank-th chunk (bytes / ranks),
 //   padding included (zeros, which every update leaves zero).
-// Throws UsageError when the plan was made for another count.
+// `ranks` may also divide the plan's count (a --gpus-sweep point of fewer ranks): the region, and every bucket by
+// bucket, is then a multiple of ranks x alignment too. Throws UsageError for any other count.
 struct ShardRange {
   int64_t first = 0, count = 0;  // elements of the flat parameter region
 };

@@ -132,11 +132,6 @@ nlohmann::json row_summary(const SuiteRow& row, const std::string& file) {
 
 int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
   const std::vector<std::string> workloads = chosen_workloads(cl.memory.workloads);
-  if (shards_optimizer(parse_strategy(cl.memory.strategy)) && !cl.memory.gpus_sweep.empty()) {
-    throw UsageError("suite --gpus-sweep with --strategy " + cl.memory.strategy +
-                     ": the sweep trains every size from one replica, whose parameters are split for the job's "
-                     "ranks; run one suite per size");
-  }
   const bool leader = group.rank() == 0;
   std::unique_ptr<SuiteFolder> folder;
   std::optional<std::string> error;
@@ -166,6 +161,15 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
   const std::string sweep_notice =
       plan_gpus_sweep(cl.memory.gpus_sweep, cl.memory.concurrent_groups, group, *session.device, sweep_plan);
   if (leader && !sweep_notice.empty()) std::fprintf(stderr, "# %s\n", sweep_notice.c_str());
+  // As run refuses it (src/train/trainer.cpp), before the first workload: a sharded strategy's sweep sizes must
+  // divide the ranks its parameters are split for.
+  for (int k : sweep_plan.sweep_sizes) {
+    if (!shards_optimizer(parse_strategy(cl.memory.strategy)) || k <= 1 || k >= group.size() || group.size() % k == 0) {
+      continue;
+    }
+    throw UsageError("suite --gpus-sweep with --strategy " + cl.memory.strategy + ": size " + std::to_string(k) +
+                     " does not divide the " + std::to_string(group.size()) + " ranks the parameters are split for");
+  }
   for (const std::string& workload : workloads) {
     SuiteRow row;
     row.workload = workload;

@@ -325,9 +325,10 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
 }
 
 ParameterShard parameter_shard(const MemoryPlan& plan, int rank, int ranks) {
-  if (plan.parameter_shards != ranks || rank < 0 || rank >= ranks) {
+  if (ranks < 1 || plan.parameter_shards % ranks != 0 || rank < 0 || rank >= ranks) {
     throw UsageError("parameter shard " + std::to_string(rank) + " of " + std::to_string(ranks) +
-                     ": the plan splits its parameters into " + std::to_string(plan.parameter_shards));
+                     ": the plan splits its parameters into " + std::to_string(plan.parameter_shards) +
+                     " (or a divisor of that)");
   }
   ParameterShard shard;
   auto add = [&shard](int64_t first, int64_t count) {

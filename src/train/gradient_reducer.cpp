@@ -155,9 +155,6 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
       throw UsageError("gradient reducer: --strategy zero2 reduces in the plan's buckets, whose chunks are the shards");
     }
     shard_ = parameter_shard(plan, communicator.rank(), communicator.size());
-    Executor::NormAcrossRanks norm;
-    if (by_bucket_) norm = [this](double* squared_norm, StreamHandle stream) { reduce_norm_across_ranks(squared_norm, stream); };
-    executor.set_optimizer_shard(shard_.ranges, norm);
     norm_ready_ = device.create_event();
     norm_reduced_ = device.create_event();
     update_done_ = device.create_event();
@@ -324,7 +321,18 @@ void GradientReducer::issue(size_t reduction, size_t event) {
   device_.pop_range();
 }
 
-void GradientReducer::begin_phase() { phase_start_->record(executor_.compute_stream()); }
+// Sharded, the executor's optimizer takes this reducer's shard (and norm) again: a --gpus-sweep point's reducer over
+// fewer ranks may have set its own since.
+void GradientReducer::begin_phase() {
+  if (sharded_) {
+    Executor::NormAcrossRanks norm;
+    if (by_bucket_) {
+      norm = [this](double* squared_norm, StreamHandle stream) { reduce_norm_across_ranks(squared_norm, stream); };
+    }
+    executor_.set_optimizer_shard(shard_.ranges, norm);
+  }
+  phase_start_->record(executor_.compute_stream());
+}
 
 // Runs nodes [from, to); a node that uses a reduced exchange (compact: the flags; scatter: the rows) first makes
 // the compute stream wait for that reduction.

@@ -118,7 +118,8 @@ class GradientReducer {
     std::vector<double> ready_ms, start_ms, end_ms;
   };
   Timeline timeline() const;
-  // Marks the origin of the phase's timeline on the compute stream (the steps' step_start_ms count from it).
+  // Marks the origin of the phase's timeline on the compute stream (the steps' step_start_ms count from it); sharded,
+  // gives the executor this reducer's shard again (a --gpus-sweep point's reducer may have set another).
   void begin_phase();
 
   // Reductions per step: the plan's buckets (and the tables' flags and rows) once per sub-step.

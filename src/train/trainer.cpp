@@ -24,7 +24,7 @@
 namespace sb {
 namespace {
 
-void validate(const TrainOptions& options, const Device& device) {
+void validate(const TrainOptions& options, const Device& device, int ranks) {
   if (options.steps < 1) throw UsageError("--steps must be at least 1");
   if (options.warmup_steps < 0) throw UsageError("--warmup must not be negative");
   if (options.min_time_seconds < 0) throw UsageError("--min-time must not be negative");
@@ -34,10 +34,13 @@ void validate(const TrainOptions& options, const Device& device) {
                      " needs the cuda device (the cpu device is the fp32 reference)");
   }
   if (!options.solo && !options.comm && !options.dp && !options.check) throw UsageError("--phases selects no phase");
-  if (options.strategy != DataParallelStrategy::kDdp && !options.sweep_sizes.empty()) {
-    throw UsageError(std::string("--gpus-sweep with --strategy ") + strategy_name(options.strategy) +
-                     ": the sweep trains every size from one replica, whose parameters are split for the job's "
-                     "ranks; run one job per size");
+  // The sweep trains every size from one replica, whose parameters are laid out for the job's N shards: a size k
+  // that divides N splits the same layout into k aligned shards (parameter_shard), any other does not.
+  for (int k : options.sweep_sizes) {
+    if (!shards_optimizer(options.strategy) || k <= 1 || k >= ranks || ranks % k == 0) continue;
+    throw UsageError(std::string("--gpus-sweep with --strategy ") + strategy_name(options.strategy) + ": size " +
+                     std::to_string(k) + " does not divide the " + std::to_string(ranks) +
+                     " ranks the parameters are split for; give sizes that divide it, or run one job per size");
   }
   if (shards_by_bucket(options.strategy) && options.bucket_auto) {
     throw UsageError(std::string("--bucket-mb auto with --strategy ") + strategy_name(options.strategy) +
@@ -98,7 +101,7 @@ void profile_solo_step(Replica& replica, const TrainOptions& options, int64_t st
 
 void run_training(const TrainOptions& options, ProcessGroup& group, Device& device, Communicator& communicator,
                   TrainingReport& report, const std::function<void(const std::string& phase)>& on_phase_done) {
-  validate(options, device);
+  validate(options, device, group.size());
   const Workload& workload = find_workload(options.workload);
   ReplicaOptions replica_options;
   replica_options.workload = options.workload;

@@ -3,8 +3,9 @@
 # trains with the optimizer's state and update sharded (zero2: the gradient buckets reduce-scattered, the shards their
 # chunks) and the shards all-gathered, --check passing and the JSON carrying the documented keys; the weights after
 # the dp phase are ddp's bit for bit where nothing clips (each element's update is the same arithmetic on the same
-# reduced gradient); maxbatch fits more with the sharded state; a bad strategy, --gpus-sweep with a sharded one and
-# zero2 with --bucket-mb auto are exit 2 with one line on every rank.
+# reduced gradient); maxbatch fits more with the sharded state; --gpus-sweep runs sharded at sizes that divide the
+# ranks; a bad strategy, a sweep size that does not divide them and zero2 with --bucket-mb auto are exit 2 with one
+# line on every rank.
 source "$(dirname "$0")/lib/common.bash"
 VALIDATE="$(dirname "$0")/lib/validate_run_json.py"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
@@ -94,16 +95,27 @@ expect_output "\| bert_base \| sequences \| 128 sequences \| [0-9,]+ \| [0-9,]+ 
   "the max-batch run trains together only"
 expect_json "$WORK/suite-zero2/suite.json" "r = d['runs'][-1]; assert r['strategy'] == 'zero2' and \
 r['workloads'][0]['error'] == '' and r['workloads'][0]['max_batch_verified'] > 0, r" "suite.json names the strategy"
-expect_exit 2 "suite --gpus-sweep with zero1" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" suite --workloads bert_base \
-  --device cpu --scale tiny --memory 0.02 --strategy zero1 --gpus-sweep 1,2 --out "$WORK/suite-sweep"
-expect_lines 2 "^scalebench: error: \[rank [0-1]@.*suite --gpus-sweep with --strategy zero1" "one line on every rank"
+expect_exit 2 "suite --gpus-sweep 1,3,4 with zero1" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB" suite \
+  --workloads bert_base --device cpu --scale tiny --memory 0.02 --strategy zero1 --gpus-sweep 1,3,4 \
+  --out "$WORK/suite-sweep"
+expect_lines 4 "^scalebench: error: \[rank [0-3]@.*--strategy zero1: size 3 does not divide the 4 ranks" \
+  "one line on every rank"
 
 expect_exit 2 "an unknown strategy" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" --strategy zero4
 expect_lines 2 "^scalebench: error: \[rank [0-1]@.*--strategy" "an unknown strategy: one line on every rank"
+# --gpus-sweep: a size that divides the job's ranks splits the same layout into fewer shards, so the sweep and its
+# checks run sharded at every k; a size that does not divide them is refused.
+expect_exit 0 "--gpus-sweep 1,2,4 with zero2 and --check" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB" -w bert_base \
+  "${tiny[@]}" --strategy zero2 --gpus-sweep 1,2,4 --check --json "$WORK/sweep-zero2.json"
+expect_output "check@2: .*: passed" "the 2-rank point's check passes, sharded in 2"
+expect_json "$WORK/sweep-zero2.json" "points = {p['gpus']: p for p in d['gpus_sweep']['points']}; \
+assert points[2]['measured'] and points[4]['measured'] and d['check']['passed'], d['gpus_sweep']" \
+  "every size measured"
 for strategy in zero1 zero2; do
-  expect_exit 2 "--gpus-sweep with $strategy" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
-    --strategy "$strategy" --gpus-sweep 1,2,4
-  expect_lines 4 "^scalebench: error: \[rank [0-3]@.*--gpus-sweep with --strategy $strategy" "one line on every rank"
+  expect_exit 2 "--gpus-sweep 1,3,4 with $strategy" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
+    --strategy "$strategy" --gpus-sweep 1,3,4
+  expect_lines 4 "^scalebench: error: \[rank [0-3]@.*--strategy $strategy: size 3 does not divide the 4 ranks" \
+    "one line on every rank"
 done
 expect_exit 2 "zero2 with --bucket-mb auto" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
   --strategy zero2 --bucket-mb auto

@@ -89,6 +89,12 @@ TEST(Planner, ParameterShardsSplitThePaddedRegion) {
       << "8 shards of 128 floats: the last lies in the padding";
   EXPECT_THROW(parameter_shard(plan_memory(t.graph, PlanOptions{1 << 20, 256, 2}), 0, 4), UsageError);
   EXPECT_THROW(parameter_shard(plan_memory(t.graph, PlanOptions{1 << 20, 256, 2}), 2, 2), UsageError);
+  EXPECT_THROW(parameter_shard(plan_memory(t.graph, PlanOptions{1 << 20, 256, 4}), 0, 3), UsageError);
+  // A divisor of the plan's count (a --gpus-sweep point): the same region in fewer, still aligned shards.
+  const MemoryPlan four = plan_memory(t.graph, PlanOptions{1 << 20, 256, 4});
+  const ParameterShard half = parameter_shard(four, 1, 2);
+  EXPECT_EQ(half.stride * 2 * 4, static_cast<int64_t>(four.gradient_region_offset));
+  EXPECT_EQ(half.stride % 64, 0);
   EXPECT_THROW(plan_memory(t.graph, PlanOptions{1 << 20, 256, 0}), UsageError);
 }
 
@@ -133,6 +139,9 @@ TEST(Planner, ShardsByBucketPadEveryBucketToEqualChunks) {
   ASSERT_EQ(whole.buckets.size(), 1u);
   EXPECT_EQ(whole.buckets[0].bytes, 2560u);
   EXPECT_EQ(parameter_shard(whole, 1, 2).ranges[0].first, 320);
+  // A divisor of the plan's 3 shards: one rank holds every bucket whole; 2 does not divide 3.
+  EXPECT_EQ(parameter_shard(plan, 0, 1).count, 4 * 192);
+  EXPECT_THROW(parameter_shard(plan, 0, 2), UsageError);
 }
 
 // A view (reshape) takes its storage's offset and keeps the storage alive until the view's last use: a
