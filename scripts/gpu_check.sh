@@ -66,6 +66,15 @@
 #          scripts/gpu_check.sh sweep [steps]  --gpus-sweep auto over every visible GPU against separate k-rank jobs,
 #                                              transformer_big and bert_base; the swept runs' HTML reports; table of
 #                                              scripts/sweep_table.py last (one GPU: k = 1 and its notice)
+#          scripts/gpu_check.sh strategies [steps] [workloads]
+#                                              issue 31: each workload (default transformer_big) under --strategy
+#                                              ddp, zero1 and zero2 over NVLink and --emulate host
+#                                              (STRATEGY_PATHS picks), PyTorch DDP, ZeroRedundancyOptimizer and
+#                                              FSDP2 zero2 beside it over NVLink; on one GPU, two ranks sharing it
+#                                              run --check under each strategy instead (no scaling figure)
+#          scripts/gpu_check.sh strategies-maxbatch [workloads]
+#                                              maxbatch per strategy on every visible GPU, at the card's memory and
+#                                              at --memory 24 (default transformer_big bert_base)
 #          scripts/gpu_check.sh readme [which] README's two commands exactly as a new user runs them, timed:
 #                                              which = quickstart, tests or both (default); the quickstart's
 #                                              table and HTML report and both logs into $OUT
@@ -498,6 +507,74 @@ if [ "$max_bytes" = tune ]; then
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz" "$out/ddp.jsonl"
   echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = strategies ]; then
+  steps=${2:-20}
+  workloads=${3:-transformer_big}
+  ngpu=$(nvidia-smi -L | wc -l)
+  GPU_TEST_FILTER=${GPU_TEST_FILTER:-'*DpStepGraph*:*Optimizer*'} run_gpu_tests
+  runs="$out/runs" && mkdir -p "$runs"
+  if [ "$ngpu" -lt 2 ]; then
+    # One GPU: two ranks share it. Correctness only (the sharded step against one rank with twice the batch), since
+    # two ranks on one GPU measure no interconnect.
+    for workload in $workloads; do
+      for strategy in ddp zero1 zero2; do
+        echo "== $workload, --strategy $strategy, 2 ranks sharing GPU 0, --check" >> "$out/strategies.txt"
+        timeout 150 mpirun -np 2 --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench --workload "$workload" \
+          --allow-gpu-sharing --batch 8 --phases dp --warmup 1 --steps 2 --strategy "$strategy" --check \
+          >> "$out/strategies.txt" 2>&1; echo "check $strategy rc=$?" >> "$out/strategies.txt"
+      done
+    done
+    grep -E "^(==|# (check|strategy|all-gathers|status)|check .* rc=|scalebench: error)" "$out/strategies.txt"
+    echo "tests rc=$tests_rc"
+    exit 0
+  fi
+  mpi=(mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE)
+  for workload in $workloads; do
+    for path in ${STRATEGY_PATHS:-nvlink host}; do
+      emulate=""
+      [ "$path" = host ] && emulate="--emulate host"
+      for strategy in ddp zero1 zero2; do
+        echo "== $workload, $ngpu ranks, $path, --strategy $strategy" >> "$out/strategies.txt"
+        timeout 150 "${mpi[@]}" build-gpu/scalebench --workload "$workload" --warmup 5 --steps "$steps" \
+          --strategy "$strategy" $emulate $(optimizer_flags "$workload") --force \
+          --json "$runs/${path}_${strategy}_${workload}.json" >> "$out/strategies.txt" 2>&1 ||
+          echo "rc=$?" >> "$out/strategies.txt"
+      done
+    done
+    case "$workload" in pix2pixhd|stylegan) continue ;; esac  # two optimizers: no ZeRO or FSDP pair built
+    for pytorch in "" "--zero1" "--fsdp2 zero2"; do
+      echo "== PyTorch $workload, $ngpu ranks, nvlink, DDP $pytorch" >> "$out/strategies.txt"
+      PYTHONUNBUFFERED=1 timeout 200 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
+        $pytorch --lr "$(reference_lr "$workload")" --precision bf16 --warmup 10 --steps "$steps" \
+        >> "$out/pytorch.jsonl" 2>> "$out/strategies.txt" || echo "rc=$?" >> "$out/strategies.txt"
+    done
+  done
+  tar czf "$out/runs.tgz" -C "$out" runs
+  build-gpu/scalebench compare "$runs"/*.json --html "$out/strategies.html" > "$out/compare.txt" 2>&1
+  rm -rf "$runs"
+  grep -E "^(==|# (scaling|strategy|all-gathers|busbw|weights|status)|rc=|Traceback|Error)" "$out/strategies.txt"
+  echo "== summary"
+  python3 scripts/scaling_summary.py "$out/runs.tgz" "$out/pytorch.jsonl"
+  echo "tests rc=$tests_rc"
+  exit 0
+fi
+
+if [ "$max_bytes" = strategies-maxbatch ]; then
+  ngpu=$(nvidia-smi -L | wc -l)
+  for workload in ${2:-transformer_big bert_base}; do
+    for memory in "" "--memory 24"; do
+      for strategy in ddp zero1 zero2; do
+        echo "== maxbatch $workload, $ngpu ranks, --strategy $strategy $memory" >> "$out/maxbatch.txt"
+        timeout 240 mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench maxbatch \
+          -w "$workload" --strategy "$strategy" $memory --json "$out/maxbatch_${workload}_${strategy}${memory:+_24}.json" \
+          >> "$out/maxbatch.txt" 2>&1 || echo "rc=$?" >> "$out/maxbatch.txt"
+      done
+    done
+  done
+  grep -E "^(==|# maxbatch|\| |rc=|scalebench: error)" "$out/maxbatch.txt"
   exit 0
 fi
 

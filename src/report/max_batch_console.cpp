@@ -51,6 +51,11 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
                  byte_text(c.inputs).c_str(),
                  byte_text(c.activations).c_str(), byte_text(c.workspace).c_str(), byte_text(c.padding).c_str(),
                  r.executor_bytes > 0 ? (", GEMM workspace and kernel scratch " + byte_text(r.executor_bytes)).c_str() : "");
+    if (r.strategy != "ddp") {
+      std::fprintf(out, "#   sharded (%s, one shard of %d per rank): optimizer state; replicated on every rank: the "
+                        "rest (%s holds the gradients whole)\n",
+                   r.strategy.c_str(), r.nranks, r.strategy == "zero2" ? "zero2 here" : "zero1");
+    }
   }
   if (r.verified_ran) {
     std::fprintf(out, "%10s %12s  %s\n", "batch", "needed", "verification");

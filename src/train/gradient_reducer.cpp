@@ -403,10 +403,12 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
         first = std::max(first, own.first);
         end = std::min(end, own.first + own.count);
       }
-      if (end <= first) continue;
-      finished_[sub_step * reductions_.size() + r]->block(executor_.compute_stream());
-      executor_.optimizer_step_range(settings, step, first, end - first);
-      if (by_bucket_) gather_parameters(sub_step, reductions_[r].index);  // beside the next bucket's update
+      if (end > first) {
+        finished_[sub_step * reductions_.size() + r]->block(executor_.compute_stream());
+        executor_.optimizer_step_range(settings, step, first, end - first);
+      }
+      // Beside the next bucket's update; on every rank, each bucket's gather being a collective.
+      if (by_bucket_) gather_parameters(sub_step, reductions_[r].index);
     }
     if (sharded_ && !by_bucket_) gather_parameters(sub_step);
   }

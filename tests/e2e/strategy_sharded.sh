@@ -71,10 +71,13 @@ for strategy in ddp zero1 zero2; do
 done
 expect_output "^# maxbatch bert_base, fp32, 2 ranks, .*zero2: the optimizer's state of one parameter shard per rank" \
   "the console names the strategy"
+expect_output "^#   sharded \(zero2, one shard of 2 per rank\): optimizer state; replicated on every rank: the rest" \
+  "and which categories are sharded"
 python3 - "$WORK/maxbatch-ddp.json" "$WORK/maxbatch-zero1.json" "$WORK/maxbatch-zero2.json" <<'PY' && passes=$((passes + 1)) ||
 import json, sys
 ddp, zero1, zero2 = (json.load(open(p))["results"][0] for p in sys.argv[1:])
 assert (ddp["strategy"], zero1["strategy"], zero2["strategy"]) == ("ddp", "zero1", "zero2")
+assert ddp["sharded_categories"] == [] and zero2["sharded_categories"] == ["optimizer_state"], zero2["sharded_categories"]
 state = lambda r: r["predicted_categories"]["optimizer_state"]
 for sharded in (zero1, zero2):
     assert 2 * state(sharded) <= state(ddp) + 65536, (state(sharded), state(ddp))
