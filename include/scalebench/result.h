@@ -95,6 +95,9 @@ struct RankPhase {
   // from its start on the communication stream to its end). dp: from the step's first node, when the compute stream
   // finished its last update; the gathers still running then are exposed until step_done_ms.
   std::vector<double> all_gather_ms, update_done_ms;
+  // dp under zero1/zero2, [step][gather] (sub-step by sub-step), from the step's first node: each all-gather's start
+  // and end on the communication stream (the trace draws them).
+  std::vector<std::vector<double>> gather_start_ms, gather_end_ms;
 };
 
 struct PhaseRecord {

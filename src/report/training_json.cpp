@@ -137,6 +137,10 @@ json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::st
     if (!rank.bucket_ms.empty()) entry["bucket_ms"] = rank.bucket_ms;
     if (!rank.all_gather_ms.empty()) entry["all_gather_ms"] = rank.all_gather_ms;
     if (!rank.update_done_ms.empty()) entry["update_done_ms"] = rank.update_done_ms;
+    if (!rank.gather_start_ms.empty()) {
+      entry["gather_start_ms"] = rank.gather_start_ms;
+      entry["gather_end_ms"] = rank.gather_end_ms;
+    }
     if (!rank.forward_done_ms.empty()) {  // solo and dp: the timelines the decomposition of 1 − E reads
       entry["forward_done_ms"] = rank.forward_done_ms;
       entry["nodes_done_ms"] = rank.nodes_done_ms;

@@ -1,5 +1,6 @@
 // The dp phase as a Chrome / Perfetto trace (include/scalebench/report.h): one process per rank, a compute
-// track (forward, backward, optimizer) and a communication track (each bucket's all-reduce), every timed step
+// track (forward, backward, optimizer; under zero1/zero2 the wait for the all-gathers after the last update) and a
+// communication track (each bucket's all-reduce or, zero2, reduce-scatter; the all-gathers), every timed step
 // placed where its CUDA events put it on that rank's device, so the overlap of the all-reduces with the
 // backward pass is visible. Open it in ui.perfetto.dev or chrome://tracing.
 #include "scalebench/report.h"
@@ -42,8 +43,17 @@ nlohmann::json training_trace_json(const TrainingReport& report) {
       events.push_back(slice("forward", pid, kComputeTrack, t0, t0 + rank.forward_done_ms.at(s), step));
       events.push_back(
           slice("backward", pid, kComputeTrack, t0 + rank.forward_done_ms.at(s), t0 + rank.nodes_done_ms.at(s), step));
-      events.push_back(
-          slice("optimizer", pid, kComputeTrack, t0 + rank.nodes_done_ms.at(s), t0 + rank.step_done_ms.at(s), step));
+      // Sharded, the compute stream's last update ends before the step does: the rest is the wait for the gathers.
+      const double update_done = s < rank.update_done_ms.size() ? rank.update_done_ms[s] : rank.step_done_ms.at(s);
+      events.push_back(slice("optimizer", pid, kComputeTrack, t0 + rank.nodes_done_ms.at(s), t0 + update_done, step));
+      if (update_done < rank.step_done_ms.at(s)) {
+        events.push_back(slice("waiting for the all-gathers", pid, kComputeTrack, t0 + update_done,
+                               t0 + rank.step_done_ms.at(s), step));
+      }
+      for (size_t g = 0; s < rank.gather_start_ms.size() && g < rank.gather_start_ms[s].size(); ++g) {
+        events.push_back(slice("all-gather " + std::to_string(g), pid, kCommTrack, t0 + rank.gather_start_ms[s][g],
+                               t0 + rank.gather_end_ms.at(s).at(g), {{"step", s}, {"gather", g}}));
+      }
       for (size_t b = 0; b < rank.bucket_start_ms.at(s).size(); ++b) {
         json args = {{"step", s}, {"bucket", b}, {"ready_ms", rank.bucket_ready_ms.at(s).at(b)}};
         if (b < report.bucket_bytes.size()) args["bytes"] = report.bucket_bytes[b];
@@ -51,7 +61,8 @@ nlohmann::json training_trace_json(const TrainingReport& report) {
         const std::string kind = b < report.reduction_kinds.size() && report.reduction_kinds[b] != "bucket"
                                      ? " (" + report.reduction_kinds[b] + ")"
                                      : "";
-        events.push_back(slice("all-reduce " + std::to_string(b) + kind, pid, kCommTrack,
+        const char* collective = report.buckets_reduce_scattered && kind.empty() ? "reduce-scatter " : "all-reduce ";
+        events.push_back(slice(collective + std::to_string(b) + kind, pid, kCommTrack,
                                t0 + rank.bucket_start_ms[s][b], t0 + rank.bucket_end_ms.at(s).at(b), args));
       }
     }

@@ -29,6 +29,8 @@ RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& r
     if (reducer.sharded()) {
       phase.all_gather_ms.push_back(reducer.all_gather_ms());
       phase.update_done_ms.push_back(timeline.update_done_ms);
+      phase.gather_start_ms.push_back(timeline.gather_start_ms);
+      phase.gather_end_ms.push_back(timeline.gather_end_ms);
     }
   };
   reducer.begin_phase();

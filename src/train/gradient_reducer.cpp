@@ -520,6 +520,10 @@ GradientReducer::Timeline GradientReducer::timeline() const {
   t.nodes_done_ms = nodes_done_->milliseconds_since(*step_start_);
   t.step_done_ms = step_done_->milliseconds_since(*step_start_);
   if (update_done_ != nullptr) t.update_done_ms = update_done_->milliseconds_since(*step_start_);
+  for (size_t g = 0; g < gathered_.size(); ++g) {
+    t.gather_start_ms.push_back(gather_started_[g]->milliseconds_since(*step_start_));
+    t.gather_end_ms.push_back(gathered_[g]->milliseconds_since(*step_start_));
+  }
   for (size_t b = 0; b < ready_.size(); ++b) {
     t.ready_ms.push_back(ready_[b]->milliseconds_since(*step_start_));
     t.start_ms.push_back(started_[b]->milliseconds_since(*step_start_));

@@ -116,6 +116,7 @@ class GradientReducer {
     double forward_done_ms = 0, nodes_done_ms = 0, step_done_ms = 0;  // from the step's first node
     double update_done_ms = 0;  // zero1/zero2: the compute stream's last update, before it waits for the gathers
     std::vector<double> ready_ms, start_ms, end_ms;
+    std::vector<double> gather_start_ms, gather_end_ms;  // zero1/zero2, per (sub-step, gather)
   };
   Timeline timeline() const;
   // Marks the origin of the phase's timeline on the compute stream (the steps' step_start_ms count from it); sharded,

@@ -41,6 +41,8 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
                               {"host_ms", mine.host_ms},
                               {"all_gather_ms", mine.all_gather_ms},
                               {"update_done_ms", mine.update_done_ms},
+                              {"gather_start_ms", mine.gather_start_ms},
+                              {"gather_end_ms", mine.gather_end_ms},
                               {"loss_first", mine.loss_first},
                               {"loss_last", mine.loss_last}};
   std::vector<RankPhase> all;
@@ -59,6 +61,8 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
     phase.host_ms = entry["host_ms"].get<std::vector<double>>();
     phase.all_gather_ms = entry["all_gather_ms"].get<std::vector<double>>();
     phase.update_done_ms = entry["update_done_ms"].get<std::vector<double>>();
+    phase.gather_start_ms = entry["gather_start_ms"].get<std::vector<std::vector<double>>>();
+    phase.gather_end_ms = entry["gather_end_ms"].get<std::vector<std::vector<double>>>();
     phase.loss_first = entry["loss_first"].get<float>();
     phase.loss_last = entry["loss_last"].get<float>();
     all.push_back(std::move(phase));
@@ -120,6 +124,7 @@ RankPhase first_steps(RankPhase phase, size_t steps) {
   cut(phase.step_ms), cut(phase.bucket_ms), cut(phase.nodes_done_ms), cut(phase.bucket_ready_ms);
   cut(phase.bucket_start_ms), cut(phase.bucket_end_ms), cut(phase.step_start_ms), cut(phase.forward_done_ms);
   cut(phase.step_done_ms), cut(phase.host_ms), cut(phase.all_gather_ms), cut(phase.update_done_ms);
+  cut(phase.gather_start_ms), cut(phase.gather_end_ms);
   return phase;
 }
 

@@ -251,6 +251,45 @@ TEST(TrainingTrace, PlacesEveryStepAndAllReduceOnItsRanksTracks) {
   EXPECT_EQ(named, 6);     // a process and two tracks per rank
 }
 
+// zero2: the buckets are reduce-scatters, the gathers follow on the communication track, and the compute stream's
+// wait for them after its last update is a slice of its own.
+TEST(TrainingTrace, ShardedStepsShowTheGathersAndTheWaitForThem) {
+  TrainingReport report = two_rank_report();
+  report.buckets_reduce_scattered = true;
+  for (RankPhase& rank : report.dp.ranks) {
+    rank.step_start_ms = {0};
+    rank.forward_done_ms = {4};
+    rank.nodes_done_ms = {11};
+    rank.update_done_ms = {12};
+    rank.step_done_ms = {13};
+    rank.bucket_ready_ms = rank.bucket_start_ms = {{6, 11}};
+    rank.bucket_end_ms = {{9, 11.5}};
+    rank.gather_start_ms = {{11.6, 12.1}};
+    rank.gather_end_ms = {{12.1, 13}};
+  }
+  int scatters = 0, gathers = 0, waits = 0;
+  const nlohmann::json trace = training_trace_json(report);
+  for (const auto& event : trace["traceEvents"]) {
+    if (event["ph"] == "M") continue;
+    const std::string name = event["name"];
+    scatters += name.rfind("reduce-scatter", 0) == 0;
+    EXPECT_NE(name.rfind("all-reduce", 0), 0u) << "zero2 reduces no bucket with an all-reduce";
+    if (name.rfind("all-gather", 0) == 0) {
+      ++gathers;
+      EXPECT_EQ(event["tid"], 1);
+    }
+    if (name == "waiting for the all-gathers") {
+      ++waits;
+      EXPECT_DOUBLE_EQ(event["ts"].get<double>(), 12e3);
+      EXPECT_DOUBLE_EQ(event["dur"].get<double>(), 1e3);
+    }
+    if (name == "optimizer") EXPECT_DOUBLE_EQ(event["dur"].get<double>(), 1e3) << "until the last update";
+  }
+  EXPECT_EQ(scatters, 4);
+  EXPECT_EQ(gathers, 4);
+  EXPECT_EQ(waits, 2);
+}
+
 TEST(Reproducer, QuotesWhatTheShellWouldSplit) {
   EXPECT_EQ(reproducer_command(two_rank_report()),
             "mpirun -np 2 scalebench run --workload bert_base --json 'my results.json'");
