@@ -70,7 +70,8 @@
 #                                              issue 31: each workload (default transformer_big) under --strategy
 #                                              ddp, zero1 and zero2 over NVLink and --emulate host
 #                                              (STRATEGY_PATHS picks), PyTorch DDP, ZeroRedundancyOptimizer and
-#                                              FSDP2 zero2 beside it over NVLink; on one GPU, two ranks sharing it
+#                                              FSDP2 zero2 beside it over NVLink, each eager and compiled (the
+#                                              faster is the bar; PYTORCH_MODES picks); on one GPU, two ranks sharing it
 #                                              run --check under each strategy instead (no scaling figure)
 #          scripts/gpu_check.sh strategies-maxbatch [workloads]
 #                                              maxbatch per strategy on every visible GPU, at the card's memory and
@@ -545,11 +546,15 @@ if [ "$max_bytes" = strategies ]; then
       done
     done
     case "$workload" in pix2pixhd|stylegan) continue ;; esac  # two optimizers: no ZeRO or FSDP pair built
+    # The PyTorch bar is the faster of eager and torch.compile: each configuration both ways (PYTORCH_MODES picks).
     for pytorch in "" "--zero1" "--fsdp2 zero2"; do
-      echo "== PyTorch $workload, $ngpu ranks, nvlink, DDP $pytorch" >> "$out/strategies.txt"
-      PYTHONUNBUFFERED=1 timeout 200 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" --ddp \
-        $pytorch --lr "$(reference_lr "$workload")" --precision bf16 --warmup 10 --steps "$steps" \
-        >> "$out/pytorch.jsonl" 2>> "$out/strategies.txt" || echo "rc=$?" >> "$out/strategies.txt"
+      for mode in ${PYTORCH_MODES:-eager --compile}; do
+        [ "$mode" = eager ] && mode=""
+        echo "== PyTorch $workload, $ngpu ranks, nvlink, DDP $pytorch ${mode:-eager}" >> "$out/strategies.txt"
+        PYTHONUNBUFFERED=1 timeout 280 "${mpi[@]}" python3 scripts/pytorch_reference.py --workload "$workload" \
+          --ddp $pytorch $mode --lr "$(reference_lr "$workload")" --precision bf16 --warmup 10 --steps "$steps" \
+          >> "$out/pytorch.jsonl" 2>> "$out/strategies.txt" || echo "rc=$?" >> "$out/strategies.txt"
+      done
     done
   done
   tar czf "$out/runs.tgz" -C "$out" runs

@@ -68,6 +68,7 @@ def main():
                 if line.startswith("{"):
                     row = json.loads(line)
                     print(f"  {row['workload']:16} {row.get('strategy', 'ddp'):5} "
+                          f"{'compiled' if row.get('compile') else 'eager':8} "
                           f"p2p_disable={row.get('nccl_p2p_disable')} "
                           f"shm_disable={row.get('nccl_shm_disable')}: solo {row['solo_step_ms']:.2f} ms, "
                           f"dp {row['dp_step_ms']:.2f} ms, E = {100 * row['scaling_efficiency']:.1f}%")

@@ -55,9 +55,10 @@ class Executor {
   using NormAcrossRanks = std::function<void(double* squared_norm, StreamHandle stream)>;
   void set_optimizer_shard(std::vector<ShardRange> ranges, NormAcrossRanks norm_across_ranks = nullptr);
   void set_optimizer_shard(int64_t first, int64_t count) { set_optimizer_shard({ShardRange{first, count}}); }
-  std::vector<ShardRange> optimizer_shard() const;  // every parameter unless set_optimizer_shard
-  int64_t optimizer_shard_first() const { return optimizer_shard().front().first; }
-  int64_t optimizer_shard_count() const;
+  // Every parameter unless set_optimizer_shard. Held, not rebuilt: the optimizer reads it every step.
+  const std::vector<ShardRange>& optimizer_shard() const { return shard_; }
+  int64_t optimizer_shard_first() const { return shard_.front().first; }
+  int64_t optimizer_shard_count() const { return shard_count_; }
   // The offset in the shard's state of parameters [first, first + count), which must lie in one of its ranges
   // (UsageError otherwise).
   int64_t optimizer_state_offset(int64_t first, int64_t count) const;
@@ -155,7 +156,8 @@ class Executor {
  private:
   uint64_t seed_ = 0, step_ = 0;
   uint64_t blocks_per_step_ = 0;  // Philox blocks all dropout nodes use in one step
-  std::vector<ShardRange> shard_;  // set_optimizer_shard; empty: every parameter
+  std::vector<ShardRange> shard_;  // set_optimizer_shard's ranges; from the constructor, every parameter
+  int64_t shard_count_ = 0;        // their elements together
   std::map<TensorId, float> loss_weights_;
 };
 

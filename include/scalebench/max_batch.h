@@ -76,6 +76,12 @@ struct MaxBatchResult {
   std::string error;
 };
 
+// Which of the plan's categories (PlanCategories' names) hold one rank's shard rather than a replica:
+// "optimizer_state" under a sharded strategy, none under ddp.
+inline std::vector<std::string> sharded_categories(const MaxBatchResult& result) {
+  return result.strategy == "ddp" ? std::vector<std::string>{} : std::vector<std::string>{"optimizer_state"};
+}
+
 // Collective. Throws UsageError for bad options (the same on every rank); a failure other than out-of-memory
 // during verification ends it with status "failed" and the measured attempts kept.
 MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& group, Device& device,

@@ -20,7 +20,7 @@ namespace sb {
 struct PlanOptions {
   uint64_t bucket_bytes = 25ull << 20;  // PyTorch DDP's default, and --bucket-mb's
   uint64_t alignment = 256;             // every offset; cuBLASLt needs 16, 256 keeps vector loads aligned
-  // ZeRO (--strategy zero1): the parameter region is padded to a multiple of `parameter_shards` x alignment bytes,
+  // ZeRO (--strategy zero1, zero2): the parameter region is padded to a multiple of `parameter_shards` x alignment bytes,
   // so that it splits into that many equal, aligned shards that an all-gather moves whole (parameter_shard).
   int parameter_shards = 1;
   // ZeRO-2 (--strategy zero2): the shards follow the buckets instead. Every bucket starts on, and is padded to, a

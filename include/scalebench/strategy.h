@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace sb {
 
@@ -19,5 +20,9 @@ bool shards_optimizer(DataParallelStrategy strategy);
 // zero2: the gradients are reduce-scattered bucket by bucket, so the shards follow the buckets
 // (PlanOptions::shard_by_bucket).
 bool shards_by_bucket(DataParallelStrategy strategy);
+// --gpus-sweep under `strategy` on `ranks` ranks: a sharded strategy's replica is laid out for `ranks` shards, which
+// split into k aligned shards only where k divides `ranks` (parameter_shard). "" when every size in (1, ranks) does,
+// else what run and suite say: "--strategy zero1: size 3 does not divide the 4 ranks the parameters are split for".
+std::string sweep_sizes_refusal(DataParallelStrategy strategy, const std::vector<int>& sizes, int ranks);
 
 }  // namespace sb

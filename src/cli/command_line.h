@@ -80,7 +80,7 @@ struct MemoryOptions {
   int verify_steps = 2;
   double bucket_mb = 25;
   uint64_t seed = 1;
-  std::string strategy = "ddp";  // maxbatch only: ddp | zero1 | zero2 (the optimizer's state sharded over the job's ranks)
+  std::string strategy = "ddp";  // maxbatch and suite: ddp | zero1 | zero2 (the optimizer's state sharded over the ranks)
   // suite only
   std::string out_dir = "results/suite";
   int warmup_steps = 3;

@@ -163,13 +163,9 @@ int run_suite_command(const CommandLine& cl, ProcessGroup& group) {
   if (leader && !sweep_notice.empty()) std::fprintf(stderr, "# %s\n", sweep_notice.c_str());
   // As run refuses it (src/train/trainer.cpp), before the first workload: a sharded strategy's sweep sizes must
   // divide the ranks its parameters are split for.
-  for (int k : sweep_plan.sweep_sizes) {
-    if (!shards_optimizer(parse_strategy(cl.memory.strategy)) || k <= 1 || k >= group.size() || group.size() % k == 0) {
-      continue;
-    }
-    throw UsageError("suite --gpus-sweep with --strategy " + cl.memory.strategy + ": size " + std::to_string(k) +
-                     " does not divide the " + std::to_string(group.size()) + " ranks the parameters are split for");
-  }
+  const std::string sweep_refused =
+      sweep_sizes_refusal(parse_strategy(cl.memory.strategy), sweep_plan.sweep_sizes, group.size());
+  if (!sweep_refused.empty()) throw UsageError("suite --gpus-sweep with " + sweep_refused);
   for (const std::string& workload : workloads) {
     SuiteRow row;
     row.workload = workload;

@@ -8,7 +8,11 @@
 
 namespace sb {
 
-Executor::Executor(const Graph& graph, const MemoryPlan& plan) : graph_(graph), plan_(plan) {
+Executor::Executor(const Graph& graph, const MemoryPlan& plan)
+    : graph_(graph),
+      plan_(plan),
+      shard_{ShardRange{0, static_cast<int64_t>(plan.parameter_bytes / sizeof(float))}},
+      shard_count_(static_cast<int64_t>(plan.parameter_bytes / sizeof(float))) {
   // Every node that draws random numbers (dropout, the SAN turn mask) owns the Philox blocks
   // [block_offset, block_offset + ceil(n / 4)) of a step.
   for (const Node& node : graph.nodes()) {
@@ -38,39 +42,29 @@ void Executor::run() { run_nodes(0, graph_.nodes().size()); }
 void Executor::set_optimizer_shard(std::vector<ShardRange> ranges, NormAcrossRanks norm_across_ranks) {
   // By bucket, the last ranges may run into the gradient region's padding (plan_memory), never past it.
   const auto limit = static_cast<int64_t>(std::max(plan_.parameter_bytes, plan_.gradient_bytes) / sizeof(float));
-  int64_t end = 0;
+  int64_t end = 0, count = 0;
   for (const ShardRange& r : ranges) {
     if (r.first < end || r.count < 0 || r.first + r.count > limit) {
       throw UsageError("optimizer shard range [" + std::to_string(r.first) + ", " + std::to_string(r.first + r.count) +
                        ") out of order or outside the " + std::to_string(limit) + " parameters");
     }
     end = r.first + r.count;
+    count += r.count;
   }
   if (ranges.empty()) throw UsageError("optimizer shard: no range");
   norm_across_ranks_ = std::move(norm_across_ranks);
-  const std::vector<ShardRange> before = optimizer_shard();
+  const bool same = std::equal(shard_.begin(), shard_.end(), ranges.begin(), ranges.end(),
+                               [](const ShardRange& a, const ShardRange& b) {
+                                 return a.first == b.first && a.count == b.count;
+                               });
   shard_ = std::move(ranges);
-  const bool same = before.size() == shard_.size() &&
-                    std::equal(before.begin(), before.end(), shard_.begin(), [](const ShardRange& a, const ShardRange& b) {
-                      return a.first == b.first && a.count == b.count;
-                    });
+  shard_count_ = count;
   if (!same) reset_optimizer_state();  // another shard's moments are not this one's
-}
-
-std::vector<ShardRange> Executor::optimizer_shard() const {
-  if (!shard_.empty()) return shard_;
-  return {ShardRange{0, static_cast<int64_t>(plan_.parameter_bytes / sizeof(float))}};
-}
-
-int64_t Executor::optimizer_shard_count() const {
-  int64_t count = 0;
-  for (const ShardRange& r : optimizer_shard()) count += r.count;
-  return count;
 }
 
 int64_t Executor::optimizer_state_offset(int64_t first, int64_t count) const {
   int64_t offset = 0;
-  for (const ShardRange& r : optimizer_shard()) {
+  for (const ShardRange& r : shard_) {
     if (first >= r.first && count >= 0 && first + count <= r.first + r.count) return offset + (first - r.first);
     offset += r.count;
   }

@@ -25,4 +25,14 @@ bool shards_optimizer(DataParallelStrategy strategy) { return strategy != DataPa
 
 bool shards_by_bucket(DataParallelStrategy strategy) { return strategy == DataParallelStrategy::kZero2; }
 
+std::string sweep_sizes_refusal(DataParallelStrategy strategy, const std::vector<int>& sizes, int ranks) {
+  if (!shards_optimizer(strategy)) return "";
+  for (int k : sizes) {
+    if (k <= 1 || k >= ranks || ranks % k == 0) continue;
+    return std::string("--strategy ") + strategy_name(strategy) + ": size " + std::to_string(k) +
+           " does not divide the " + std::to_string(ranks) + " ranks the parameters are split for";
+  }
+  return "";
+}
+
 }  // namespace sb

@@ -71,7 +71,7 @@ void CpuExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
 void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
   ensure_optimizer_state(settings);
   const float* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
-  const std::vector<ShardRange> shard = optimizer_shard();
+  const std::vector<ShardRange>& shard = optimizer_shard();
   if (settings.max_grad_norm > 0) {
     norm_scratch_.assign(cpu::kGradNormScratchDoubles, 0.0);
     if (norm_across_ranks_) {  // the shard's gradients alone are reduced: their squares, summed over the ranks

@@ -120,7 +120,7 @@ void CudaExecutor::run_nodes(size_t begin, size_t end) {
 void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
   ensure_optimizer_state(settings);
   const float* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
-  const std::vector<ShardRange> shard = optimizer_shard();
+  const std::vector<ShardRange>& shard = optimizer_shard();
   const bool needs_norm = settings.max_grad_norm > 0 || loss_scale_ != nullptr;  // clipping, the overflow test
   if (needs_norm) {
     if (norm_scratch_ == nullptr) {

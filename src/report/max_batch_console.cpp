@@ -1,5 +1,6 @@
 // Console printer of `scalebench maxbatch` (include/scalebench/report.h): what the device holds before any
 // replica, the prediction with its bytes by category, every verification attempt, and the answer.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -51,10 +52,15 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
                  byte_text(c.inputs).c_str(),
                  byte_text(c.activations).c_str(), byte_text(c.workspace).c_str(), byte_text(c.padding).c_str(),
                  r.executor_bytes > 0 ? (", GEMM workspace and kernel scratch " + byte_text(r.executor_bytes)).c_str() : "");
-    if (r.strategy != "ddp") {
-      std::fprintf(out, "#   sharded (%s, one shard of %d per rank): optimizer state; replicated on every rank: the "
-                        "rest (%s holds the gradients whole)\n",
-                   r.strategy.c_str(), r.nranks, r.strategy == "zero2" ? "zero2 here" : "zero1");
+    std::string sharded;
+    for (std::string category : sharded_categories(r)) {
+      std::replace(category.begin(), category.end(), '_', ' ');  // "optimizer state", as the line above names it
+      sharded += (sharded.empty() ? "" : ", ") + category;
+    }
+    if (!sharded.empty()) {
+      std::fprintf(out, "#   sharded (%s, one shard of %d per rank): %s; replicated on every rank: the rest (%s holds "
+                        "the gradients whole)\n",
+                   r.strategy.c_str(), r.nranks, sharded.c_str(), r.strategy == "zero2" ? "zero2 here" : "zero1");
     }
   }
   if (r.verified_ran) {

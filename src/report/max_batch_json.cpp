@@ -42,8 +42,7 @@ nlohmann::json max_batch_json(const MaxBatchResult& r) {
             {"executor_workspace", r.executor_bytes},
             {"padding", c.padding}}},
           // Issue 31: which of predicted_categories hold one rank's shard (1/nranks) rather than a replica.
-          {"sharded_categories", r.strategy == "ddp" ? nlohmann::json::array()
-                                                     : nlohmann::json::array({"optimizer_state"})},
+          {"sharded_categories", sharded_categories(r)},
           {"verified_ran", r.verified_ran},
           {"verified", r.verified},
           {"prediction_error", max_batch_prediction_error(r)},

@@ -48,8 +48,8 @@ struct ReplicaOptions {
   EmbeddingGradMode embedding_grad = EmbeddingGradMode::kAuto;
   bool overlap = true;
   int optimizer_state_buffers = 2;  // for the memory check: 2 Adam family, 1 SGD momentum and NAG
-  // --strategy: zero1 over more than one rank plans the parameter region to split into `ranks` shards
-  // (parameter_shards); with optimizer_state_sharded the memory check counts the optimizer's state for one shard
+  // --strategy: zero1 or zero2 over more than one rank plans the parameters to split into `ranks` shards
+  // (parameter_shards; zero2 by bucket, on one rank too); with optimizer_state_sharded the memory check counts the optimizer's state for one shard
   // only (the largest), as a rank holds it once the reducer shards it (no solo phase before, which updates every
   // parameter).
   DataParallelStrategy strategy = DataParallelStrategy::kDdp;
@@ -83,8 +83,8 @@ struct Replica {
   std::vector<SubStepLosses> sub_step_losses;
 };
 
-// The shards the replica's parameter region is planned for (PlanOptions::parameter_shards): the ranks under zero1,
-// else 1.
+// The shards the replica's parameter region is planned for (PlanOptions::parameter_shards): the ranks under zero1 and
+// zero2, else 1.
 int parameter_shards(const ReplicaOptions& options);
 
 // Builds and plans the graph only (no device memory): what `needed_bytes` and the out-of-memory answer use.

@@ -34,13 +34,10 @@ void validate(const TrainOptions& options, const Device& device, int ranks) {
                      " needs the cuda device (the cpu device is the fp32 reference)");
   }
   if (!options.solo && !options.comm && !options.dp && !options.check) throw UsageError("--phases selects no phase");
-  // The sweep trains every size from one replica, whose parameters are laid out for the job's N shards: a size k
-  // that divides N splits the same layout into k aligned shards (parameter_shard), any other does not.
-  for (int k : options.sweep_sizes) {
-    if (!shards_optimizer(options.strategy) || k <= 1 || k >= ranks || ranks % k == 0) continue;
-    throw UsageError(std::string("--gpus-sweep with --strategy ") + strategy_name(options.strategy) + ": size " +
-                     std::to_string(k) + " does not divide the " + std::to_string(ranks) +
-                     " ranks the parameters are split for; give sizes that divide it, or run one job per size");
+  // The sweep trains every size from one replica, whose parameters are laid out for the job's shards.
+  const std::string sweep_refused = sweep_sizes_refusal(options.strategy, options.sweep_sizes, ranks);
+  if (!sweep_refused.empty()) {
+    throw UsageError("--gpus-sweep with " + sweep_refused + "; give sizes that divide it, or run one job per size");
   }
   if (shards_by_bucket(options.strategy) && options.bucket_auto) {
     throw UsageError(std::string("--bucket-mb auto with --strategy ") + strategy_name(options.strategy) +

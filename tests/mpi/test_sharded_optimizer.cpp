@@ -28,19 +28,25 @@ struct Case {
   const char* workload;
 };
 
-// The weights after three steps; *updated: the flat parameters (alignment padding included) this rank's optimizer
-// covered; *state_floats: the state it held for them.
-std::vector<float> trained_weights(const Case& c, DataParallelStrategy layout, DataParallelStrategy strategy,
-                                   int64_t* updated, int64_t* state_floats, int64_t* flat = nullptr) {
-  auto device = make_cpu_device();
-  auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+ReplicaOptions tiny_replica(const char* workload, DataParallelStrategy layout) {
   ReplicaOptions options;
-  options.workload = c.workload;
+  options.workload = workload;
   options.batch = 2;
   options.scale = WorkloadScale::kTiny;
   options.bucket_bytes = 4096;  // many buckets: the per-bucket update meets the shard's edges inside buckets
   options.ranks = world().size();
   options.strategy = layout;  // both runs: the same layout (the ddp run ignores the shards)
+  return options;
+}
+
+// The weights after three steps; *updated: the flat parameters (alignment padding included) this rank's optimizer
+// covered; *state_floats: the state it held for them; *flat: the parameters (ddp) or, by bucket, the padded region
+// the chunks tile.
+std::vector<float> trained_weights(const Case& c, DataParallelStrategy layout, DataParallelStrategy strategy,
+                                   int64_t* updated, int64_t* state_floats, int64_t* flat = nullptr) {
+  auto device = make_cpu_device();
+  auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  const ReplicaOptions options = tiny_replica(c.workload, layout);
   std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
   OptimizerSettings settings = default_optimizer(c.kind);
   settings.max_grad_norm = c.max_grad_norm;
@@ -54,6 +60,7 @@ std::vector<float> trained_weights(const Case& c, DataParallelStrategy layout, D
   }
   *updated = replica->executor->optimizer_shard_count();
   if (flat != nullptr) *flat = static_cast<int64_t>(replica->plan.parameter_bytes / sizeof(float));
+  if (flat != nullptr && replica->plan.shard_by_bucket) *flat = static_cast<int64_t>(replica->plan.gradient_bytes / 4);
   *state_floats = static_cast<int64_t>(cpu::optimizer_state_bytes(optimizer_state_buffers(c.kind), *updated) / 4);
   return read_parameters(*replica);
 }
@@ -74,15 +81,15 @@ void train_both(const Case& c, DataParallelStrategy strategy, std::vector<float>
     EXPECT_TRUE(std::equal(sharded->begin(), sharded->end(), all.begin() + static_cast<long>(r * sharded->size())))
         << "rank " << r << " differs from rank 0";
   }
-  EXPECT_EQ(ddp_updated, flat);
-  EXPECT_LE(shard_updated, (ddp_updated + world().size() - 1) / world().size() + 64 * world().size() *
-                                                                                   (strategy == DataParallelStrategy::kZero2 ? 64 : 1));
   int64_t total = shard_updated;
   world().allreduce_sum(&total, 1);
   if (strategy == DataParallelStrategy::kZero1) {
+    EXPECT_EQ(ddp_updated, flat);
+    EXPECT_LE(shard_updated, (ddp_updated + world().size() - 1) / world().size() + 64 * world().size());
     EXPECT_EQ(total, ddp_updated) << "the shards cover every parameter once";
   } else {
-    EXPECT_GE(total, ddp_updated) << "the chunks cover every parameter once, and the buckets' padding";
+    EXPECT_EQ(total, flat) << "the chunks tile the padded region: every parameter once, and the buckets' padding";
+    EXPECT_EQ(shard_updated * world().size(), flat) << "every rank's chunks are as large";
   }
   if (optimizer_state_buffers(c.kind) > 0) EXPECT_LT(shard_state, ddp_state) << "the state is the shard's alone";
 }
@@ -114,6 +121,42 @@ TEST_P(ShardedOptimizer, Zero2TrainsAsDdp) {
   } else {
     EXPECT_LE(worst, 2e-6) << different << " of " << ddp.size() << " weights differ";
   }
+}
+
+// zero2 reduce-scatters: after one step's reductions a rank's own chunk of every bucket holds ddp's averaged
+// gradients bit for bit, and the rest of the bucket still holds its own, unaveraged ones (an all-reduce would have
+// averaged those too).
+TEST(ShardedReduction, Zero2LeavesEachRankItsChunkAveragedAndTheRestItsOwn) {
+  auto device = make_cpu_device();
+  auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  const ReplicaOptions options = tiny_replica("bert_base", DataParallelStrategy::kZero2);
+  std::vector<std::vector<float>> gradients;
+  std::vector<GradientBucket> buckets;
+  uint64_t region = 0;
+  for (DataParallelStrategy strategy : {DataParallelStrategy::kDdp, DataParallelStrategy::kZero2}) {
+    std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
+    GradientReducer reducer(*device, *communicator, *replica->executor, DType::kFloat32, true, false, nullptr,
+                            EmbeddingGradMode::kDense, nullptr, BufferRegistration::kNone, strategy);
+    replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
+    reducer.run_nodes_and_reduce();
+    reducer.wait_and_time("the test's reductions");
+    const auto* arena = static_cast<const unsigned char*>(replica->executor->arena_data());
+    const auto* first = reinterpret_cast<const float*>(arena + replica->plan.gradient_region_offset);
+    gradients.emplace_back(first, first + replica->plan.gradient_bytes / sizeof(float));
+    buckets = replica->plan.buckets;
+    region = replica->plan.gradient_region_offset;
+  }
+  int64_t own_differ = 0, rest_differ = 0;
+  for (const GradientBucket& bucket : buckets) {
+    const auto begin = static_cast<int64_t>((bucket.offset - region) / sizeof(float));
+    const auto chunk = static_cast<int64_t>(bucket.bytes / sizeof(float)) / world().size();
+    for (int64_t i = begin; i < begin + chunk * world().size(); ++i) {
+      const bool own = (i - begin) / chunk == world().rank();
+      (own ? own_differ : rest_differ) += gradients[0][static_cast<size_t>(i)] != gradients[1][static_cast<size_t>(i)];
+    }
+  }
+  EXPECT_EQ(own_differ, 0) << "the own chunks are ddp's averages";
+  EXPECT_GT(rest_differ, 0) << "the other chunks were not averaged: ranks saw other samples";
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, ShardedOptimizer,
