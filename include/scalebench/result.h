@@ -91,13 +91,14 @@ struct RankPhase {
   // solo and dp, per timed step: the host's wall-clock time to issue the step (every node and the optimizer
   // enqueued, or one graph launch), beside the device's step_ms.
   std::vector<double> host_ms;
-  // comm and dp under --strategy zero1/zero2, per timed step: the all-gathers of the updated shards, summed (each
-  // from its start on the communication stream to its end). dp: from the step's first node, when the compute stream
-  // finished its last update; the gathers still running then are exposed until step_done_ms.
+  // comm and dp under a sharded --strategy, per timed step: the all-gathers of the parameters, summed (each from its
+  // start on the communication stream to its end). dp: from the step's first node, when the compute stream finished
+  // its last update; zero1/zero2's gathers still running then are exposed until step_done_ms.
   std::vector<double> all_gather_ms, update_done_ms;
-  // dp under zero1/zero2, [step][gather] (sub-step by sub-step), from the step's first node: each all-gather's start
-  // and end on the communication stream (the trace draws them).
-  std::vector<std::vector<double>> gather_start_ms, gather_end_ms;
+  // dp under a sharded strategy, [step][gather] (sub-step by sub-step), from the step's first node: each all-gather's
+  // start and end on the communication stream (the trace draws them); zero3 also when the compute stream reached the
+  // node that waits for it (exposed: the end after that).
+  std::vector<std::vector<double>> gather_start_ms, gather_end_ms, gather_needed_ms;
 };
 
 struct PhaseRecord {
@@ -273,10 +274,11 @@ struct DpTimeline {
 };
 DpTimeline summarize_dp_timeline(const TrainingReport& report);
 
-// zero1/zero2's all-gathers: in the dp phase and, back to back after the step's reductions, in the comm phase
-// (comm_*: 0 without one), each step's slowest rank, the median step; busbw as nccl-tests counts an all-gather's
-// (bytes x (N-1)/N over the time); exposed_ms_per_step, the dp step's time after the compute stream's last update
-// (step_done_ms - update_done_ms), all of it waiting for gathers. Zero without them.
+// The sharded strategies' all-gathers: in the dp phase and, back to back after the step's reductions, in the comm
+// phase (comm_*: 0 without one), each step's slowest rank, the median step; busbw as nccl-tests counts an
+// all-gather's (bytes x (N-1)/N over the time); exposed_ms_per_step, the time the compute stream waited for them:
+// zero1/zero2 the dp step's time after its last update (step_done_ms - update_done_ms), zero3 the sum over the
+// units of gather_end_ms - gather_needed_ms where positive. Zero without them.
 struct AllGatherSummary {
   double ms_per_step = 0;
   double busbw_gbps = 0;

@@ -30,10 +30,11 @@ void add_plan_flags(CLI::App* command, MemoryOptions& options) {
       ->check(finite_number(0.001, 1e6));
   command->add_option("--seed", options.seed, "Seed of the synthetic data and weights")->check(unsigned_number(UINT64_MAX));
   command->add_option("--strategy", options.strategy,
-                      "ddp (default), zero1 or zero2: the optimizer's state sharded across the job's ranks, as "
-                      "run --strategy zero1/zero2 holds it in its data-parallel phases (zero2 with the gaps that "
-                      "lay each bucket out in equal chunks); suite trains with it too")
-      ->check(CLI::IsMember({"ddp", "zero1", "zero2"}));
+                      "ddp (default), zero1, zero2 or zero3: the optimizer's state sharded across the job's ranks, "
+                      "as run --strategy holds it in its data-parallel phases (zero2 and zero3 with the gaps that "
+                      "lay each bucket out in equal chunks; zero3's parameters still held whole); suite trains with "
+                      "it too")
+      ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
 }
 
 }  // namespace

@@ -203,8 +203,8 @@ std::vector<Table> comparison_tables(const ComparisonModel& model) {
     }
     if (any) tables.push_back(decomposed);
     // Sharded strategies' all-gathers, only where some run gathered.
-    Table gathers = labelled_table("All-gathers of the updated shards (zero1/zero2): exposed after the last update "
-                                   "(ms per step) / busbw (GB/s)",
+    Table gathers = labelled_table("All-gathers of the parameters (zero1/zero2 after the update, zero3 before use): "
+                                   "exposed, the compute stream waiting for them (ms per step) / busbw (GB/s)",
                                    "workload", model.run_labels);
     bool gathered = false;
     for (const std::string& workload : model.rows) {

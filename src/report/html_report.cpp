@@ -205,7 +205,7 @@ std::string efficiency_lines(const ComparisonModel& model, const std::string& wo
   return worth ? svg_line_chart(chart) : std::string();
 }
 
-// Issue 31: E(N) of each data-parallel strategy (a series: ddp, zero1, zero2) on each interconnect (a category:
+// Issue 31: E(N) of each data-parallel strategy (a series: ddp, zero1, zero2, zero3) on each interconnect (a category:
 // the GPUs, their count, transport, emulation and gradient settings, all but the strategy). Empty unless some
 // interconnect ran two strategies of the workload.
 std::string strategy_chart(const ComparisonModel& model, const std::string& workload) {
@@ -450,8 +450,9 @@ std::string comparison_html(const ComparisonModel& model) {
         body += section(workload + ": strategy by interconnect", strategies,
                         "E(N) of each data-parallel strategy (--strategy) on each set of GPUs and links: ddp "
                         "all-reduces; zero1 all-reduces, updates a shard and all-gathers it; zero2 reduce-scatters "
-                        "and all-gathers. The gap between the bars of one group is what the interconnect charges "
-                        "for sharding.");
+                        "and all-gathers; zero3 reduce-scatters and all-gathers each unit before its use in the "
+                        "forward and the backward pass. The gap between the bars of one group is what the "
+                        "interconnect charges for sharding.");
       }
       for (const std::string& label : model.run_labels) {
         const ResultFile* file = run_cell(model, workload, label);

@@ -58,9 +58,11 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
       sharded += (sharded.empty() ? "" : ", ") + category;
     }
     if (!sharded.empty()) {
-      std::fprintf(out, "#   sharded (%s, one shard of %d per rank): %s; replicated on every rank: the rest (%s holds "
-                        "the gradients whole)\n",
-                   r.strategy.c_str(), r.nranks, sharded.c_str(), r.strategy == "zero2" ? "zero2 here" : "zero1");
+      const std::string whole = r.strategy == "zero1"   ? "zero1 holds the gradients whole"
+                                : r.strategy == "zero3" ? "zero3 here holds the gradients and the parameters whole"
+                                                        : r.strategy + " here holds the gradients whole";
+      std::fprintf(out, "#   sharded (%s, one shard of %d per rank): %s; replicated on every rank: the rest (%s)\n",
+                   r.strategy.c_str(), r.nranks, sharded.c_str(), whole.c_str());
     }
   }
   if (r.verified_ran) {

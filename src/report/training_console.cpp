@@ -234,11 +234,16 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
   if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) && shards_optimizer(report.options.strategy)) {
     std::fprintf(out,
                  "# strategy %s: %seach rank's optimizer updates %s of the %s parameters and keeps %s of state "
-                 "for them; the updated shards are all-gathered after every update\n",
+                 "for them; %s\n",
                  strategy_name(report.options.strategy),
                  report.buckets_reduce_scattered ? "the gradient buckets are reduce-scattered; " : "",
                  grouped_text(report.parameters_updated_per_rank).c_str(), grouped_text(report.parameters).c_str(),
-                 byte_text(report.optimizer_state_bytes_per_rank).c_str());
+                 byte_text(report.optimizer_state_bytes_per_rank).c_str(),
+                 gathers_before_use(report.options.strategy)
+                     ? "each bucket's parameters are all-gathered before the forward pass reads them and again "
+                       "before the backward pass (one bucket ahead), not after the update; the parameter memory is "
+                       "still held whole"
+                     : "the updated shards are all-gathered after every update");
   }
   if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) &&
       report.options.grad_registration != BufferRegistration::kNone) {
@@ -346,15 +351,19 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
     std::fprintf(out, "; transport %s\n", or_none(report.transport).c_str());
     if (report.all_gather_bytes > 0) {
       const AllGatherSummary gather = summarize_all_gather(report);
+      const bool before_use = gathers_before_use(report.options.strategy);
       std::fprintf(out,
-                   "# all-gathers of the updated shards (%s): %.2f ms per step on the communication stream, %d "
+                   "# all-gathers of the %s (%s): %.2f ms per step on the communication stream, %d "
                    "moving %s, busbw %.1f GB/s",
-                   strategy_name(report.options.strategy), gather.ms_per_step, report.all_gathers_per_step,
-                   byte_text(report.all_gather_bytes).c_str(), gather.busbw_gbps);
+                   before_use ? "parameters before use" : "updated shards", strategy_name(report.options.strategy),
+                   gather.ms_per_step, report.all_gathers_per_step, byte_text(report.all_gather_bytes).c_str(),
+                   gather.busbw_gbps);
       if (report.comm.ran) {
         std::fprintf(out, " (comm phase alone: %.2f ms, %.1f GB/s)", gather.comm_ms_per_step, gather.comm_busbw_gbps);
       }
-      std::fprintf(out, "; exposed after the last update: %.2f ms per step\n", gather.exposed_ms_per_step);
+      std::fprintf(out, "; exposed %s: %.2f ms per step\n",
+                   before_use ? "(the compute stream waiting for them)" : "after the last update",
+                   gather.exposed_ms_per_step);
     }
     std::fprintf(out, "# weights identical on every rank: at start %s, after dp %s\n",
                  report.weights_identical_at_start ? "yes" : "no", report.weights_identical_after_dp ? "yes" : "NO");

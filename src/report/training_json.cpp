@@ -140,6 +140,7 @@ json phase_json(const TrainingReport& r, const PhaseRecord& phase, const std::st
     if (!rank.gather_start_ms.empty()) {
       entry["gather_start_ms"] = rank.gather_start_ms;
       entry["gather_end_ms"] = rank.gather_end_ms;
+      if (!rank.gather_needed_ms.empty()) entry["gather_needed_ms"] = rank.gather_needed_ms;
     }
     if (!rank.forward_done_ms.empty()) {  // solo and dp: the timelines the decomposition of 1 − E reads
       entry["forward_done_ms"] = rank.forward_done_ms;

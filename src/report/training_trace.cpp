@@ -53,6 +53,14 @@ nlohmann::json training_trace_json(const TrainingReport& report) {
       for (size_t g = 0; s < rank.gather_start_ms.size() && g < rank.gather_start_ms[s].size(); ++g) {
         events.push_back(slice("all-gather " + std::to_string(g), pid, kCommTrack, t0 + rank.gather_start_ms[s][g],
                                t0 + rank.gather_end_ms.at(s).at(g), {{"step", s}, {"gather", g}}));
+        // zero3: the compute stream waited at the node that needs the unit until its gather ended (nested in the
+        // forward or backward slice).
+        if (s < rank.gather_needed_ms.size() && g < rank.gather_needed_ms[s].size() &&
+            rank.gather_end_ms[s][g] > rank.gather_needed_ms[s][g]) {
+          events.push_back(slice("waiting for all-gather " + std::to_string(g), pid, kComputeTrack,
+                                 t0 + rank.gather_needed_ms[s][g], t0 + rank.gather_end_ms[s][g],
+                                 {{"step", s}, {"gather", g}}));
+        }
       }
       for (size_t b = 0; b < rank.bucket_start_ms.at(s).size(); ++b) {
         json args = {{"step", s}, {"bucket", b}, {"ready_ms", rank.bucket_ready_ms.at(s).at(b)}};

@@ -36,6 +36,7 @@ void train_steps(Replica& replica, const TrainOptions& options, GradientReducer*
   Executor& executor = *replica.executor;
   size_t generation = 0;
   auto parts = [&](size_t k) {
+    if (reducer != nullptr) reducer->gather_for_parts(k);
     GenerationTensors g;
     if (!find_generation(replica.graph, k, g)) {
       run_sub_step_parts(executor, k);
@@ -66,6 +67,9 @@ void train_steps(Replica& replica, const TrainOptions& options, GradientReducer*
           parts);
     }
   }
+  // zero3's steps leave the other ranks' chunks stale (the next step's gathers would renew them): the weights compared
+  // are gathered once, after the last step.
+  if (reducer != nullptr) reducer->gather_whole_parameters("the zero3 gathers after the --check steps");
 }
 
 // Every rank's generated words (each rank's `mine`, equal sizes) regrouped per generation: rank 0's rows, then

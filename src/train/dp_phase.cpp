@@ -12,7 +12,11 @@ RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& r
   auto dp_step = [&](int64_t step) {
     for_each_sub_step(
         replica, [&](size_t k) { reducer.run_nodes_and_reduce(k); },
-        [&](size_t k, int64_t optimizer_step) { reducer.update(options.optimizer, optimizer_step, k); }, step);
+        [&](size_t k, int64_t optimizer_step) { reducer.update(options.optimizer, optimizer_step, k); }, step,
+        [&](size_t k) {
+          reducer.gather_for_parts(k);
+          run_sub_step_parts(*replica.executor, k);
+        });
   };
   auto wait_for_buckets = [&](RankPhase& phase, bool timed) {
     std::vector<double> durations = reducer.wait_and_time("the gradient all-reduces");
@@ -31,6 +35,7 @@ RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& r
       phase.update_done_ms.push_back(timeline.update_done_ms);
       phase.gather_start_ms.push_back(timeline.gather_start_ms);
       phase.gather_end_ms.push_back(timeline.gather_end_ms);
+      if (reducer.gathers_before_use()) phase.gather_needed_ms.push_back(timeline.gather_needed_ms);
     }
   };
   reducer.begin_phase();

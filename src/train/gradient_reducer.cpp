@@ -151,19 +151,50 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
                        (plan.shard_by_bucket ? "with contiguous shards" : "laid out by bucket"));
     }
     by_bucket_ = plan.shard_by_bucket;
+    before_use_ = sb::gathers_before_use(strategy);
     if (by_bucket_ && !same_buckets(buckets_, plan.buckets)) {
-      throw UsageError("gradient reducer: --strategy zero2 reduces in the plan's buckets, whose chunks are the shards");
+      throw UsageError(std::string("gradient reducer: --strategy ") + strategy_name(strategy) +
+                       " reduces in the plan's buckets, whose chunks are the shards");
     }
     shard_ = parameter_shard(plan, communicator.rank(), communicator.size());
     norm_ready_ = device.create_event();
+    whole_requested_ = device.create_event();
     norm_reduced_ = device.create_event();
     update_done_ = device.create_event();
   }
   sub_steps_ = executor.graph().sub_step_count();
-  for (size_t g = 0; g < gathers_per_sub_step() * sub_steps_; ++g) {
-    updated_.push_back(device.create_event());
+  size_t gathers = 0;
+  for (size_t k = 0; k < sub_steps_; ++k) {
+    std::vector<ParameterGather> list;
+    if (before_use_) {
+      list = unit_gathers(graph, plan, buckets_, k, executor.forward_node_count());
+    } else if (by_bucket_) {
+      for (size_t b = 0; b < buckets_.size(); ++b) {
+        list.push_back(ParameterGather{ParameterGather::When::kAfterUpdate, b});
+      }
+    } else if (sharded_) {
+      list.push_back(ParameterGather{});  // zero1: the whole region
+    }
+    // Before the training pass's nodes, in node order: a reduction to wait for, or (zero3) a unit's gather.
+    std::vector<Stop> stops;
+    for (const auto& [reader, reduction] : waits_) stops.push_back(Stop{reader, false, reduction});
+    for (size_t i = 0; i < list.size(); ++i) {
+      const ParameterGather::When when = list[i].when;
+      if (when == ParameterGather::When::kBeforeForward || when == ParameterGather::When::kBeforeBackward) {
+        stops.push_back(Stop{list[i].node, true, i});
+      }
+    }
+    std::stable_sort(stops.begin(), stops.end(), [](const Stop& a, const Stop& b) { return a.node < b.node; });
+    stops_.push_back(std::move(stops));
+    first_gather_.push_back(gathers);
+    gathers += list.size();
+    gathers_.push_back(std::move(list));
+  }
+  for (size_t g = 0; g < gathers; ++g) {
+    may_gather_.push_back(device.create_event());
     gather_started_.push_back(device.create_event());
     gathered_.push_back(device.create_event());
+    if (before_use_) gather_needed_.push_back(device.create_event());
   }
   for (size_t b = 0; b < reductions_.size() * sub_steps_; ++b) {
     ready_.push_back(device.create_event());
@@ -335,24 +366,55 @@ void GradientReducer::begin_phase() {
 }
 
 // Runs nodes [from, to); a node that uses a reduced exchange (compact: the flags; scatter: the rows) first makes
-// the compute stream wait for that reduction.
-void GradientReducer::run_training_nodes(size_t from, size_t to, size_t first_event) {
-  for (const auto& [reader, reduction] : waits_) {
-    if (reader < from || reader >= to) continue;
-    executor_.run_nodes(from, reader);
-    finished_[first_event + reduction]->block(executor_.compute_stream());
-    from = reader;
+// the compute stream wait for that reduction; under zero3 a node that needs a unit first waits for its gather, and
+// the next unit's gather is issued then (one unit ahead).
+void GradientReducer::run_training_nodes(size_t from, size_t to, size_t sub_step) {
+  for (const Stop& stop : stops_[sub_step]) {
+    if (stop.node < from || stop.node >= to) continue;
+    executor_.run_nodes(from, stop.node);
+    from = stop.node;
+    if (!stop.gather) {
+      finished_[sub_step * reductions_.size() + stop.index]->block(executor_.compute_stream());
+      continue;
+    }
+    wait_for_gather(sub_step, stop.index);
+    if (stop.index + 1 < gathers_[sub_step].size()) gather_parameters(sub_step, stop.index + 1);
   }
   executor_.run_nodes(from, to);
+}
+
+size_t GradientReducer::parts_gathers(size_t sub_step) const {
+  size_t count = 0;
+  for (const ParameterGather& g : gathers_[sub_step]) count += g.when == ParameterGather::When::kBeforeParts ? 1 : 0;
+  return count;
+}
+
+void GradientReducer::gather_for_parts(size_t sub_step) {
+  if (!before_use_) return;
+  const size_t count = parts_gathers(sub_step);
+  for (size_t i = 0; i < count; ++i) gather_parameters(sub_step, i);
+  for (size_t i = 0; i < count; ++i) wait_for_gather(sub_step, i);
+}
+
+void GradientReducer::gather_whole_parameters(const std::string& what) {
+  if (!before_use_) return;
+  whole_requested_->record(executor_.compute_stream());
+  whole_requested_->block(comm_stream_);
+  for (size_t b = 0; b < buckets_.size(); ++b) all_gather(b);
+  communicator_.wait(comm_stream_, what);
 }
 
 void GradientReducer::run_nodes_and_reduce(size_t sub_step) {
   const size_t nodes = executor_.graph().nodes().size();
   const size_t first_event = sub_step * reductions_.size();
   if (sub_step == 0) step_start_->record(executor_.compute_stream());
+  // zero3: the training pass's first unit is gathered from here (the parts' units were, before the parts).
+  if (before_use_ && parts_gathers(sub_step) < gathers_[sub_step].size()) {
+    gather_parameters(sub_step, parts_gathers(sub_step));
+  }
   device_.push_range("forward");
   size_t next = executor_.forward_node_count();
-  executor_.run_nodes(executor_.graph().training_begin(), next);
+  run_training_nodes(executor_.graph().training_begin(), next, sub_step);
   forward_done_->record(executor_.compute_stream());
   device_.pop_range();
   device_.push_range("backward");
@@ -360,13 +422,13 @@ void GradientReducer::run_nodes_and_reduce(size_t sub_step) {
     for (size_t r = 0; r < reductions_.size(); ++r) {
       const size_t end = static_cast<size_t>(std::max(reductions_[r].after_node, -1) + 1);
       if (end > next) {
-        run_training_nodes(next, end, first_event);
+        run_training_nodes(next, end, sub_step);
         next = end;
       }
       issue(r, first_event + r);
     }
   }
-  run_training_nodes(next, nodes, first_event);
+  run_training_nodes(next, nodes, sub_step);
   nodes_done_->record(executor_.compute_stream());
   device_.pop_range();
   if (!overlap_) {
@@ -380,10 +442,8 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
   if (!overlap_ || !executor_.steps_in_ranges(settings)) {
     all_done_->block(executor_.compute_stream());
     executor_.optimizer_step(settings, step);
-    if (by_bucket_) {
-      for (size_t b = 0; b < buckets_.size(); ++b) gather_parameters(sub_step, b);
-    } else if (sharded_) {
-      gather_parameters(sub_step);
+    if (!before_use_) {
+      for (size_t g = 0; g < gathers_[sub_step].size(); ++g) gather_parameters(sub_step, g);
     }
   } else {
     const uint64_t region = executor_.plan().gradient_region_offset;
@@ -407,16 +467,17 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
         finished_[sub_step * reductions_.size() + r]->block(executor_.compute_stream());
         executor_.optimizer_step_range(settings, step, first, end - first);
       }
-      // Beside the next bucket's update; on every rank, each bucket's gather being a collective.
-      if (by_bucket_) gather_parameters(sub_step, reductions_[r].index);
+      // Beside the next bucket's update; on every rank, each bucket's gather being a collective (zero2's gather g is
+      // bucket g's).
+      if (by_bucket_ && !before_use_) gather_parameters(sub_step, reductions_[r].index);
     }
     if (sharded_ && !by_bucket_) gather_parameters(sub_step);
   }
   // The parameters are whole again once the sub-step's last gather is done (one communication stream: every
-  // gather before it is done too).
+  // gather before it is done too). zero3 gathers nothing after the update: the next uses will.
   if (sharded_) {
     update_done_->record(executor_.compute_stream());
-    gathered_[last_gather_]->block(executor_.compute_stream());
+    if (!before_use_) gathered_[last_gather_]->block(executor_.compute_stream());
   }
   step_done_->record(executor_.compute_stream());
   // The communication stream's last work joins the compute stream: a step captured into a graph must end on
@@ -425,19 +486,26 @@ void GradientReducer::update(const OptimizerSettings& settings, int64_t step, si
   device_.pop_range();
 }
 
-// In place: zero1 rank r's shard lies at r x stride of the flat parameters, zero2 at r x chunk of the bucket, as
-// NCCL's in-place all-gather wants it. The compute stream goes on (the next bucket's update) and waits for the
-// last gather at the end of update(), before anything after the step reads a parameter.
-void GradientReducer::gather_parameters(size_t sub_step, size_t bucket) {
+// In place: zero1 rank r's shard lies at r x stride of the flat parameters, zero2/zero3 at r x chunk of the
+// bucket, as NCCL's in-place all-gather wants it. zero1/zero2: the compute stream goes on (the next bucket's update)
+// and waits for the last gather at the end of update(), before anything after the step reads a parameter. zero3: it
+// waits at the node that needs the unit (wait_for_gather).
+void GradientReducer::gather_parameters(size_t sub_step, size_t index) {
   device_.push_range("all-gather");
-  const size_t g = sub_step * gathers_per_sub_step() + (by_bucket_ ? bucket : 0);
-  updated_[g]->record(executor_.compute_stream());
-  updated_[g]->block(comm_stream_);
+  const size_t g = first_gather_[sub_step] + index;
+  may_gather_[g]->record(executor_.compute_stream());
+  may_gather_[g]->block(comm_stream_);
   gather_started_[g]->record(comm_stream_);
-  all_gather(by_bucket_ ? bucket : 0);
+  all_gather(gathers_[sub_step][index].bucket);
   gathered_[g]->record(comm_stream_);
   last_gather_ = g;
   device_.pop_range();
+}
+
+void GradientReducer::wait_for_gather(size_t sub_step, size_t index) {
+  const size_t g = first_gather_[sub_step] + index;
+  gather_needed_[g]->record(executor_.compute_stream());
+  gathered_[g]->block(executor_.compute_stream());
 }
 
 void GradientReducer::all_gather(size_t bucket) {
@@ -455,13 +523,13 @@ void GradientReducer::all_gather(size_t bucket) {
 }
 
 uint64_t GradientReducer::all_gather_bytes_per_step() const {
+  const uint64_t whole =
+      static_cast<uint64_t>(shard_.stride) * sizeof(float) * static_cast<uint64_t>(communicator_.size());
   uint64_t bytes = 0;
-  if (by_bucket_) {
-    for (const GradientBucket& b : buckets_) bytes += b.bytes;
-  } else if (sharded_) {
-    bytes = static_cast<uint64_t>(shard_.stride) * sizeof(float) * static_cast<uint64_t>(communicator_.size());
+  for (const std::vector<ParameterGather>& sub_step : gathers_) {
+    for (const ParameterGather& g : sub_step) bytes += by_bucket_ ? buckets_[g.bucket].bytes : whole;
   }
-  return bytes * sub_steps_;
+  return bytes;
 }
 
 double GradientReducer::all_gather_ms() const {
@@ -487,10 +555,10 @@ void GradientReducer::reduce_alone() {
       all_reduce(reductions_[r], true);
       finished_[e]->record(comm_stream_);
     }
-    for (size_t g = 0; g < gathers_per_sub_step(); ++g) {
-      const size_t event = k * gathers_per_sub_step() + g;
+    for (size_t g = 0; g < gathers_[k].size(); ++g) {
+      const size_t event = first_gather_[k] + g;
       gather_started_[event]->record(comm_stream_);
-      all_gather(g);
+      all_gather(gathers_[k][g].bucket);
       gathered_[event]->record(comm_stream_);
     }
   }
@@ -524,6 +592,7 @@ GradientReducer::Timeline GradientReducer::timeline() const {
     t.gather_start_ms.push_back(gather_started_[g]->milliseconds_since(*step_start_));
     t.gather_end_ms.push_back(gathered_[g]->milliseconds_since(*step_start_));
   }
+  for (const auto& needed : gather_needed_) t.gather_needed_ms.push_back(needed->milliseconds_since(*step_start_));
   for (size_t b = 0; b < ready_.size(); ++b) {
     t.ready_ms.push_back(ready_[b]->milliseconds_since(*step_start_));
     t.start_ms.push_back(started_[b]->milliseconds_since(*step_start_));
@@ -534,7 +603,7 @@ GradientReducer::Timeline GradientReducer::timeline() const {
 
 double GradientReducer::span_ms() const {
   if (reductions_.empty()) return 0.0;
-  const DeviceEvent& last = gathered_.empty() ? *finished_.back() : *gathered_.back();  // issued last
+  const DeviceEvent& last = gathered_.empty() ? *finished_.back() : *gathered_.back();  // issued last (the comm phase)
   return last.milliseconds_since(*started_.front());
 }
 

@@ -43,6 +43,15 @@
 // compute stream updates the next bucket. Clipping and the loss scale's overflow test sum the chunks' squares over
 // the ranks (one fp64 all-reduce on the communication stream, Executor::NormAcrossRanks). A tied table's rows are
 // all-reduced as under ddp and added to the whole table gradient, whose own chunk is then right.
+//
+// `strategy` zero3: as zero2 (buckets reduce-scattered, each rank updating its chunks), but no gather follows the
+// update: the other ranks' chunks are stale until each bucket (a unit) is all-gathered again, in place, before the
+// first node that needs it (src/core/unit_gathers.h): before the sub-step's parts that read it, before its first
+// reader in the forward pass, and again before the backward pass first touches it. Each gather is issued on the
+// communication stream when the compute stream reaches the previous gather's node (one unit ahead, as FSDP's
+// prefetch), and the compute stream waits for it at its own node. The parameter memory is still held whole: the
+// gathered copies are not freed between uses yet. gather_whole_parameters() makes the parameters current everywhere
+// for whatever reads them after a phase.
 #pragma once
 
 #include <memory>
@@ -58,6 +67,7 @@
 #include "scalebench/result.h"
 #include "scalebench/strategy.h"
 #include "src/core/ops/embedding_rows.h"
+#include "src/core/unit_gathers.h"
 
 namespace sb {
 
@@ -97,8 +107,15 @@ class GradientReducer {
   // all-reduce is done, so the last buckets' all-reduces (the embedding gradient is written last) run beside
   // the other parameters' updates instead of before all of them.
   void update(const OptimizerSettings& settings, int64_t step, size_t sub_step = 0);
+  // zero3: before sub-step `sub_step`'s parts run, gathers the buckets they read and makes the compute stream wait
+  // for them (nothing under the other strategies).
+  void gather_for_parts(size_t sub_step);
+  // zero3: every bucket gathered, and waited for, so that every rank holds the current parameters whole (after a
+  // phase, before anything reads the weights); nothing under the other strategies, whose steps end whole.
+  void gather_whole_parameters(const std::string& what);
   // The buckets' all-reduces back to back on the communication stream, with no compute (the comm phase), once
-  // per sub-step: what a step reduces; zero1/zero2, each sub-step's all-gathers after them, as a step gathers.
+  // per sub-step: what a step reduces; sharded, each sub-step's all-gathers after them (zero3: those it gathers
+  // before use).
   void reduce_alone();
   // Waits (with the communicator's timeout) for the communication stream, then returns each reduction's
   // duration in the last step, in issue order (sub-step by sub-step).
@@ -114,9 +131,10 @@ class GradientReducer {
   struct Timeline {
     double step_start_ms = 0;  // the step's first node, from begin_phase()
     double forward_done_ms = 0, nodes_done_ms = 0, step_done_ms = 0;  // from the step's first node
-    double update_done_ms = 0;  // zero1/zero2: the compute stream's last update, before it waits for the gathers
+    double update_done_ms = 0;  // sharded: the compute stream's last update, before it waits for the gathers
     std::vector<double> ready_ms, start_ms, end_ms;
-    std::vector<double> gather_start_ms, gather_end_ms;  // zero1/zero2, per (sub-step, gather)
+    std::vector<double> gather_start_ms, gather_end_ms;  // sharded, per (sub-step, gather)
+    std::vector<double> gather_needed_ms;  // zero3, per (sub-step, gather): the compute stream reached its node
   };
   Timeline timeline() const;
   // Marks the origin of the phase's timeline on the compute stream (the steps' step_start_ms count from it); sharded,
@@ -135,14 +153,17 @@ class GradientReducer {
   // What the library granted for the buffers above (the weakest over the communicators), and why it is less than
   // asked for.
   TrainingReport::GradRegistration registration() const;
-  // zero1/zero2: this rank's shard of the parameters (every parameter under ddp).
+  // Sharded: this rank's shard of the parameters (every parameter under ddp).
   const ParameterShard& shard() const { return shard_; }
   bool sharded() const { return sharded_; }
-  // zero2: the buckets are reduce-scattered.
+  // zero2/zero3: the buckets are reduce-scattered.
   bool reduce_scatters() const { return by_bucket_; }
-  // zero1/zero2: the all-gathers of the updated shards a step runs (zero1: one per sub-step; zero2: one per bucket
-  // and sub-step) and the bytes they deliver to each rank together (every shard, padding included); 0 under ddp.
-  int all_gathers_per_step() const { return static_cast<int>(gathers_per_sub_step() * sub_steps_); }
+  // zero3: the parameters are gathered before use, not after the update.
+  bool gathers_before_use() const { return before_use_; }
+  // Sharded: the all-gathers of the parameters a step runs (zero1: one per sub-step; zero2: one per bucket and
+  // sub-step; zero3: one per unit and use) and the bytes they deliver to each rank together (every shard, padding
+  // included); 0 under ddp.
+  int all_gathers_per_step() const { return static_cast<int>(gathered_.size()); }
   uint64_t all_gather_bytes_per_step() const;
   // After wait_and_time: the last step's all-gathers, each from its start on the communication stream, summed.
   double all_gather_ms() const;
@@ -159,15 +180,15 @@ class GradientReducer {
   void issue(size_t reduction, size_t event);
   void all_reduce(const Reduction& reduction, bool alone);
   void all_reduce_floats(Communicator& communicator, void* data, size_t count, void* wire, bool alone);
-  void run_training_nodes(size_t from, size_t to, size_t first_event);
+  void run_training_nodes(size_t from, size_t to, size_t sub_step);
   // The most rows of a table's packed exchange one step reduces: min(vocab, ranks x ids).
   int64_t exchanged_rows(size_t table) const;
   void register_buffers(BufferRegistration wanted);
   void reduce_scatter_floats(Communicator& communicator, void* data, size_t count, void* wire, bool alone);
-  size_t gathers_per_sub_step() const { return !sharded_ ? 0 : by_bucket_ ? buckets_.size() : 1; }
-  // The updated shard to every rank: zero1 the whole region, zero2 bucket `bucket`'s chunks; after the update on the
-  // compute stream, timed.
-  void gather_parameters(size_t sub_step, size_t bucket = 0);
+  // Issues sub-step `sub_step`'s gather `index` (gathers_): zero1 the whole region, zero2/zero3 a bucket's chunks, to
+  // every rank, timed, once the compute stream got where it is now (the update it gathers, or zero3's previous unit).
+  void gather_parameters(size_t sub_step, size_t index = 0);
+  void wait_for_gather(size_t sub_step, size_t index);  // zero3: the compute stream waits for it, marking when
   void all_gather(size_t bucket);  // the collective alone, in place on the communication stream
   void reduce_norm_across_ranks(double* squared_norm, StreamHandle stream);  // zero2's NormAcrossRanks
 
@@ -184,6 +205,18 @@ class GradientReducer {
   std::vector<Reduction> reductions_;    // buckets and the exchanges' two reductions, by the node they follow
   // (node, reduction), in node order: before that node runs, the compute stream waits for that reduction.
   std::vector<std::pair<size_t, size_t>> waits_;
+  // Sharded, per sub-step: its all-gathers in issue order, and the event index of its first.
+  std::vector<std::vector<ParameterGather>> gathers_;
+  std::vector<size_t> first_gather_;
+  size_t parts_gathers(size_t sub_step) const;  // zero3: the first gathers of the sub-step, for its parts
+  // Per sub-step, in node order: before `node` runs, the compute stream waits for reduction `index` (a tied table's
+  // flags or rows, waits_) or, zero3, for its gather `index` (the next one issued then).
+  struct Stop {
+    size_t node = 0;
+    bool gather = false;
+    size_t index = 0;
+  };
+  std::vector<std::vector<Stop>> stops_;
   std::string sparse_rows_off_because_;
   int tied_tables_ = 0;
   int64_t tied_table_rows_ = 0;
@@ -195,15 +228,18 @@ class GradientReducer {
   RangeRegistrations registrations_;  // released before the buffers they cover
   ParameterShard shard_;  // every parameter under ddp
   bool sharded_ = false;  // zero1/zero2
-  bool by_bucket_ = false;  // zero2: shards by bucket, buckets reduce-scattered
+  bool by_bucket_ = false;  // zero2/zero3: shards by bucket, buckets reduce-scattered
+  bool before_use_ = false;  // zero3: units gathered before use
   std::vector<std::unique_ptr<DeviceEvent>> ready_, started_, finished_;  // by sub-step · buckets + bucket
   std::unique_ptr<DeviceEvent> all_done_, phase_start_, step_start_, forward_done_, nodes_done_, step_done_;
   std::unique_ptr<DeviceEvent> update_done_;  // zero1/zero2
-  // zero1/zero2, by sub-step · gathers + gather: the update it gathers done (compute stream), its start and end on
-  // the communication stream.
-  std::vector<std::unique_ptr<DeviceEvent>> updated_, gather_started_, gathered_;
+  // Sharded, by first_gather_[sub-step] + gather: when it may start (compute stream: the update it gathers done, or
+  // zero3's previous unit reached), its start and end on the communication stream, and (zero3) when the compute
+  // stream reached the node that waits for it.
+  std::vector<std::unique_ptr<DeviceEvent>> may_gather_, gather_started_, gathered_, gather_needed_;
   size_t last_gather_ = 0;  // the last one issued
   std::unique_ptr<DeviceEvent> norm_ready_, norm_reduced_;  // zero2: the shard's squares, summed over the ranks
+  std::unique_ptr<DeviceEvent> whole_requested_;  // zero3: gather_whole_parameters after the compute stream's work
 };
 
 }  // namespace sb

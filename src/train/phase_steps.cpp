@@ -43,6 +43,7 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
                               {"update_done_ms", mine.update_done_ms},
                               {"gather_start_ms", mine.gather_start_ms},
                               {"gather_end_ms", mine.gather_end_ms},
+                              {"gather_needed_ms", mine.gather_needed_ms},
                               {"loss_first", mine.loss_first},
                               {"loss_last", mine.loss_last}};
   std::vector<RankPhase> all;
@@ -63,6 +64,7 @@ std::vector<RankPhase> gather_phase(ProcessGroup& group, const RankPhase& mine) 
     phase.update_done_ms = entry["update_done_ms"].get<std::vector<double>>();
     phase.gather_start_ms = entry["gather_start_ms"].get<std::vector<std::vector<double>>>();
     phase.gather_end_ms = entry["gather_end_ms"].get<std::vector<std::vector<double>>>();
+    phase.gather_needed_ms = entry["gather_needed_ms"].get<std::vector<std::vector<double>>>();
     phase.loss_first = entry["loss_first"].get<float>();
     phase.loss_last = entry["loss_last"].get<float>();
     all.push_back(std::move(phase));
@@ -124,7 +126,7 @@ RankPhase first_steps(RankPhase phase, size_t steps) {
   cut(phase.step_ms), cut(phase.bucket_ms), cut(phase.nodes_done_ms), cut(phase.bucket_ready_ms);
   cut(phase.bucket_start_ms), cut(phase.bucket_end_ms), cut(phase.step_start_ms), cut(phase.forward_done_ms);
   cut(phase.step_done_ms), cut(phase.host_ms), cut(phase.all_gather_ms), cut(phase.update_done_ms);
-  cut(phase.gather_start_ms), cut(phase.gather_end_ms);
+  cut(phase.gather_start_ms), cut(phase.gather_end_ms), cut(phase.gather_needed_ms);
   return phase;
 }
 

@@ -37,7 +37,7 @@ void validate(const TrainOptions& options, const Device& device, int ranks) {
   // The sweep trains every size from one replica, whose parameters are laid out for the job's shards.
   const std::string sweep_refused = sweep_sizes_refusal(options.strategy, options.sweep_sizes, ranks);
   if (!sweep_refused.empty()) {
-    throw UsageError("--gpus-sweep with " + sweep_refused + "; give sizes that divide it, or run one job per size");
+    throw UsageError("--gpus-sweep with " + sweep_refused);
   }
   if (shards_by_bucket(options.strategy) && options.bucket_auto) {
     throw UsageError(std::string("--bucket-mb auto with --strategy ") + strategy_name(options.strategy) +
@@ -235,6 +235,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
             group, report.dp, "dp", [&] { return run_dp_phase(group, *replica, reducer, options, graph); },
             [&](bool) {
               report.dp.cuda_graph = graph.status();
+              reducer.gather_whole_parameters("the zero3 gathers after the dp phase");
               report.weights_checksum_after_dp = parameter_checksum(*replica);
               report.weights_identical_after_dp = same_on_every_rank(group, report.weights_checksum_after_dp);
             },

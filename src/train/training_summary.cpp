@@ -128,6 +128,16 @@ AllGatherSummary summarize_all_gather(const TrainingReport& report) {
     summary.busbw_gbps = busbw(summary.ms_per_step);
     summary.exposed_ms_per_step = slowest_median(report.dp, [](const RankPhase& r) {
       std::vector<double> exposed;
+      if (!r.gather_needed_ms.empty()) {  // zero3: what the compute stream waited at the nodes that need the units
+        for (size_t s = 0; s < r.gather_needed_ms.size() && s < r.gather_end_ms.size(); ++s) {
+          double waited = 0;
+          for (size_t g = 0; g < r.gather_needed_ms[s].size() && g < r.gather_end_ms[s].size(); ++g) {
+            waited += std::max(0.0, r.gather_end_ms[s][g] - r.gather_needed_ms[s][g]);
+          }
+          exposed.push_back(waited);
+        }
+        return exposed;
+      }
       for (size_t s = 0; s < r.update_done_ms.size() && s < r.step_done_ms.size(); ++s) {
         exposed.push_back(std::max(0.0, r.step_done_ms[s] - r.update_done_ms[s]));
       }

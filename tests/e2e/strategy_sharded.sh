@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# --strategy zero1 and zero2 (issue 31) on the CPU device: every workload at tiny scale under mpiexec -n 2 and -n 4
-# trains with the optimizer's state and update sharded (zero2: the gradient buckets reduce-scattered, the shards their
-# chunks) and the shards all-gathered, --check passing and the JSON carrying the documented keys; the weights after
+# --strategy zero1, zero2 and zero3 (issue 31) on the CPU device: every workload at tiny scale under mpiexec -n 2 and
+# -n 4 trains with the optimizer's state and update sharded (zero2/zero3: the gradient buckets reduce-scattered, the
+# shards their chunks) and the shards all-gathered (zero3: each bucket before its use in the forward and the backward
+# pass, unsupmt's generation parts too), --check passing and the JSON carrying the documented keys; the weights after
 # the dp phase are ddp's bit for bit where nothing clips (each element's update is the same arithmetic on the same
-# reduced gradient); maxbatch fits more with the sharded state; --gpus-sweep runs sharded at sizes that divide the
-# ranks; a bad strategy, a sweep size that does not divide them and zero2 with --bucket-mb auto are exit 2 with one
-# line on every rank.
+# reduced gradient); maxbatch fits more with the sharded state; --gpus-sweep runs zero1/zero2 at sizes that divide
+# the ranks; a bad strategy, a sweep size that does not divide them (zero3: any size below the ranks) and
+# zero2/zero3 with --bucket-mb auto are exit 2 with one line on every rank.
 source "$(dirname "$0")/lib/common.bash"
 VALIDATE="$(dirname "$0")/lib/validate_run_json.py"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
 tiny=(--device cpu --scale tiny --batch 2 --warmup 1 --steps 1)
 
-for strategy in zero1 zero2; do
-  if [[ $strategy == zero2 ]]; then
+for strategy in zero1 zero2 zero3; do
+  if [[ $strategy == zero3 ]]; then  # a gather per bucket and use: at least one per bucket, at most two per sub-step
+    collective=reduce_scatter; scattered="the gradient buckets are reduce-scattered; "
+    gathers="(g['per_step'] if d['reduction_kinds'].count('bucket') <= g['per_step'] <= 3 * \
+d['reduction_kinds'].count('bucket') and all(len(n) == g['per_step'] for r in d['phases']['dp']['ranks'] for n in \
+r['gather_needed_ms']) else -1)"
+  elif [[ $strategy == zero2 ]]; then
     collective=reduce_scatter; gathers="d['reduction_kinds'].count('bucket')"; scattered="the gradient buckets are reduce-scattered; "
   else
     collective=all_reduce; gathers="max(1, len(d['workload']['sub_steps']))"; scattered=""
@@ -41,23 +47,32 @@ d['phases']['dp']['ranks'] for u, s in zip(r['update_done_ms'], r['step_done_ms'
   done
 done
 
-# The same steps under ddp, zero1 and zero2 leave the same weights, bit for bit (AdamW: the moments sharded too;
-# unsupmt updates once per sub-step). Neither workload clips: a clipped zero2 step sums the norm chunk by chunk,
-# whose last bits may differ (tests/mpi/test_sharded_optimizer.cpp bounds that).
+# The same steps under ddp, zero1, zero2 and zero3 leave the same weights, bit for bit (AdamW: the moments sharded
+# too; unsupmt updates once per sub-step, and zero3 gathers what its generation parts read before them). Neither
+# workload clips: a clipped zero2 step sums the norm chunk by chunk, whose last bits may differ
+# (tests/mpi/test_sharded_optimizer.cpp bounds that). Buckets of 50 KB: several per step, so that zero3's units are
+# gathered again before the backward pass and the per-bucket updates meet stale chunks.
 for workload in transformer_big unsupmt; do
-  for strategy in ddp zero1 zero2; do
+  for strategy in ddp zero1 zero2 zero3; do
     expect_exit 0 "$workload $strategy, AdamW" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" --workload "$workload" \
       --device cpu --scale tiny --batch 2 --warmup 1 --steps 3 --optimizer adamw --phases dp --strategy "$strategy" \
+      --bucket-mb 0.05 \
       --json "$WORK/$workload-$strategy.json"
   done
-  python3 - "$WORK/$workload-ddp.json" "$WORK/$workload-zero1.json" "$WORK/$workload-zero2.json" <<'PY' &&
+  python3 - "$WORK/$workload-ddp.json" "$WORK/$workload-zero1.json" "$WORK/$workload-zero2.json" \
+    "$WORK/$workload-zero3.json" <<'PY' &&
 import json, sys
-ddp, zero1, zero2 = (json.load(open(p)) for p in sys.argv[1:])
-for sharded in (zero1, zero2):
+ddp, zero1, zero2, zero3 = (json.load(open(p)) for p in sys.argv[1:])
+for sharded in (zero1, zero2, zero3):
     assert ddp["weights_checksum_after_dp"] == sharded["weights_checksum_after_dp"], (ddp["weights_checksum_after_dp"], sharded["weights_checksum_after_dp"])
     assert sharded["optimizer_state_bytes_per_rank"] < ddp["optimizer_state_bytes_per_rank"], "the state is the shard's"
     assert ddp["all_gather"] is None and sharded["all_gather"]["bytes_per_step"] > 0, (ddp["all_gather"], sharded["all_gather"])
 assert (ddp["bucket_collective"], zero2["bucket_collective"]) == ("all_reduce", "reduce_scatter")
+# zero3 gathers every bucket before the forward pass and most again before the backward pass (and unsupmt's
+# back-translations what their generation reads before it): more than zero2's one gather of every bucket after the
+# update, at most three times.
+assert zero2["all_gather"]["bytes_per_step"] < zero3["all_gather"]["bytes_per_step"] <= 3 * zero2["all_gather"]["bytes_per_step"], \
+    (zero2["all_gather"], zero3["all_gather"])
 PY
     passes=$((passes + 1)) || { echo "FAIL: $workload: a sharded strategy's weights differ from ddp's"; failures=$((failures + 1)); }
 done
@@ -65,7 +80,7 @@ done
 # maxbatch --strategy zero1/zero2: the optimizer's state of one shard per rank, in the prediction and in the
 # verifying steps, so a batch or more fits beside what ddp fits in the same budget; on one rank there is nothing to
 # shard.
-for strategy in ddp zero1 zero2; do
+for strategy in ddp zero1 zero3 zero2; do  # zero2 last: the console checks below read its output
   expect_exit 0 "maxbatch $strategy, 2 ranks" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" maxbatch -w bert_base \
     --device cpu --scale tiny --memory 0.02 --strategy "$strategy" --json "$WORK/maxbatch-$strategy.json"
 done
@@ -73,10 +88,13 @@ expect_output "^# maxbatch bert_base, fp32, 2 ranks, .*zero2: the optimizer's st
   "the console names the strategy"
 expect_output "^#   sharded \(zero2, one shard of 2 per rank\): optimizer state; replicated on every rank: the rest" \
   "and which categories are sharded"
-python3 - "$WORK/maxbatch-ddp.json" "$WORK/maxbatch-zero1.json" "$WORK/maxbatch-zero2.json" <<'PY' && passes=$((passes + 1)) ||
+python3 - "$WORK/maxbatch-ddp.json" "$WORK/maxbatch-zero1.json" "$WORK/maxbatch-zero2.json" \
+  "$WORK/maxbatch-zero3.json" <<'PY' && passes=$((passes + 1)) ||
 import json, sys
-ddp, zero1, zero2 = (json.load(open(p))["results"][0] for p in sys.argv[1:])
-assert (ddp["strategy"], zero1["strategy"], zero2["strategy"]) == ("ddp", "zero1", "zero2")
+ddp, zero1, zero2, zero3 = (json.load(open(p))["results"][0] for p in sys.argv[1:])
+assert (ddp["strategy"], zero1["strategy"], zero2["strategy"], zero3["strategy"]) == ("ddp", "zero1", "zero2", "zero3")
+# zero3's parameters are still held whole: its memory is zero2's.
+assert zero3["predicted"] == zero2["predicted"] and zero3["sharded_categories"] == ["optimizer_state"], zero3
 assert ddp["sharded_categories"] == [] and zero2["sharded_categories"] == ["optimizer_state"], zero2["sharded_categories"]
 state = lambda r: r["predicted_categories"]["optimizer_state"]
 for sharded in (zero1, zero2):
@@ -114,13 +132,19 @@ expect_output "check@2: .*: passed" "the 2-rank point's check passes, sharded in
 expect_json "$WORK/sweep-zero2.json" "points = {p['gpus']: p for p in d['gpus_sweep']['points']}; \
 assert points[2]['measured'] and points[4]['measured'] and d['check']['passed'], d['gpus_sweep']" \
   "every size measured"
+expect_exit 2 "--gpus-sweep 1,2,4 with zero3" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
+  --strategy zero3 --gpus-sweep 1,2,4
+expect_lines 4 "^scalebench: error: \[rank [0-3]@.*--strategy zero3: size 2 \(below the job's 4 ranks\) is not built" \
+  "one line on every rank"
 for strategy in zero1 zero2; do
   expect_exit 2 "--gpus-sweep 1,3,4 with $strategy" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
     --strategy "$strategy" --gpus-sweep 1,3,4
   expect_lines 4 "^scalebench: error: \[rank [0-3]@.*--strategy $strategy: size 3 does not divide the 4 ranks" \
     "one line on every rank"
 done
-expect_exit 2 "zero2 with --bucket-mb auto" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
-  --strategy zero2 --bucket-mb auto
-expect_lines 2 "^scalebench: error: \[rank [0-1]@.*--bucket-mb auto with --strategy zero2" "one line on every rank"
+for strategy in zero2 zero3; do
+  expect_exit 2 "$strategy with --bucket-mb auto" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
+    --strategy "$strategy" --bucket-mb auto
+  expect_lines 2 "^scalebench: error: \[rank [0-1]@.*--bucket-mb auto with --strategy $strategy" "one line on every rank"
+done
 finish

@@ -8,8 +8,8 @@
 // bert_base without overlap, with a bf16 wire, and transformer_big in fp16 (device-side loss scaling); the tied
 // table's rows reduced apart (sparse) and not (dense); the all-reduces during the backward pass through a second
 // communicator limited to 2 CTAs (--overlap-ctas); the gradient buffers registered with NCCL (--grad-registration);
-// the sharded update and the all-gather of --strategy zero1, and zero2's reduce-scatters, per-bucket gathers and
-// norm reduction.
+// the sharded update and the all-gather of --strategy zero1, zero2's reduce-scatters, per-bucket gathers and norm
+// reduction, and zero3's gathers before use.
 // Skips without a GPU. Run: gpu_tests --gtest_filter='*DpStepGraph*'
 #include <gtest/gtest.h>
 
@@ -238,6 +238,29 @@ TEST(DpStepGraphVariants, Zero2ReduceScattersAndPerBucketGathersCaptured) {
     DpSetup zero2{workload};
     zero2.strategy = DataParallelStrategy::kZero2;
     expect_replay_trains_as_eager(zero2);
+  }
+}
+
+TEST(DpStepGraphVariants, Zero3GathersBeforeUseCaptured) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  // --strategy zero3 on one rank: every bucket one chunk, but each unit's all-gather issued one unit ahead on the
+  // communication stream and waited for by the compute stream before the forward and the backward pass use it
+  // (unsupmt: before its generation parts too), no gather after the update, captured and replayed as eagerly run;
+  // every gather timed, with the point where the compute stream needed it.
+  for (const char* workload : {"bert_base", "unsupmt"}) {
+    DpSetup zero3{workload};
+    zero3.strategy = DataParallelStrategy::kZero3;
+    expect_replay_trains_as_eager(zero3);
+    const RankPhase phase = train_dp(zero3, CudaGraphMode::kOn).phase;
+    ASSERT_EQ(phase.gather_needed_ms.size(), phase.step_ms.size()) << workload;
+    for (size_t s = 0; s < phase.step_ms.size(); ++s) {
+      ASSERT_EQ(phase.gather_needed_ms[s].size(), phase.gather_end_ms[s].size()) << workload << " step " << s;
+      EXPECT_FALSE(phase.gather_end_ms[s].empty()) << workload << " step " << s;
+      for (size_t g = 0; g < phase.gather_end_ms[s].size(); ++g) {
+        EXPECT_LE(phase.gather_start_ms[s][g], phase.gather_end_ms[s][g] + 1e-3) << workload << " gather " << g;
+        EXPECT_LE(phase.gather_end_ms[s][g], phase.step_done_ms[s] + 1e-3) << workload << " gather " << g;
+      }
+    }
   }
 }
 

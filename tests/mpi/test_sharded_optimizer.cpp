@@ -6,6 +6,8 @@
 // bucket by bucket or at once.
 // zero2: each bucket is reduce-scattered instead, so a rank holds only its chunk of every bucket reduced, and a
 // clipped step sums the chunks' squares over the ranks.
+// zero3: as zero2, but each bucket is gathered before the forward and the backward pass use it instead of after the
+// update: the same values reach the same arithmetic, so the weights are zero2's, once gathered whole.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -42,8 +44,12 @@ ReplicaOptions tiny_replica(const char* workload, DataParallelStrategy layout) {
 // The weights after three steps; *updated: the flat parameters (alignment padding included) this rank's optimizer
 // covered; *state_floats: the state it held for them; *flat: the parameters (ddp) or, by bucket, the padded region
 // the chunks tile.
+// gather_whole: zero3's weights gathered after the last step (as the trainer does); false, as the step left them.
+// *region: the flat parameters as laid out in the arena (the CPU device's memory), as far as the gradients reach, gaps
+// included.
 std::vector<float> trained_weights(const Case& c, DataParallelStrategy layout, DataParallelStrategy strategy,
-                                   int64_t* updated, int64_t* state_floats, int64_t* flat = nullptr) {
+                                   int64_t* updated, int64_t* state_floats, int64_t* flat = nullptr,
+                                   bool gather_whole = true, std::vector<float>* region = nullptr) {
   auto device = make_cpu_device();
   auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
   const ReplicaOptions options = tiny_replica(c.workload, layout);
@@ -57,6 +63,11 @@ std::vector<float> trained_weights(const Case& c, DataParallelStrategy layout, D
     reducer.run_nodes_and_reduce();
     reducer.update(settings, step);
     reducer.wait_and_time("the test's all-reduces");
+  }
+  if (gather_whole) reducer.gather_whole_parameters("the test's gathers");
+  if (region != nullptr) {
+    const auto* first = static_cast<const float*>(replica->executor->arena_data());
+    region->assign(first, first + replica->plan.gradient_bytes / sizeof(float));  // mirrors the gradients
   }
   *updated = replica->executor->optimizer_shard_count();
   if (flat != nullptr) *flat = static_cast<int64_t>(replica->plan.parameter_bytes / sizeof(float));
@@ -106,21 +117,56 @@ TEST_P(ShardedOptimizer, Zero1TrainsAsDdpBitForBit) {
 // summed chunk by chunk and then over the ranks instead of over the whole region at once: its last bits, and the
 // clipping factor's, may differ (3.8e-7 at most seen over three AdamW steps); a norm over the rank's own chunks
 // alone would clip by a factor about sqrt(ranks) off, moving the weights by orders of magnitude more.
-TEST_P(ShardedOptimizer, Zero2TrainsAsDdp) {
-  const Case c = GetParam();
-  std::vector<float> ddp, zero2;
-  train_both(c, DataParallelStrategy::kZero2, &ddp, &zero2);
+void expect_trains_as_ddp_by_bucket(const Case& c, DataParallelStrategy strategy) {
+  std::vector<float> ddp, sharded;
+  train_both(c, strategy, &ddp, &sharded);
   int64_t different = 0;
   double worst = 0;
   for (size_t i = 0; i < ddp.size(); ++i) {
-    different += ddp[i] != zero2[i];
-    worst = std::max(worst, std::abs(static_cast<double>(ddp[i]) - zero2[i]));
+    different += ddp[i] != sharded[i];
+    worst = std::max(worst, std::abs(static_cast<double>(ddp[i]) - sharded[i]));
   }
   if (c.max_grad_norm == 0) {
     EXPECT_EQ(different, 0) << "of " << ddp.size() << " weights; largest difference " << worst;
   } else {
     EXPECT_LE(worst, 2e-6) << different << " of " << ddp.size() << " weights differ";
   }
+}
+
+TEST_P(ShardedOptimizer, Zero2TrainsAsDdp) { expect_trains_as_ddp_by_bucket(GetParam(), DataParallelStrategy::kZero2); }
+
+// zero3's forward and backward passes read the units gathered before them: the same values as zero2's gathered
+// after the update, so the same weights.
+TEST_P(ShardedOptimizer, Zero3TrainsAsDdp) { expect_trains_as_ddp_by_bucket(GetParam(), DataParallelStrategy::kZero3); }
+
+// zero3 gathers nothing after the update: as a step leaves them, a rank's own chunks hold the update and the other
+// ranks' chunks their values from before it (stale until the next use gathers them); zero2's steps end whole.
+TEST(ShardedReduction, Zero3LeavesTheOtherChunksStaleUntilTheyAreGathered) {
+  const Case c{OptimizerKind::kAdamW, 0, "bert_base"};
+  int64_t updated = 0, state = 0;
+  std::vector<float> whole, left;
+  trained_weights(c, DataParallelStrategy::kZero3, DataParallelStrategy::kZero2, &updated, &state, nullptr, true,
+                  &whole);
+  trained_weights(c, DataParallelStrategy::kZero3, DataParallelStrategy::kZero3, &updated, &state, nullptr, false,
+                  &left);
+  ASSERT_EQ(whole.size(), left.size());
+  const ReplicaOptions options = tiny_replica(c.workload, DataParallelStrategy::kZero3);
+  auto device = make_cpu_device();
+  const std::unique_ptr<Replica> layout = build_replica(options, *device, 1, 0, 7);
+  int64_t own_differ = 0, rest_differ = 0, rest = 0;
+  for (const GradientBucket& bucket : layout->plan.buckets) {
+    const auto begin = static_cast<int64_t>((bucket.offset - layout->plan.gradient_region_offset) / sizeof(float));
+    const auto chunk = static_cast<int64_t>(bucket.bytes / sizeof(float)) / world().size();
+    for (int64_t i = begin; i < begin + chunk * world().size(); ++i) {
+      if (i >= static_cast<int64_t>(whole.size())) break;  // the last bucket's padding lies past the parameters
+      const bool own = (i - begin) / chunk == world().rank();
+      const bool differs = whole[static_cast<size_t>(i)] != left[static_cast<size_t>(i)];
+      (own ? own_differ : rest_differ) += differs;
+      rest += own ? 0 : 1;
+    }
+  }
+  EXPECT_EQ(own_differ, 0) << "the own chunks hold the update";
+  EXPECT_GT(rest_differ, rest / 2) << "of " << rest << ": the other chunks were not gathered after the update";
 }
 
 // zero2 reduce-scatters: after one step's reductions a rank's own chunk of every bucket holds ddp's averaged

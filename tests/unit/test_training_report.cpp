@@ -163,6 +163,29 @@ TEST(TrainingSummary, AllGatherExposedAfterTheUpdateAndInTheCommPhase) {
   EXPECT_EQ(doc["phases"]["dp"]["ranks"][1]["update_done_ms"].size(), 3u);
 }
 
+// zero3: the gathers precede their use, so what is exposed is the compute stream's waits at the nodes that need them:
+// per step, the sum over the gathers of end - needed where positive (the slowest rank per step, the median step);
+// the update's end no longer counts. The JSON keeps gather_needed_ms per rank.
+TEST(TrainingSummary, Zero3ExposedIsTheComputeStreamsWaitsForItsUnits) {
+  TrainingReport report = two_rank_report();
+  report.all_gather_bytes = 80'000'000;
+  report.all_gathers_per_step = 3;
+  for (RankPhase& rank : report.dp.ranks) {
+    rank.all_gather_ms = {3, 3, 3};
+    rank.step_done_ms = {10, 10, 10};
+    rank.update_done_ms = {9, 9, 9};  // zero1/zero2's rule would say 1.0 every step
+    rank.gather_start_ms = {{0, 1, 2}, {0, 1, 2}, {0, 1, 2}};
+    rank.gather_end_ms = {{1, 2, 3}, {1, 2, 3}, {1, 2, 3}};
+  }
+  // needed at 0.5 (waits 0.5), at 2.5 (gather ended at 2: no wait), at 2 (waits 1): 1.5 on rank 0 every step.
+  report.dp.ranks[0].gather_needed_ms = {{0.5, 2.5, 2}, {0.5, 2.5, 2}, {0.5, 2.5, 2}};
+  // rank 1 waits 0.25 + 0 + 0 in step 0, then 2.25 (1 + 0.25 + 1), then 0.
+  report.dp.ranks[1].gather_needed_ms = {{0.75, 2, 3}, {0, 1.75, 2}, {1, 2, 3}};
+  // slowest per step: 1.5, 2.25, 1.5 -> median 1.5
+  EXPECT_NEAR(summarize_all_gather(report).exposed_ms_per_step, 1.5, 1e-12);
+  EXPECT_EQ(training_report_json(report)["phases"]["dp"]["ranks"][0]["gather_needed_ms"].size(), 3u);
+}
+
 TEST(TrainingSummary, PeaksComeFromTheGpuTable) {
   const HardwareDatabase& table = builtin_hardware_database();
   EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H200", Precision::kBf16), *table.gpu("H200 SXM").bf16_tflops);
