@@ -84,6 +84,10 @@ struct TimelineInput {
   // when updates go by bucket (-1, or updates in one pass: the last update).
   std::vector<double> gather_ms;
   std::vector<int> gather_after_update;
+  // --strategy zero3 (non-empty: gather_after_update is ignored): the gathers precede their use instead. Gather g is
+  // issued once the compute stream reached node gather_issue_node[g] (before it runs; -1: at the step's start) and
+  // node gather_needed_node[g] waits for it; the communication stream runs gathers and reductions in issue order.
+  std::vector<int> gather_issue_node, gather_needed_node;
   double in_training_rate = 1;           // all-reduce progress while a compute kernel runs (fraction of alone)
   double dilation = 0;                   // compute slowdown while an all-reduce runs
 };

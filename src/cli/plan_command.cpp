@@ -38,10 +38,11 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
       ->check(CLI::IsMember({"fp32", "bf16"}));
   plan->add_flag("--no-overlap", o.no_overlap, "All-reduce every bucket after the backward pass");
   plan->add_option("--strategy", o.request.strategy,
-                   "Data parallelism as run --strategy trains it: ddp (default), zero1 or zero2; over more than one "
-                   "GPU the memory holds one shard's optimizer state per GPU and the step its shard's update and "
-                   "all-gathers (zero2: reduce-scattered buckets)")
-      ->check(CLI::IsMember({"ddp", "zero1", "zero2"}));
+                   "Data parallelism as run --strategy trains it: ddp (default), zero1, zero2 or zero3; over more "
+                   "than one GPU the memory holds one shard's optimizer state per GPU and the step its shard's update "
+                   "and all-gathers (zero2/zero3: reduce-scattered buckets; zero3: each bucket gathered before the "
+                   "forward and the backward pass use it)")
+      ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
   plan->add_option("--framework", o.request.framework,
                    "Whose memory decides the largest batch: scalebench (its memory plan) or pytorch (PyTorch's "
                    "memory measured per workload, eager and compiled)")

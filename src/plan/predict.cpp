@@ -9,6 +9,7 @@
 #include "scalebench/error.h"
 #include "scalebench/plan.h"
 #include "scalebench/replica_plan.h"
+#include "src/core/unit_gathers.h"
 #include "src/plan/paths.h"
 #include "src/plan/pytorch_memory.h"
 
@@ -56,12 +57,14 @@ uint64_t planned_bytes(const std::string& workload, Precision precision, int64_t
 
 // A sharded strategy's step: each GPU updates its shard's part of every bucket (issue order as in `input`), then
 // all-gathers the updated shards: zero1 one gather of the padded region after its last update, zero2 one per
-// bucket after that bucket's update. zero1's GPUs differ (GPU r updates the buckets of its range, which the backward
-// pass finishes at different times), so each is simulated and the slowest kept; zero2's are alike. *wire_bytes
-// grows by the gathered bytes.
-TimelineResult sharded_step_timeline(const TimelineInput& input, int first_backward, const MemoryPlan& plan,
-                                     const CommPath& path, const GpuSpec& gpu, const Calibration& calibration,
-                                     DataParallelStrategy strategy, int gpus, double* wire_bytes) {
+// bucket after that bucket's update; zero3 gathers each bucket before its use instead (src/core/unit_gathers.h,
+// the training pass of sub-step 0: the parts' gathers are added to the parts by the caller). zero1's GPUs differ
+// (GPU r updates the buckets of its range, which the backward pass finishes at different times), so each is
+// simulated and the slowest kept; zero2's and zero3's are alike. *wire_bytes grows by the gathered bytes.
+TimelineResult sharded_step_timeline(const TimelineInput& input, int first_backward, const Graph& graph,
+                                     const MemoryPlan& plan, const CommPath& path, const GpuSpec& gpu,
+                                     const Calibration& calibration, DataParallelStrategy strategy, int gpus,
+                                     double* wire_bytes) {
   std::vector<GradientBucket> buckets = plan.buckets;
   std::stable_sort(buckets.begin(), buckets.end(), [](const GradientBucket& a, const GradientBucket& b) {
     return a.ready_after_node < b.ready_after_node;
@@ -70,9 +73,9 @@ TimelineResult sharded_step_timeline(const TimelineInput& input, int first_backw
     return bytes > 0 ? optimizer_ms(bytes, kAdamwBytesPerGradientByte, gpu, calibration.compute) : 0.0;
   };
   auto gather_ms = [&](double bytes) { return 1e-3 * ring_scatter_gather_cost(path, bytes, calibration.latency).us(); };
-  const bool by_bucket = shards_by_bucket(strategy);
-  // Every bucket's chunks (zero2) or the padded parameter region (zero1), as the trainer gathers them.
-  *wire_bytes += static_cast<double>(by_bucket ? plan.gradient_bytes : plan.gradient_region_offset);
+  const bool by_bucket = shards_by_bucket(strategy), before_use = gathers_before_use(strategy);
+  // Every bucket's chunks (zero2) or the padded parameter region (zero1), as the trainer gathers them; zero3's below.
+  if (!before_use) *wire_bytes += static_cast<double>(by_bucket ? plan.gradient_bytes : plan.gradient_region_offset);
   TimelineResult slowest;
   bool first = true;
   for (int rank = 0; rank < (by_bucket ? 1 : gpus); ++rank) {
@@ -90,9 +93,21 @@ TimelineResult sharded_step_timeline(const TimelineInput& input, int first_backw
       }
       mine.bucket_update_ms.push_back(update_ms(static_cast<double>(owned) * sizeof(float)));
       if (owned > 0) last_owned = static_cast<int>(b);
-      if (by_bucket) {
+      if (by_bucket && !before_use) {
         mine.gather_ms.push_back(gather_ms(static_cast<double>(buckets[b].bytes)));
         mine.gather_after_update.push_back(static_cast<int>(b));
+      }
+    }
+    if (before_use) {
+      int issue = -1;  // the first unit at the step's start, each next one at the node of the one before
+      for (const ParameterGather& g : unit_gathers(graph, plan, buckets, 0, static_cast<size_t>(first_backward))) {
+        if (g.when == ParameterGather::When::kBeforeParts) continue;
+        const auto bytes = static_cast<double>(buckets[g.bucket].bytes);
+        mine.gather_ms.push_back(gather_ms(bytes));
+        mine.gather_issue_node.push_back(issue);
+        mine.gather_needed_node.push_back(static_cast<int>(g.node));
+        issue = static_cast<int>(g.node);
+        *wire_bytes += bytes;
       }
     }
     if (!by_bucket) {
@@ -255,8 +270,12 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
     out.buckets = buckets.size();
     if (sharded) {
       out.notes.push_back(std::string("strategy ") + strategy_name(strategy) +
-                          ": each GPU holds the optimizer's state of its shard and updates it alone, then the shards "
-                          "are all-gathered (fp32)" +
+                          ": each GPU holds the optimizer's state of its shard and updates it alone, " +
+                          (gathers_before_use(strategy)
+                               ? "and each bucket's parameters are all-gathered (fp32) before the forward pass reads "
+                                 "them and again before the backward pass, one bucket ahead; the parameters are held "
+                                 "whole, as run holds them"
+                               : "then the shards are all-gathered (fp32)") +
                           (shards_by_bucket(strategy) ? "; the buckets are reduce-scattered; the gradient region is "
                                                         "held whole, as run holds it"
                                                       : "") +
@@ -269,20 +288,33 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   input.in_training_rate = out.path.in_training_rate;
   input.dilation = out.path.dilation;
   if (sharded) {
-    out.timeline = sharded_step_timeline(input, first_backward, plan, out.path, gpu, calibration, strategy,
+    out.timeline = sharded_step_timeline(input, first_backward, graph, plan, out.path, gpu, calibration, strategy,
                                          request.gpus, &out.wire_bytes);
   } else {
     out.timeline = simulate_step(input, first_backward);
   }
   if (!graph.sub_steps().empty()) {
     std::vector<double> part_ms, generation_ms;
-    for (const SubStep& sub_step : graph.sub_steps()) {
+    std::vector<GradientBucket> buckets = plan.buckets;
+    std::stable_sort(buckets.begin(), buckets.end(), [](const GradientBucket& a, const GradientBucket& b) {
+      return a.ready_after_node < b.ready_after_node;
+    });
+    for (size_t k = 0; k < graph.sub_steps().size(); ++k) {
       double parts = 0, generation = 0;
-      for (const StepPart& part : sub_step.parts) {
+      for (const StepPart& part : graph.sub_steps()[k].parts) {
         double once = 0;
         for (size_t i = part.begin; i < part.end; ++i) once += node_ms[i];
         parts += once * static_cast<double>(part.repeat);
         if (part.generation) generation += once * static_cast<double>(part.repeat);
+      }
+      // zero3 gathers what the parts read before they run, back to back, the compute stream waiting.
+      if (sharded && gathers_before_use(strategy)) {
+        for (const ParameterGather& g : unit_gathers(graph, plan, buckets, k, static_cast<size_t>(first_backward))) {
+          if (g.when != ParameterGather::When::kBeforeParts) continue;
+          const auto bytes = static_cast<double>(buckets[g.bucket].bytes);
+          parts += 1e-3 * ring_scatter_gather_cost(out.path, bytes, calibration.latency).us();
+          out.wire_bytes += bytes;
+        }
       }
       part_ms.push_back(parts);
       generation_ms.push_back(generation);

@@ -15,8 +15,10 @@ namespace sb {
 
 TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
   const size_t nodes = in.node_ms.size(), buckets = in.bucket_comm_ms.size(), gathers = in.gather_ms.size();
+  const bool before_use = !in.gather_needed_node.empty();
   if (in.bucket_ready_node.size() != buckets || (in.update_by_bucket && in.bucket_update_ms.size() != buckets) ||
-      in.gather_after_update.size() != gathers) {
+      (before_use ? in.gather_issue_node.size() != gathers || in.gather_needed_node.size() != gathers
+                  : in.gather_after_update.size() != gathers)) {
     throw UsageError("timeline: per-bucket inputs differ in length");
   }
   const double dp_whole_update_ms = in.dp_whole_update_ms < 0 ? in.whole_update_ms : in.dp_whole_update_ms;
@@ -30,32 +32,67 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
   out.gathers_alone_ms = std::accumulate(in.gather_ms.begin(), in.gather_ms.end(), 0.0);
   out.comm_alone_ms = std::accumulate(in.bucket_comm_ms.begin(), in.bucket_comm_ms.end(), 0.0) + out.gathers_alone_ms;
 
-  // Compute tasks: the nodes, then the updates; each update may wait for one bucket's all-reduce.
+  // Communication tasks in issue order, each waiting for one compute task (a node, or an update) to be done: its
+  // index, or -1 for none. The reductions after their ready node; zero1/zero2's gathers after them, each after an
+  // update; zero3's gathers where the compute stream issues them, merged in (a reduction first where both follow the
+  // same node, as GradientReducer::run_training_nodes issues them).
+  struct CommTask {
+    int after = -1;      // the compute task it waits for
+    int bucket = -1;     // a reduction's bucket; -1: a gather
+    size_t gather = 0;
+  };
+  std::vector<CommTask> comm;
+  for (size_t b = 0; b < buckets; ++b) {
+    comm.push_back(CommTask{in.overlap ? in.bucket_ready_node[b] : static_cast<int>(nodes) - 1, static_cast<int>(b)});
+  }
+  if (before_use) {
+    for (size_t g = 0; g < gathers; ++g) comm.push_back(CommTask{in.gather_issue_node[g] - 1, -1, g});
+    std::stable_sort(comm.begin(), comm.end(), [](const CommTask& a, const CommTask& b) {
+      return a.after != b.after ? a.after < b.after : a.bucket >= 0 && b.bucket < 0;
+    });
+  }
+  std::vector<int> position_of_bucket(buckets), position_of_gather(gathers);
+  for (size_t m = 0; m < comm.size(); ++m) {
+    if (comm[m].bucket >= 0) position_of_bucket[static_cast<size_t>(comm[m].bucket)] = static_cast<int>(m);
+    if (comm[m].bucket < 0 && before_use) position_of_gather[comm[m].gather] = static_cast<int>(m);
+  }
+  // Compute tasks: the nodes (zero3: a node waits for the units it needs), then the updates; each update may wait
+  // for one bucket's reduction.
   std::vector<double> compute(in.node_ms);
   std::vector<int> compute_waits(nodes, -1);
+  if (before_use) {
+    for (size_t g = 0; g < gathers; ++g) {
+      const auto node = static_cast<size_t>(in.gather_needed_node[g]);
+      if (node < nodes) compute_waits[node] = std::max(compute_waits[node], position_of_gather[g]);
+    }
+  }
   const bool by_bucket = in.update_by_bucket && buckets > 0;
   if (by_bucket) {
     for (size_t b = 0; b < buckets; ++b) {
       compute.push_back(in.bucket_update_ms[b]);
-      compute_waits.push_back(static_cast<int>(b));
+      compute_waits.push_back(position_of_bucket[b]);
     }
   } else {
+    int last_reduction = -1;  // -1 without buckets: no wait
+    for (size_t b = 0; b < buckets; ++b) last_reduction = std::max(last_reduction, position_of_bucket[b]);
     compute.push_back(dp_whole_update_ms);
-    compute_waits.push_back(static_cast<int>(buckets) - 1);  // -1 without buckets: no wait
+    compute_waits.push_back(last_reduction);
   }
-  // Communication tasks (the reductions, then the gathers) wait for one compute task (a node, or an update) to be
-  // done: its index, or -1 for none.
-  const size_t comm_tasks = buckets + gathers;
+  if (!before_use) {
+    for (size_t g = 0; g < gathers; ++g) {
+      const int after = in.gather_after_update[g];
+      CommTask task{static_cast<int>(compute.size()) - 1, -1, g};  // the last update
+      if (by_bucket && after >= 0) task.after = static_cast<int>(nodes) + after;
+      comm.push_back(task);
+    }
+  }
+  const size_t comm_tasks = comm.size();
   std::vector<int> comm_waits(comm_tasks);
-  std::vector<double> comm_ms(in.bucket_comm_ms);
-  for (size_t b = 0; b < buckets; ++b) {
-    comm_waits[b] = in.overlap ? in.bucket_ready_node[b] : static_cast<int>(nodes) - 1;
-  }
-  for (size_t g = 0; g < gathers; ++g) {
-    const int after = in.gather_after_update[g];
-    comm_waits[buckets + g] = static_cast<int>(compute.size()) - 1;  // the last update
-    if (by_bucket && after >= 0) comm_waits[buckets + g] = static_cast<int>(nodes) + after;
-    comm_ms.push_back(in.gather_ms[g]);
+  std::vector<double> comm_ms(comm_tasks);
+  for (size_t m = 0; m < comm_tasks; ++m) {
+    comm_waits[m] = comm[m].after;
+    comm_ms[m] =
+        comm[m].bucket >= 0 ? in.bucket_comm_ms[static_cast<size_t>(comm[m].bucket)] : in.gather_ms[comm[m].gather];
   }
   out.bucket_start_ms.assign(buckets, 0);
   out.bucket_end_ms.assign(buckets, 0);
@@ -72,7 +109,7 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
     const bool comm_ready = mi < comm_tasks && comm_waits[mi] < static_cast<int>(ci);
     if (!compute_ready && !comm_ready) throw UsageError("timeline: the streams wait for each other");
     if (comm_ready && !comm_started) {
-      if (mi < buckets) out.bucket_start_ms[mi] = t;
+      if (comm[mi].bucket >= 0) out.bucket_start_ms[static_cast<size_t>(comm[mi].bucket)] = t;
       comm_started = true;
     }
     const double compute_rate = comm_ready ? 1.0 / (1.0 + in.dilation) : 1.0;
@@ -88,8 +125,8 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
       compute_left = ci < compute.size() ? compute[ci] : 0;
     }
     if (comm_ready && dt == comm_dt) {
-      if (mi < buckets) {
-        out.bucket_end_ms[mi] = t;
+      if (comm[mi].bucket >= 0) {
+        out.bucket_end_ms[static_cast<size_t>(comm[mi].bucket)] = t;
         out.last_reduce_end_ms = t;
       } else {
         out.last_gather_end_ms = t;

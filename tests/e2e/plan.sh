@@ -77,9 +77,10 @@ expect_exit 2 "GPUs not a multiple of nodes" -- "$SB" plan -w bert_base --gpu "H
 expect_exit 2 "files without --validate" -- "$SB" plan -w bert_base --gpu "H100 SXM" results.json
 expect_exit 2 "not a run file" -- "$SB" plan --validate "$HERE/golden/plan_calibration.json"
 
-# --strategy: over 4 GPUs zero2 holds one shard's optimizer state per GPU and gathers after the update; console and
-# JSON say so; an unknown strategy is a usage error.
-for strategy in ddp zero2; do
+# --strategy: over 4 GPUs zero2 holds one shard's optimizer state per GPU and gathers after the update, zero3 the
+# same memory with each bucket gathered before its use (unsupmt: its generation parts' gathers in the parts);
+# console and JSON say so; an unknown strategy is a usage error.
+for strategy in ddp zero3 zero2; do  # zero2 last: the console checks below read its output
   expect_exit 0 "plan --strategy $strategy" -- "$SB" plan -w bert_base --gpu "A100 SXM 40GB" --gpus 4 \
     --strategy "$strategy" --json "$WORK/plan-$strategy.json"
 done
@@ -94,5 +95,19 @@ assert ddp["step_ms"]["gathers_alone"] == 0 < zero2["step_ms"]["gathers_alone"],
 assert zero2["step_ms"]["dp"] == zero2["step_ms"]["last_gather_end"], zero2["step_ms"]
 PY
   { echo "FAIL: plan --strategy zero2 against ddp"; failures=$((failures + 1)); }
+expect_json "$WORK/plan-zero3.json" "z = d['predictions'][0]; assert z['strategy'] == 'zero3' and \
+z['step_ms']['last_gather_end'] < z['step_ms']['dp'] and z['step_ms']['gathers_alone'] > 0, z['step_ms']" \
+  "zero3: the gathers end before the step does (no gather after the update)"
+for strategy in zero2 zero3; do
+  expect_exit 0 "plan unsupmt --strategy $strategy" -- "$SB" plan -w unsupmt --gpu "H200 SXM" --gpus 2 \
+    --strategy "$strategy" --json "$WORK/plan-unsupmt-$strategy.json"
+done
+python3 - "$WORK/plan-unsupmt-zero2.json" "$WORK/plan-unsupmt-zero3.json" <<'PY' && passes=$((passes + 1)) ||
+import json, sys
+zero2, zero3 = (json.load(open(p))["predictions"][0] for p in sys.argv[1:])
+# The generation parts read the encoder and decoder: zero3 gathers them before the parts, which take longer.
+assert zero3["step_ms"]["parts"] > zero2["step_ms"]["parts"], (zero2["step_ms"], zero3["step_ms"])
+PY
+  { echo "FAIL: plan unsupmt zero3's parts"; failures=$((failures + 1)); }
 expect_exit 2 "an unknown strategy" -- "$SB" plan -w bert_base --gpu "A100 SXM 40GB" --gpus 4 --strategy zero4
 finish

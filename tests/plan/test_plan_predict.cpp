@@ -116,6 +116,17 @@ TEST(PlanPredict, ShardedStrategiesHoldLessStateAndGatherAfterTheUpdate) {
   EXPECT_NEAR(zero1.wire_bytes, 2 * ddp.wire_bytes, 0.01 * ddp.wire_bytes) << "the all-reduced and the gathered";
   EXPECT_LT(zero2.timeline.comm_alone_ms, zero1.timeline.comm_alone_ms) << "reduce-scatters, not all-reduces";
   EXPECT_GT(zero2.scaling_efficiency, zero1.scaling_efficiency);
+  // zero3: zero2's memory (the parameters still held whole), each bucket gathered before the forward pass and most
+  // again before the backward pass instead of once after the update, the forward's gathers in the nodes' way.
+  r.strategy = "zero3";
+  const PlanPrediction zero3 = predict_plan(r, db(), calibration());
+  EXPECT_EQ(zero3.needed_bytes, zero2.needed_bytes);
+  EXPECT_GT(zero3.timeline.gathers_alone_ms, 1.5 * zero2.timeline.gathers_alone_ms);
+  EXPECT_LE(zero3.timeline.gathers_alone_ms, 2 * zero2.timeline.gathers_alone_ms + 1e-9);
+  EXPECT_GT(zero3.wire_bytes, zero2.wire_bytes);
+  EXPECT_LT(zero3.timeline.last_gather_end_ms, zero3.timeline.nodes_done_ms) << "no gather after the update";
+  EXPECT_LT(zero3.scaling_efficiency, zero2.scaling_efficiency);
+  EXPECT_NEAR(zero3.timeline.solo_ms, zero2.timeline.solo_ms, 1e-9);
   r.gpus = 1;
   const PlanPrediction one = predict_plan(r, db(), calibration());
   EXPECT_EQ(one.needed_bytes, predict_plan(request("bert_base", "A100 SXM 40GB"), db(), calibration()).needed_bytes);

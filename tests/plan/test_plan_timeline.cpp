@@ -161,5 +161,39 @@ TEST(PlanTimeline, PerBucketGathersOverlapTheNextUpdate) {
   EXPECT_DOUBLE_EQ(r.last_gather_end_ms, 5);
 }
 
+// zero3: gathers before use, one unit ahead, merged with the reductions in issue order. Nodes of 1 ms (0 and 1
+// forward, 2 and 3 backward); gather 0 (issued at the start) for node 0, gather 1 (issued at node 0) for node 1,
+// gather 2 (issued at node 1) for node 3, 1 ms each; buckets ready after nodes 2 and 3, 0.5 ms each; updates 0.25.
+// Gathers 0-1, 1-2, 2-3; node 0 1-2, node 1 2-3 (each waited for its gather), node 2 3-4, node 3 4-5 (its gather was
+// done at 3); reductions 4-4.5 and 5-5.5; updates 5-5.25 and 5.5-5.75.
+TEST(PlanTimeline, Zero3NodesWaitForTheirUnitsGatheredOneAhead) {
+  TimelineInput in;
+  in.node_ms = {1, 1, 1, 1};
+  in.bucket_ready_node = {2, 3};
+  in.bucket_comm_ms = {0.5, 0.5};
+  in.bucket_update_ms = {0.25, 0.25};
+  in.whole_update_ms = 0.5;
+  in.gather_ms = {1, 1, 1};
+  in.gather_issue_node = {-1, 0, 1};
+  in.gather_needed_node = {0, 1, 3};
+  const TimelineResult r = simulate_step(in, 2);
+  EXPECT_DOUBLE_EQ(r.last_gather_end_ms, 3);
+  EXPECT_DOUBLE_EQ(r.bucket_start_ms[0], 4);
+  EXPECT_DOUBLE_EQ(r.bucket_end_ms[1], 5.5);
+  EXPECT_DOUBLE_EQ(r.nodes_done_ms, 5);
+  EXPECT_DOUBLE_EQ(r.step_ms, 5.75);
+  EXPECT_DOUBLE_EQ(r.solo_ms, 4.5) << "solo gathers nothing";
+  EXPECT_DOUBLE_EQ(r.gathers_alone_ms, 3);
+  // A gather issued behind a reduction waits for it: gather 2 issued at node 3 (after bucket 0's reduction, issued
+  // after node 2) runs 4.5-5.5, so node 3 waits until 5.5; its reduction 6.5-7, updates 6.5-6.75 and 7-7.25.
+  in.gather_issue_node = {-1, 0, 3};
+  const TimelineResult behind = simulate_step(in, 2);
+  EXPECT_DOUBLE_EQ(behind.last_gather_end_ms, 5.5);
+  EXPECT_DOUBLE_EQ(behind.nodes_done_ms, 6.5);
+  EXPECT_DOUBLE_EQ(behind.step_ms, 7.25);
+  in.gather_needed_node = {0, 1};
+  EXPECT_THROW(simulate_step(in, 2), UsageError);
+}
+
 }  // namespace
 }  // namespace sb
