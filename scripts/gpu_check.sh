@@ -68,11 +68,12 @@
 #                                              scripts/sweep_table.py last (one GPU: k = 1 and its notice)
 #          scripts/gpu_check.sh strategies [steps] [workloads]
 #                                              issue 31: each workload (default transformer_big) under --strategy
-#                                              ddp, zero1 and zero2 over NVLink and --emulate host
-#                                              (STRATEGY_PATHS picks), PyTorch DDP, ZeroRedundancyOptimizer and
-#                                              FSDP2 zero2 beside it over NVLink, each eager and compiled (the
-#                                              faster is the bar; PYTORCH_MODES picks); on one GPU, two ranks sharing it
-#                                              run --check under each strategy instead (no scaling figure)
+#                                              ddp, zero1, zero2 and zero3 (STRATEGIES picks) over NVLink and
+#                                              --emulate host (STRATEGY_PATHS picks), PyTorch DDP,
+#                                              ZeroRedundancyOptimizer, FSDP2 zero2 and zero3 beside it over NVLink,
+#                                              each eager and compiled (the faster is the bar; PYTORCH_MODES picks);
+#                                              on one GPU, two ranks sharing it run --check under each strategy
+#                                              instead (no scaling figure)
 #          scripts/gpu_check.sh strategies-maxbatch [workloads]
 #                                              maxbatch per strategy on every visible GPU, at the card's memory and
 #                                              at --memory 24 (default transformer_big bert_base)
@@ -521,7 +522,7 @@ if [ "$max_bytes" = strategies ]; then
     # One GPU: two ranks share it. Correctness only (the sharded step against one rank with twice the batch), since
     # two ranks on one GPU measure no interconnect.
     for workload in $workloads; do
-      for strategy in ddp zero1 zero2; do
+      for strategy in ${STRATEGIES:-ddp zero1 zero2 zero3}; do
         echo "== $workload, --strategy $strategy, 2 ranks sharing GPU 0, --check" >> "$out/strategies.txt"
         timeout 150 mpirun -np 2 --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench --workload "$workload" \
           --allow-gpu-sharing --batch 8 --phases dp --warmup 1 --steps 2 --strategy "$strategy" --check \
@@ -537,7 +538,7 @@ if [ "$max_bytes" = strategies ]; then
     for path in ${STRATEGY_PATHS:-nvlink host}; do
       emulate=""
       [ "$path" = host ] && emulate="--emulate host"
-      for strategy in ddp zero1 zero2; do
+      for strategy in ${STRATEGIES:-ddp zero1 zero2 zero3}; do
         echo "== $workload, $ngpu ranks, $path, --strategy $strategy" >> "$out/strategies.txt"
         timeout 150 "${mpi[@]}" build-gpu/scalebench --workload "$workload" --warmup 5 --steps "$steps" \
           --strategy "$strategy" $emulate $(optimizer_flags "$workload") --force \
@@ -547,7 +548,7 @@ if [ "$max_bytes" = strategies ]; then
     done
     case "$workload" in pix2pixhd|stylegan) continue ;; esac  # two optimizers: no ZeRO or FSDP pair built
     # The PyTorch bar is the faster of eager and torch.compile: each configuration both ways (PYTORCH_MODES picks).
-    for pytorch in "" "--zero1" "--fsdp2 zero2"; do
+    for pytorch in "" "--zero1" "--fsdp2 zero2" "--fsdp2 zero3"; do
       for mode in ${PYTORCH_MODES:-eager --compile}; do
         [ "$mode" = eager ] && mode=""
         echo "== PyTorch $workload, $ngpu ranks, nvlink, DDP $pytorch ${mode:-eager}" >> "$out/strategies.txt"
@@ -571,7 +572,7 @@ if [ "$max_bytes" = strategies-maxbatch ]; then
   ngpu=$(nvidia-smi -L | wc -l)
   for workload in ${2:-transformer_big bert_base}; do
     for memory in "" "--memory 24"; do
-      for strategy in ddp zero1 zero2; do
+      for strategy in ddp zero1 zero2 zero3; do
         echo "== maxbatch $workload, $ngpu ranks, --strategy $strategy $memory" >> "$out/maxbatch.txt"
         timeout 240 mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench maxbatch \
           -w "$workload" --strategy "$strategy" $memory --json "$out/maxbatch_${workload}_${strategy}${memory:+_24}.json" \
