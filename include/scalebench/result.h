@@ -179,6 +179,12 @@ struct TrainingReport {
   std::vector<std::string> sub_steps;
   double train_flops_per_step = 0;  // per rank, matrix products forward and backward
   uint64_t plan_bytes = 0;
+  // Memory per GPU in the dp phases (issue 31: per strategy), 0 / empty without one: planned, the memory plan and the
+  // optimizer's state they hold (one shard's under a sharded strategy, where plan_bytes counts the solo phase's whole
+  // state); measured, the device memory in use after the dp phase (total - free: the context, NCCL's buffers and the
+  // libraries' included), the largest over the ranks; empty where the device cannot say (the CPU device).
+  uint64_t dp_plan_bytes = 0;
+  std::optional<uint64_t> dp_device_used_bytes;
   std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)
   // What each entry of bucket_bytes (and of a rank's bucket_ms and timelines) reduces: "bucket" (gradients), or a
   // tied table's "row flags" (int32 max) and "rows" (its lookups' packed rows; --embedding-grad sparse).

@@ -220,6 +220,26 @@ std::vector<Table> comparison_tables(const ComparisonModel& model) {
       gathers.rows.push_back(cells);
     }
     if (gathered) tables.push_back(gathers);
+    // Memory per GPU in the dp phases, only where some run reports it: what each strategy holds.
+    Table memory = labelled_table("Memory per GPU in the dp phases (GiB): in use on the device, measured / planned",
+                                  "workload", model.run_labels);
+    bool reported = false;
+    for (const std::string& workload : model.rows) {
+      std::vector<std::string> cells{workload};
+      for (const std::string& label : model.run_labels) {
+        const RunSummary* run = cell(model, workload, label);
+        const bool has = run != nullptr && run->dp_plan_bytes.has_value();
+        auto gib = [](std::optional<double> bytes) {
+          return bytes ? std::optional<double>(*bytes / static_cast<double>(1ull << 30)) : std::nullopt;
+        };
+        cells.push_back(has ? format_or_dash("%.2f", gib(run->dp_device_used_bytes)) + " / " +
+                                  format_or_dash("%.2f", gib(run->dp_plan_bytes))
+                            : "-");
+        reported = reported || has;
+      }
+      memory.rows.push_back(cells);
+    }
+    if (reported) tables.push_back(memory);
     // Every swept run's curve: units/s total and E(k) at each k, a column per label.
     for (const std::string& workload : model.rows) {
       std::vector<int> sizes;

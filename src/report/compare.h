@@ -35,10 +35,12 @@ struct RunSummary {
   // gradient buffers ("none", "local", "symmetric") and --overlap-ctas where it applied (0: off or not applied).
   std::string grad_registration = "none";
   int64_t overlap_ctas = 0;
-  // --strategy (files before 2026-12-04: ddp) and, sharded, its all-gathers in the dp phase: the time nothing hid
-  // after the last update, and their bus bandwidth (absent under ddp and in older files).
+  // --strategy (files before 2026-12-04: ddp) and, sharded, its all-gathers in the dp phase: the time the compute
+  // stream waited for them, and their bus bandwidth (absent under ddp and in older files).
   std::string strategy = "ddp";
   std::optional<double> all_gather_exposed_ms, all_gather_busbw_gbps;
+  // Memory per GPU in the dp phases (dp_memory, since 2026-12-05): planned, and in use on the device (measured).
+  std::optional<double> dp_plan_bytes, dp_device_used_bytes;
   int64_t batch_per_rank = 0;
   PhaseFigures solo, comm, dp;
   std::optional<double> scaling_efficiency, exposed_comm_ms, overlap_pct, efficiency_bound, busbw_gbps,

@@ -217,6 +217,10 @@ void read_run(const Fields& fields, ResultFile& file) {
     run.all_gather_exposed_ms = fields.optional_number("all_gather.exposed_ms_per_step");
     run.all_gather_busbw_gbps = fields.optional_number("all_gather.busbw_gbps");
   }
+  if (const json* memory = fields.find("dp_memory"); memory != nullptr && !memory->is_null()) {
+    run.dp_plan_bytes = fields.optional_number("dp_memory.plan_bytes");
+    run.dp_device_used_bytes = fields.optional_number("dp_memory.device_used_bytes");
+  }
   run.error = fields.has("error") ? fields.string_or_null("error") : "";
   run.batch_per_rank = fields.count("config.batch_per_rank", kMaxBatch);
   fields.require("phases");

@@ -365,6 +365,17 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
                    before_use ? "(the compute stream waiting for them)" : "after the last update",
                    gather.exposed_ms_per_step);
     }
+    if (report.dp_plan_bytes > 0) {
+      std::fprintf(out, "# memory per GPU in the dp phases: planned %s (the plan and the optimizer's state of %s)",
+                   byte_text(report.dp_plan_bytes).c_str(),
+                   shards_optimizer(report.options.strategy) ? "one shard" : "every parameter");
+      if (report.dp_device_used_bytes) {
+        std::fprintf(out, "; in use on the device after the phase %s (measured, the largest rank: the context, NCCL "
+                          "and the libraries included)",
+                     byte_text(*report.dp_device_used_bytes).c_str());
+      }
+      std::fprintf(out, "\n");
+    }
     std::fprintf(out, "# weights identical on every rank: at start %s, after dp %s\n",
                  report.weights_identical_at_start ? "yes" : "no", report.weights_identical_after_dp ? "yes" : "NO");
   } else if (report.nranks == 1 && (report.options.comm || report.options.dp)) {

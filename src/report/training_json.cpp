@@ -325,6 +325,12 @@ nlohmann::json training_report_json(const TrainingReport& r) {
                {{"granted", buffer_registration_name(r.grad_registration.granted)},
                 {"why_less", r.grad_registration.why_less.empty() ? nlohmann::json(nullptr)
                                                                   : nlohmann::json(r.grad_registration.why_less)}}},
+              {"dp_memory", r.dp_plan_bytes == 0 ? nlohmann::json(nullptr)
+                                                 : nlohmann::json{{"plan_bytes", r.dp_plan_bytes},
+                                                                  {"device_used_bytes",
+                                                                   r.dp_device_used_bytes
+                                                                       ? nlohmann::json(*r.dp_device_used_bytes)
+                                                                       : nlohmann::json(nullptr)}}},
               {"optimizer_state_bytes_per_rank", r.optimizer_state_bytes_per_rank > 0
                                                      ? nlohmann::json(r.optimizer_state_bytes_per_rank)
                                                      : nlohmann::json(nullptr)},

@@ -47,6 +47,20 @@ void validate(const TrainOptions& options, const Device& device, int ranks) {
   validate_optimizer(options.optimizer);
 }
 
+// The dp phases' memory per GPU (TrainingReport::dp_plan_bytes, dp_device_used_bytes), after the dp phase on every
+// rank: the plan with the optimizer's state they held (one shard's where sharded), and what the device says is in
+// use, the largest over the ranks.
+void record_dp_memory(ProcessGroup& group, Device& device, const Replica& replica, ReplicaOptions options,
+                      TrainingReport& report) {
+  options.optimizer_state_sharded = parameter_shards(options) > 1;
+  report.dp_plan_bytes = needed_bytes(replica, options, device.kind());
+  // The CPU device answers its total as free (device.h): nothing measured there.
+  const DeviceMemoryUsage usage = device.memory_usage();
+  const int64_t used = device.kind() == DeviceKind::kCuda ? static_cast<int64_t>(usage.total - usage.free) : -1;
+  const int64_t largest = group.max_across_ranks(used);
+  if (largest >= 0) report.dp_device_used_bytes = static_cast<uint64_t>(largest);
+}
+
 std::vector<std::pair<std::string, double>> largest_first(const std::map<std::string, double>& totals) {
   std::vector<std::pair<std::string, double>> sorted(totals.begin(), totals.end());
   std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -236,6 +250,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
             [&](bool) {
               report.dp.cuda_graph = graph.status();
               reducer.gather_whole_parameters("the zero3 gathers after the dp phase");
+              record_dp_memory(group, device, *replica, replica_options, report);
               report.weights_checksum_after_dp = parameter_checksum(*replica);
               report.weights_identical_after_dp = same_on_every_rank(group, report.weights_checksum_after_dp);
             },

@@ -199,6 +199,28 @@ TEST(CompareLabels, ShardedStrategiesAreNamedAndTheirGathersTabled) {
       << "no run gathered: no table";
 }
 
+// The dp phases' memory per GPU gets a table where some run reports it: measured / planned, in GiB; "-" where the
+// device could not say (the CPU device) or the run has none.
+TEST(CompareLabels, DpMemoryPerGpuIsTabledPerStrategy) {
+  json ddp = run_doc();
+  ddp["dp_memory"] = {{"plan_bytes", 3ull << 30}, {"device_used_bytes", 5ull << 29}};
+  json zero2 = run_doc();
+  zero2["config"]["strategy"] = "zero2";
+  zero2["dp_memory"] = {{"plan_bytes", 1ull << 30}, {"device_used_bytes", nullptr}};
+  std::vector<ResultFile> files{parse("d.json", ddp), parse("z.json", zero2)};
+  assign_labels(files, {});
+  const std::vector<Table> tables = comparison_tables(build_comparison(files, ""));
+  const auto memory = std::find_if(tables.begin(), tables.end(),
+                                   [](const Table& t) { return t.title.rfind("Memory per GPU", 0) == 0; });
+  ASSERT_NE(memory, tables.end());
+  EXPECT_EQ(memory->rows.at(0), (std::vector<std::string>{"bert_base", "2.50 / 3.00", "- / 1.00"}));
+  files = {parse("a.json", run_doc())};
+  assign_labels(files, {});
+  const std::vector<Table> without = comparison_tables(build_comparison(files, ""));
+  EXPECT_TRUE(std::none_of(without.begin(), without.end(),
+                           [](const Table& t) { return t.title.rfind("Memory per GPU", 0) == 0; }));
+}
+
 TEST(CompareLabels, EmulatedRunsSayWhatWasEmulated) {
   json host = run_doc();
   host["context"]["topology"]["transport"] = "SHM";

@@ -186,6 +186,19 @@ TEST(TrainingSummary, Zero3ExposedIsTheComputeStreamsWaitsForItsUnits) {
   EXPECT_EQ(training_report_json(report)["phases"]["dp"]["ranks"][0]["gather_needed_ms"].size(), 3u);
 }
 
+// The dp phases' memory per GPU: null without it; planned always, measured only where the device says.
+TEST(TrainingSummary, DpMemoryPlannedAndMeasuredWhereTheDeviceSays) {
+  TrainingReport report = two_rank_report();
+  EXPECT_TRUE(training_report_json(report)["dp_memory"].is_null());
+  report.dp_plan_bytes = 3ull << 30;
+  nlohmann::json doc = training_report_json(report);
+  EXPECT_EQ(doc["dp_memory"]["plan_bytes"].get<uint64_t>(), 3ull << 30);
+  EXPECT_TRUE(doc["dp_memory"]["device_used_bytes"].is_null()) << "the CPU device cannot say";
+  report.dp_device_used_bytes = 5ull << 29;
+  doc = training_report_json(report);
+  EXPECT_EQ(doc["dp_memory"]["device_used_bytes"].get<uint64_t>(), 5ull << 29);
+}
+
 TEST(TrainingSummary, PeaksComeFromTheGpuTable) {
   const HardwareDatabase& table = builtin_hardware_database();
   EXPECT_DOUBLE_EQ(peak_tflops("NVIDIA H200", Precision::kBf16), *table.gpu("H200 SXM").bf16_tflops);
