@@ -29,7 +29,6 @@ bool gathers_before_use(DataParallelStrategy strategy);
 // --gpus-sweep under `strategy` on `ranks` ranks: a sharded strategy's replica is laid out for `ranks` shards, which
 // split into k aligned shards only where k divides `ranks` (parameter_shard). "" when every size in (1, ranks) does,
 // else what run and suite say: "--strategy zero1: size 3 does not divide the 4 ranks the parameters are split for".
-// zero3 refuses every size in (1, ranks): its points are not built yet.
 std::string sweep_sizes_refusal(DataParallelStrategy strategy, const std::vector<int>& sizes, int ranks);
 
 }  // namespace sb

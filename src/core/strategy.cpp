@@ -34,12 +34,7 @@ bool gathers_before_use(DataParallelStrategy strategy) { return strategy == Data
 std::string sweep_sizes_refusal(DataParallelStrategy strategy, const std::vector<int>& sizes, int ranks) {
   if (!shards_optimizer(strategy)) return "";
   for (int k : sizes) {
-    if (k <= 1 || k >= ranks) continue;
-    if (gathers_before_use(strategy)) {  // a point would start from the job's stale chunks, gathered for N ranks
-      return std::string("--strategy zero3: size ") + std::to_string(k) + " (below the job's " +
-             std::to_string(ranks) + " ranks) is not built for zero3 yet; run one job per size";
-    }
-    if (ranks % k == 0) continue;
+    if (k <= 1 || k >= ranks || ranks % k == 0) continue;
     return std::string("--strategy ") + strategy_name(strategy) + ": size " + std::to_string(k) +
            " does not divide the " + std::to_string(ranks) +
            " ranks the parameters are split for; give sizes that divide it, or run one job per size";

@@ -4,9 +4,9 @@
 # shards their chunks) and the shards all-gathered (zero3: each bucket before its use in the forward and the backward
 # pass, unsupmt's generation parts too), --check passing and the JSON carrying the documented keys; the weights after
 # the dp phase are ddp's bit for bit where nothing clips (each element's update is the same arithmetic on the same
-# reduced gradient); maxbatch fits more with the sharded state; --gpus-sweep runs zero1/zero2 at sizes that divide
-# the ranks; a bad strategy, a sweep size that does not divide them (zero3: any size below the ranks) and
-# zero2/zero3 with --bucket-mb auto are exit 2 with one line on every rank.
+# reduced gradient); maxbatch fits more with the sharded state; --gpus-sweep runs sharded at sizes that divide the
+# ranks; a bad strategy, a sweep size that does not divide them and zero2/zero3 with --bucket-mb auto are exit 2 with
+# one line on every rank.
 source "$(dirname "$0")/lib/common.bash"
 VALIDATE="$(dirname "$0")/lib/validate_run_json.py"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
@@ -63,7 +63,11 @@ for workload in transformer_big unsupmt; do
     "$WORK/$workload-zero3.json" <<'PY' &&
 import json, sys
 ddp, zero1, zero2, zero3 = (json.load(open(p)) for p in sys.argv[1:])
+# The dp phases' memory per GPU: planned with one shard's optimizer state, less than ddp's; the CPU device cannot say
+# what is in use.
+assert ddp["dp_memory"]["device_used_bytes"] is None and ddp["dp_memory"]["plan_bytes"] > 0, ddp["dp_memory"]
 for sharded in (zero1, zero2, zero3):
+    assert sharded["dp_memory"]["plan_bytes"] < ddp["dp_memory"]["plan_bytes"], (sharded["dp_memory"], ddp["dp_memory"])
     assert ddp["weights_checksum_after_dp"] == sharded["weights_checksum_after_dp"], (ddp["weights_checksum_after_dp"], sharded["weights_checksum_after_dp"])
     assert sharded["optimizer_state_bytes_per_rank"] < ddp["optimizer_state_bytes_per_rank"], "the state is the shard's"
     assert ddp["all_gather"] is None and sharded["all_gather"]["bytes_per_step"] > 0, (ddp["all_gather"], sharded["all_gather"])
@@ -132,11 +136,13 @@ expect_output "check@2: .*: passed" "the 2-rank point's check passes, sharded in
 expect_json "$WORK/sweep-zero2.json" "points = {p['gpus']: p for p in d['gpus_sweep']['points']}; \
 assert points[2]['measured'] and points[4]['measured'] and d['check']['passed'], d['gpus_sweep']" \
   "every size measured"
-expect_exit 2 "--gpus-sweep 1,2,4 with zero3" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
-  --strategy zero3 --gpus-sweep 1,2,4
-expect_lines 4 "^scalebench: error: \[rank [0-3]@.*--strategy zero3: size 2 \(below the job's 4 ranks\) is not built" \
-  "one line on every rank"
-for strategy in zero1 zero2; do
+expect_exit 0 "--gpus-sweep 1,2,4 with zero3 and --check" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB" -w unsupmt \
+  "${tiny[@]}" --strategy zero3 --gpus-sweep 1,2,4 --check --json "$WORK/sweep-zero3.json"
+expect_output "check@2: .*: passed" "zero3: the 2-rank point's check passes, its chunks gathered before use"
+expect_json "$WORK/sweep-zero3.json" "points = {p['gpus']: p for p in d['gpus_sweep']['points']}; \
+assert points[2]['measured'] and points[2]['weights_identical_after_dp'] and d['check']['passed'], d['gpus_sweep']" \
+  "zero3: every size measured, the point's weights gathered whole and identical"
+for strategy in zero1 zero2 zero3; do
   expect_exit 2 "--gpus-sweep 1,3,4 with $strategy" -- "$MPIEXEC" -n 4 $OVERSUBSCRIBE "$SB" -w bert_base "${tiny[@]}" \
     --strategy "$strategy" --gpus-sweep 1,3,4
   expect_lines 4 "^scalebench: error: \[rank [0-3]@.*--strategy $strategy: size 3 does not divide the 4 ranks" \
