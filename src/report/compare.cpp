@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include "scalebench/error.h"
 #include "src/report/csv_text.h"
@@ -144,6 +145,25 @@ const RunSummary* cell(const ComparisonModel& model, const std::string& workload
   return found == model.run_cells.end() ? nullptr : &model.files[found->second].run;
 }
 
+// A table of one cell per workload and run label, `text` of the run or "-" (no run, or nothing to say), added to
+// `tables` only where some run had something to say.
+void push_if_any(std::vector<Table>& tables, const ComparisonModel& model, const std::string& title,
+                 const std::function<std::optional<std::string>(const RunSummary&)>& text) {
+  Table table = labelled_table(title, "workload", model.run_labels);
+  bool any = false;
+  for (const std::string& workload : model.rows) {
+    std::vector<std::string> cells{workload};
+    for (const std::string& label : model.run_labels) {
+      const RunSummary* run = cell(model, workload, label);
+      const std::optional<std::string> said = run != nullptr ? text(*run) : std::nullopt;
+      cells.push_back(said.value_or("-"));
+      any = any || said.has_value();
+    }
+    table.rows.push_back(cells);
+  }
+  if (any) tables.push_back(table);
+}
+
 std::optional<double> throughput_cell(const ComparisonModel& model, const std::string& workload,
                                       const std::string& label) {
   const RunSummary* run = cell(model, workload, label);
@@ -203,43 +223,24 @@ std::vector<Table> comparison_tables(const ComparisonModel& model) {
     }
     if (any) tables.push_back(decomposed);
     // Sharded strategies' all-gathers, only where some run gathered.
-    Table gathers = labelled_table("All-gathers of the parameters (zero1/zero2 after the update, zero3 before use): "
-                                   "exposed, the compute stream waiting for them (ms per step) / busbw (GB/s)",
-                                   "workload", model.run_labels);
-    bool gathered = false;
-    for (const std::string& workload : model.rows) {
-      std::vector<std::string> cells{workload};
-      for (const std::string& label : model.run_labels) {
-        const RunSummary* run = cell(model, workload, label);
-        const bool has = run != nullptr && run->all_gather_busbw_gbps.has_value();
-        cells.push_back(has ? format_or_dash("%.2f", run->all_gather_exposed_ms) + " / " +
-                                  format_or_dash("%.1f", run->all_gather_busbw_gbps)
-                            : "-");
-        gathered = gathered || has;
-      }
-      gathers.rows.push_back(cells);
-    }
-    if (gathered) tables.push_back(gathers);
+    push_if_any(tables, model,
+                "All-gathers of the parameters (zero1/zero2 after the update, zero3 before use): exposed, the compute "
+                "stream waiting for them (ms per step) / busbw (GB/s)",
+                [](const RunSummary& run) -> std::optional<std::string> {
+                  if (!run.all_gather_busbw_gbps) return std::nullopt;
+                  return format_or_dash("%.2f", run.all_gather_exposed_ms) + " / " +
+                         format_or_dash("%.1f", run.all_gather_busbw_gbps);
+                });
     // Memory per GPU in the dp phases, only where some run reports it: what each strategy holds.
-    Table memory = labelled_table("Memory per GPU in the dp phases (GiB): in use on the device, measured / planned",
-                                  "workload", model.run_labels);
-    bool reported = false;
-    for (const std::string& workload : model.rows) {
-      std::vector<std::string> cells{workload};
-      for (const std::string& label : model.run_labels) {
-        const RunSummary* run = cell(model, workload, label);
-        const bool has = run != nullptr && run->dp_plan_bytes.has_value();
-        auto gib = [](std::optional<double> bytes) {
-          return bytes ? std::optional<double>(*bytes / static_cast<double>(1ull << 30)) : std::nullopt;
-        };
-        cells.push_back(has ? format_or_dash("%.2f", gib(run->dp_device_used_bytes)) + " / " +
-                                  format_or_dash("%.2f", gib(run->dp_plan_bytes))
-                            : "-");
-        reported = reported || has;
-      }
-      memory.rows.push_back(cells);
-    }
-    if (reported) tables.push_back(memory);
+    push_if_any(tables, model, "Memory per GPU in the dp phases (GiB): in use on the device, measured / planned",
+                [](const RunSummary& run) -> std::optional<std::string> {
+                  if (!run.dp_plan_bytes) return std::nullopt;
+                  auto gib = [](std::optional<double> bytes) {
+                    return bytes ? std::optional<double>(*bytes / static_cast<double>(1ull << 30)) : std::nullopt;
+                  };
+                  return format_or_dash("%.2f", gib(run.dp_device_used_bytes)) + " / " +
+                         format_or_dash("%.2f", gib(run.dp_plan_bytes));
+                });
     // Every swept run's curve: units/s total and E(k) at each k, a column per label.
     for (const std::string& workload : model.rows) {
       std::vector<int> sizes;
