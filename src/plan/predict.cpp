@@ -55,6 +55,20 @@ uint64_t planned_bytes(const std::string& workload, Precision precision, int64_t
   return bytes;
 }
 
+// The plan's buckets in the order the trainer issues their reductions: by the node that completes each.
+std::vector<GradientBucket> buckets_in_issue_order(const MemoryPlan& plan) {
+  std::vector<GradientBucket> buckets = plan.buckets;
+  std::stable_sort(buckets.begin(), buckets.end(), [](const GradientBucket& a, const GradientBucket& b) {
+    return a.ready_after_node < b.ready_after_node;
+  });
+  return buckets;
+}
+
+// One ring all-gather of `bytes` (every rank's chunk together) on `path`, in ms.
+double all_gather_ms(const CommPath& path, double bytes, const Calibration& calibration) {
+  return 1e-3 * ring_scatter_gather_cost(path, bytes, calibration.latency).us();
+}
+
 // A sharded strategy's step: each GPU updates its shard's part of every bucket (issue order as in `input`), then
 // all-gathers the updated shards: zero1 one gather of the padded region after its last update, zero2 one per
 // bucket after that bucket's update; zero3 gathers each bucket before its use instead (src/core/unit_gathers.h,
@@ -65,14 +79,11 @@ TimelineResult sharded_step_timeline(const TimelineInput& input, int first_backw
                                      const MemoryPlan& plan, const CommPath& path, const GpuSpec& gpu,
                                      const Calibration& calibration, DataParallelStrategy strategy, int gpus,
                                      double* wire_bytes) {
-  std::vector<GradientBucket> buckets = plan.buckets;
-  std::stable_sort(buckets.begin(), buckets.end(), [](const GradientBucket& a, const GradientBucket& b) {
-    return a.ready_after_node < b.ready_after_node;
-  });
+  const std::vector<GradientBucket> buckets = buckets_in_issue_order(plan);
   auto update_ms = [&](double bytes) {
     return bytes > 0 ? optimizer_ms(bytes, kAdamwBytesPerGradientByte, gpu, calibration.compute) : 0.0;
   };
-  auto gather_ms = [&](double bytes) { return 1e-3 * ring_scatter_gather_cost(path, bytes, calibration.latency).us(); };
+  auto gather_ms = [&](double bytes) { return all_gather_ms(path, bytes, calibration); };
   const bool by_bucket = shards_by_bucket(strategy), before_use = gathers_before_use(strategy);
   // Every bucket's chunks (zero2) or the padded parameter region (zero1), as the trainer gathers them; zero3's below.
   if (!before_use) *wire_bytes += static_cast<double>(by_bucket ? plan.gradient_bytes : plan.gradient_region_offset);
@@ -251,10 +262,7 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   out.nics_per_node = path.nics_per_node;
   out.notes.insert(out.notes.end(), path.notes.begin(), path.notes.end());
   if (request.gpus > 1) {
-    std::vector<GradientBucket> buckets = plan.buckets;
-    std::stable_sort(buckets.begin(), buckets.end(), [](const GradientBucket& a, const GradientBucket& b) {
-      return a.ready_after_node < b.ready_after_node;
-    });
+    const std::vector<GradientBucket> buckets = buckets_in_issue_order(plan);
     const double wire = request.grad_dtype == "bf16" ? 0.5 : 1.0;
     for (const GradientBucket& bucket : buckets) {
       const double bytes = static_cast<double>(bucket.bytes) * wire;
@@ -295,10 +303,7 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   }
   if (!graph.sub_steps().empty()) {
     std::vector<double> part_ms, generation_ms;
-    std::vector<GradientBucket> buckets = plan.buckets;
-    std::stable_sort(buckets.begin(), buckets.end(), [](const GradientBucket& a, const GradientBucket& b) {
-      return a.ready_after_node < b.ready_after_node;
-    });
+    const std::vector<GradientBucket> buckets = buckets_in_issue_order(plan);
     for (size_t k = 0; k < graph.sub_steps().size(); ++k) {
       double parts = 0, generation = 0;
       for (const StepPart& part : graph.sub_steps()[k].parts) {
@@ -312,7 +317,7 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
         for (const ParameterGather& g : unit_gathers(graph, plan, buckets, k, static_cast<size_t>(first_backward))) {
           if (g.when != ParameterGather::When::kBeforeParts) continue;
           const auto bytes = static_cast<double>(buckets[g.bucket].bytes);
-          parts += 1e-3 * ring_scatter_gather_cost(out.path, bytes, calibration.latency).us();
+          parts += all_gather_ms(out.path, bytes, calibration);
           out.wire_bytes += bytes;
         }
       }

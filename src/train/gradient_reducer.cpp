@@ -409,8 +409,9 @@ void GradientReducer::run_nodes_and_reduce(size_t sub_step) {
   const size_t first_event = sub_step * reductions_.size();
   if (sub_step == 0) step_start_->record(executor_.compute_stream());
   // zero3: the training pass's first unit is gathered from here (the parts' units were, before the parts).
-  if (before_use_ && parts_gathers(sub_step) < gathers_[sub_step].size()) {
-    gather_parameters(sub_step, parts_gathers(sub_step));
+  if (before_use_) {
+    const size_t first_of_pass = parts_gathers(sub_step);
+    if (first_of_pass < gathers_[sub_step].size()) gather_parameters(sub_step, first_of_pass);
   }
   device_.push_range("forward");
   size_t next = executor_.forward_node_count();
