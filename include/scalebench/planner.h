@@ -29,6 +29,15 @@ struct PlanOptions {
   // rank its chunk reduced, and one in-place all-gather per bucket returns the updated chunks (FSDP's flat
   // parameter per unit). The parameters are laid out with the same gaps, so they still mirror the gradients.
   bool shard_by_bucket = false;
+  // ZeRO-2's gradients at 1/N (--strategy zero2 and zero3; needs shard_by_bucket): the arena holds no gradient region.
+  // Each bucket's gradients (an oversized gradient's pieces together) are one block of the shared region, placed by
+  // liveness with the activations, its members at their offsets relative to the bucket (gaps and padding included),
+  // alive from its first writer until it is released (GradientBlock::released_after_node): after the last writer of
+  // the block the backward pass finishes next, so that one block's reduce-scatter runs beside the next block's
+  // backward; with `gradient_blocks_until_end` (reductions issued after the backward pass) after the last node. What
+  // a step keeps of the gradients is the rank's shard of them, beside the arena (Executor::gradients_of).
+  bool gradient_blocks = false;
+  bool gradient_blocks_until_end = false;
 };
 
 // A contiguous range of the gradient region: whole gradients in backward order until the range reaches the
@@ -39,6 +48,21 @@ struct GradientBucket {
   uint64_t offset = 0;           // absolute, inside the gradient region
   uint64_t bytes = 0;
   int ready_after_node = -1;     // the bucket can be reduced once this node has run
+  // Where its bytes are in the arena: `offset` itself, unless the plan keeps its gradients in blocks (then in its
+  // block, GradientBlock; `offset` stays the bucket's place in the flat layout the parameters mirror).
+  uint64_t data_offset = 0;
+  int block = -1;  // gradient blocks: its block, an index into MemoryPlan::gradient_blocks
+};
+
+// PlanOptions::gradient_blocks: one bucket's gradients, or an oversized gradient's pieces together, in the shared
+// region. Whoever consumes a block (the reducer's reduce-scatter into the gradient shard, or the executor's own copy
+// without one) must be done reading it before node released_after_node + 1 runs, whose tensors may reuse its bytes.
+struct GradientBlock {
+  uint64_t offset = 0, bytes = 0;       // absolute, in the shared region; the buckets' bytes back to back
+  size_t first_bucket = 0, last_bucket = 0;  // into MemoryPlan::buckets, inclusive
+  int first_node = -1;                  // its first writer: the executor zeroes the block (gaps, padding) before it
+  int ready_after_node = -1;            // its last writer
+  int released_after_node = -1;
 };
 
 struct MemoryPlan {
@@ -46,6 +70,8 @@ struct MemoryPlan {
   std::vector<int> first_use;     // per tensor id: first node index that touches it (-1: none)
   std::vector<int> last_use;      // per tensor id: last node index that touches it (-1: none)
 
+  // gradient_bytes: the flat gradient layout's (by bucket, its padding included); with gradient blocks none of it is a
+  // region of the arena.
   uint64_t parameter_bytes = 0, gradient_bytes = 0, optimizer_bytes = 0, input_bytes = 0;
   uint64_t state_bytes = 0;  // kState tensors (BatchNorm running statistics)
   uint64_t activation_peak_bytes = 0;  // the shared region, activations and workspaces together
@@ -59,9 +85,12 @@ struct MemoryPlan {
   std::vector<TensorId> gradient_order;  // backward order
   std::vector<int> gradient_ready_node;  // per entry of gradient_order: its last writer's node index
   std::vector<GradientBucket> buckets;
+  bool gradients_in_blocks = false;            // PlanOptions::gradient_blocks: no gradient region in the arena
+  std::vector<GradientBlock> gradient_blocks;  // then, in flat-layout order
 };
 
-// The arena by category (maxbatch's report). Parameters, gradients, optimizer state, running state (BatchNorm
+// The arena by category (maxbatch's report). Parameters, gradients (with gradient blocks: the gradients live in the
+// shared region at its peak), optimizer state, running state (BatchNorm
 // statistics) and inputs are their tensors' bytes; activations and workspace are those live at the node where the shared region's live bytes
 // peak; padding is the rest (alignment, and the gaps the greedy packing leaves), so the eight add up to
 // total_bytes exactly.

@@ -130,6 +130,7 @@ std::vector<GradientBucket> cut_buckets(const Graph& graph, const MemoryPlan& pl
   bool open = false;
   auto close = [&](GradientBucket b) {
     if (pad) b.bytes = align_up(b.bytes, unit);
+    b.data_offset = b.offset;
     buckets.push_back(b);
   };
   // Pieces of an oversized gradient: the bucket size rounded down to the unit (so every piece starts aligned),
@@ -206,6 +207,7 @@ std::vector<GradientBucket> cut_gradient_buckets(const Graph& graph, const Memor
     throw UsageError("the plan's shards follow its buckets of " + std::to_string(plan.bucket_bytes) +
                      " bytes: it cannot be cut into buckets of another size");
   }
+  if (plan.gradients_in_blocks) return plan.buckets;  // the same size: the plan's own, with their blocks
   return cut_buckets(graph, plan, bucket_bytes, shard_unit(plan), plan.shard_by_bucket);
 }
 
@@ -246,19 +248,30 @@ struct Placed {
   int first, last;
 };
 
+// What the shared region holds: a tensor, or (gradient blocks) a bucket's block; placed where `offset` points.
+struct SharedItem {
+  uint64_t bytes;
+  int first, last;
+  uint64_t* offset;
+};
+
 uint64_t place_by_liveness(const Graph& graph, uint64_t base, uint64_t alignment, MemoryPlan& plan) {
-  std::vector<TensorId> shared = shared_region_tensors(graph);
-  std::stable_sort(shared.begin(), shared.end(),
-                   [&](TensorId a, TensorId b) { return graph.tensor(a).bytes() > graph.tensor(b).bytes(); });
+  std::vector<SharedItem> items;
+  for (TensorId id : shared_region_tensors(graph)) {
+    const auto [first, last] = shared_lifetime(graph, plan, id);
+    items.push_back(SharedItem{graph.tensor(id).bytes(), first, last, &plan.offsets[static_cast<size_t>(id)]});
+  }
+  for (GradientBlock& block : plan.gradient_blocks) {
+    items.push_back(SharedItem{block.bytes, block.first_node, block.released_after_node, &block.offset});
+  }
+  std::stable_sort(items.begin(), items.end(), [](const SharedItem& a, const SharedItem& b) { return a.bytes > b.bytes; });
   std::vector<Placed> placed;
   uint64_t peak = 0;
-  for (TensorId id : shared) {
-    const size_t i = static_cast<size_t>(id);
-    const auto [first, last] = shared_lifetime(graph, plan, id);
-    const uint64_t size = align_up(graph.tensor(id).bytes(), alignment);
+  for (const SharedItem& item : items) {
+    const uint64_t size = align_up(item.bytes, alignment);
     std::vector<const Placed*> conflicts;
     for (const Placed& other : placed) {
-      if (other.first <= last && first <= other.last) conflicts.push_back(&other);
+      if (other.first <= item.last && item.first <= other.last) conflicts.push_back(&other);
     }
     std::sort(conflicts.begin(), conflicts.end(), [](const Placed* a, const Placed* b) { return a->begin < b->begin; });
     uint64_t candidate = 0;
@@ -266,11 +279,70 @@ uint64_t place_by_liveness(const Graph& graph, uint64_t base, uint64_t alignment
       if (candidate + size <= other->begin) break;  // fits in the gap before this one
       candidate = std::max(candidate, other->end);
     }
-    placed.push_back(Placed{candidate, candidate + size, first, last});
-    plan.offsets[i] = base + candidate;
+    placed.push_back(Placed{candidate, candidate + size, item.first, item.last});
+    *item.offset = base + candidate;
     peak = std::max(peak, candidate + size);
   }
   return peak;
+}
+
+// The gradient indices (into plan.gradient_order) a block's buckets hold.
+std::pair<size_t, size_t> block_gradients(const MemoryPlan& plan, const GradientBlock& block) {
+  return {plan.buckets[block.first_bucket].first, plan.buckets[block.last_bucket].last};
+}
+
+// PlanOptions::gradient_blocks: the buckets grouped into blocks (an oversized gradient's pieces into one: the gradient
+// is one tensor), each alive from its first writer until released. A block is released after the next block's last
+// writer (the first later one: blocks finished by the same node give no time), or after the last node with
+// `until_end`; never before its own gradients' last use.
+void make_gradient_blocks(const Graph& graph, MemoryPlan& plan, bool until_end) {
+  const int last_node = static_cast<int>(graph.nodes().size()) - 1;
+  for (size_t b = 0; b < plan.buckets.size(); ++b) {
+    const GradientBucket& bucket = plan.buckets[b];
+    const bool piece_of_previous = b > 0 && plan.buckets[b - 1].first == bucket.first;
+    if (!piece_of_previous) plan.gradient_blocks.push_back(GradientBlock{0, 0, b, b, -1, -1, -1});
+    GradientBlock& block = plan.gradient_blocks.back();
+    block.last_bucket = b;
+    block.bytes += bucket.bytes;
+  }
+  std::vector<int> last_reader(plan.gradient_blocks.size(), -1);
+  for (size_t k = 0; k < plan.gradient_blocks.size(); ++k) {
+    GradientBlock& block = plan.gradient_blocks[k];
+    const auto [first, last] = block_gradients(plan, block);
+    for (size_t i = first; i <= last; ++i) {
+      const auto id = static_cast<size_t>(plan.gradient_order[i]);
+      block.first_node = block.first_node < 0 ? plan.first_use[id] : std::min(block.first_node, plan.first_use[id]);
+      block.ready_after_node = std::max(block.ready_after_node, plan.gradient_ready_node[i]);
+      last_reader[k] = std::max(last_reader[k], plan.last_use[id]);
+    }
+  }
+  for (size_t k = 0; k < plan.gradient_blocks.size(); ++k) {
+    GradientBlock& block = plan.gradient_blocks[k];
+    int next_ready = last_node;
+    if (!until_end) {
+      for (const GradientBlock& other : plan.gradient_blocks) {
+        if (other.ready_after_node > block.ready_after_node) next_ready = std::min(next_ready, other.ready_after_node);
+      }
+    }
+    block.released_after_node = std::max({next_ready, block.ready_after_node, last_reader[k]});
+  }
+}
+
+// Once the blocks are placed: each bucket's bytes, and each gradient, at its place in its block.
+void place_gradients_in_blocks(MemoryPlan& plan) {
+  for (size_t k = 0; k < plan.gradient_blocks.size(); ++k) {
+    const GradientBlock& block = plan.gradient_blocks[k];
+    const uint64_t start = plan.buckets[block.first_bucket].offset;  // the block's place in the flat layout
+    for (size_t b = block.first_bucket; b <= block.last_bucket; ++b) {
+      plan.buckets[b].data_offset = block.offset + (plan.buckets[b].offset - start);
+      plan.buckets[b].block = static_cast<int>(k);
+    }
+    const auto [first, last] = block_gradients(plan, block);
+    for (size_t i = first; i <= last; ++i) {
+      uint64_t& offset = plan.offsets[static_cast<size_t>(plan.gradient_order[i])];
+      offset = block.offset + (offset - start);
+    }
+  }
 }
 
 }  // namespace
@@ -306,7 +378,15 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   for (TensorId gradient : plan.gradient_order) plan.offsets[static_cast<size_t>(gradient)] += plan.gradient_region_offset;
   // By bucket, the last bucket's chunks run to the unit: its padding belongs to the gradient region too.
   plan.gradient_bytes = options.shard_by_bucket ? plan.gradient_region_offset : offset;
-  offset = plan.gradient_region_offset + plan.gradient_bytes;
+  if (options.gradient_blocks && !options.shard_by_bucket) {
+    throw UsageError("plan: gradient blocks need the layout by bucket (shard_by_bucket)");
+  }
+  plan.gradients_in_blocks = options.gradient_blocks;
+  // The buckets are cut from the flat layout (the parameters' mirror) either way; with blocks nothing of it is
+  // allocated: the parameters' region is followed by the optimizer's.
+  plan.buckets = cut_buckets(graph, plan, options.bucket_bytes, shard_unit(plan), plan.shard_by_bucket);
+  if (plan.gradients_in_blocks) make_gradient_blocks(graph, plan, options.gradient_blocks_until_end);
+  offset = plan.gradient_region_offset + (plan.gradients_in_blocks ? 0 : plan.gradient_bytes);
   uint64_t start = align_up(offset, a);
   offset = lay_out(graph, graph.tensors_with_role(TensorRole::kOptimizerState), start, a, plan);
   plan.optimizer_bytes = offset - start;
@@ -319,8 +399,8 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   start = align_up(offset, a);
   plan.activation_peak_bytes = place_by_liveness(graph, start, a, plan);
   plan.total_bytes = start + plan.activation_peak_bytes;
+  if (plan.gradients_in_blocks) place_gradients_in_blocks(plan);
   place_views(graph, plan);
-  plan.buckets = cut_buckets(graph, plan, options.bucket_bytes, shard_unit(plan), plan.shard_by_bucket);
   return plan;
 }
 
@@ -352,13 +432,14 @@ ParameterShard parameter_shard(const MemoryPlan& plan, int rank, int ranks) {
 PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
   PlanCategories categories;
   categories.parameters = role_bytes(graph, TensorRole::kParameter);
-  categories.gradients = role_bytes(graph, TensorRole::kGradient);
+  categories.gradients = plan.gradients_in_blocks ? 0 : role_bytes(graph, TensorRole::kGradient);
   categories.optimizer_state = role_bytes(graph, TensorRole::kOptimizerState);
   categories.running_state = role_bytes(graph, TensorRole::kState);
   categories.inputs = role_bytes(graph, TensorRole::kInput);
-  // Live bytes per node by a sweep: each tensor adds its bytes at its first node and removes them after its last.
+  // Live bytes per node by a sweep: each tensor adds its bytes at its first node and removes them after its last;
+  // a gradient block's gradients (not its gaps: padding) from its first writer until it is released.
   const size_t nodes = graph.nodes().size() + 1;  // + the host's reads after the step
-  std::vector<int64_t> activation_delta(nodes + 1, 0), workspace_delta(nodes + 1, 0);
+  std::vector<int64_t> activation_delta(nodes + 1, 0), workspace_delta(nodes + 1, 0), gradient_delta(nodes + 1, 0);
   for (TensorId id : shared_region_tensors(graph)) {
     const auto [first, last] = shared_lifetime(graph, plan, id);
     auto& delta = graph.tensor(id).role == TensorRole::kWorkspace ? workspace_delta : activation_delta;
@@ -366,14 +447,23 @@ PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
     delta[static_cast<size_t>(first)] += bytes;
     delta[static_cast<size_t>(last) + 1] -= bytes;
   }
-  int64_t activations = 0, workspace = 0, peak = -1;
+  for (const GradientBlock& block : plan.gradient_blocks) {
+    const auto [first, last] = block_gradients(plan, block);
+    int64_t bytes = 0;
+    for (size_t i = first; i <= last; ++i) bytes += static_cast<int64_t>(graph.tensor(plan.gradient_order[i]).bytes());
+    gradient_delta[static_cast<size_t>(block.first_node)] += bytes;
+    gradient_delta[static_cast<size_t>(block.released_after_node) + 1] -= bytes;
+  }
+  int64_t activations = 0, workspace = 0, gradients = 0, peak = -1;
   for (size_t n = 0; n < nodes; ++n) {
     activations += activation_delta[n];
     workspace += workspace_delta[n];
-    if (activations + workspace > peak) {
-      peak = activations + workspace;
+    gradients += gradient_delta[n];
+    if (activations + workspace + gradients > peak) {
+      peak = activations + workspace + gradients;
       categories.activations = static_cast<uint64_t>(activations);
       categories.workspace = static_cast<uint64_t>(workspace);
+      if (plan.gradients_in_blocks) categories.gradients = static_cast<uint64_t>(gradients);
     }
   }
   categories.padding = plan.total_bytes - categories.parameters - categories.gradients - categories.optimizer_state -

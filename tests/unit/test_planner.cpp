@@ -144,6 +144,132 @@ TEST(Planner, ShardsByBucketPadEveryBucketToEqualChunks) {
   EXPECT_THROW(parameter_shard(plan, 0, 2), UsageError);
 }
 
+// A chain of `layers` layers (weights of 256 floats, activations of 512), backward in reverse: each layer's weight
+// gradient written right after its activation gradient, so the buckets finish one after another.
+struct Chain {
+  Graph graph;
+  std::vector<TensorId> weights, gradients, activations;
+  explicit Chain(int layers) {
+    TensorId h = add(graph, "x", {512}, TensorRole::kInput);
+    std::vector<TensorId> inputs;
+    for (int i = 0; i < layers; ++i) {
+      const std::string n = std::to_string(i);
+      weights.push_back(add(graph, "w" + n, {256}, TensorRole::kParameter));
+      gradients.push_back(add(graph, "dw" + n, {256}, TensorRole::kGradient, weights.back()));
+      inputs.push_back(h);
+      h = add(graph, "h" + n, {512}, TensorRole::kActivation);
+      activations.push_back(h);
+      graph.add_node(Node{"layer", {inputs.back(), weights.back()}, {h}, {}, false});
+    }
+    TensorId dh = add(graph, "dy", {512}, TensorRole::kActivation);
+    activations.push_back(dh);
+    graph.add_node(Node{"loss_backward", {h}, {dh}, {}, true});
+    for (int i = layers - 1; i >= 0; --i) {
+      const std::string n = std::to_string(i);
+      graph.add_node(Node{"weight_grad", {inputs[static_cast<size_t>(i)], dh}, {gradients[static_cast<size_t>(i)]},
+                          {}, true});
+      const TensorId next = add(graph, "dh" + n, {512}, TensorRole::kActivation);
+      activations.push_back(next);
+      graph.add_node(Node{"input_grad", {dh, weights[static_cast<size_t>(i)]}, {next}, {}, true});
+      dh = next;
+    }
+  }
+};
+
+// --strategy zero2/zero3 with gradient blocks: the flat layout, the parameters and the buckets are the by-bucket
+// plan's, but no gradient region is allocated; each bucket's gradients are one block of the shared region, at their
+// offsets relative to the bucket, alive from the first writer until after the next block's last writer, never sharing
+// bytes with a tensor or block live at the same time; the arena is smaller, and its categories still add up.
+TEST(Planner, GradientBlocksLiveInTheSharedRegionUntilReleased) {
+  Chain chain(12);
+  PlanOptions options{2048, 256, 2};  // two weights per bucket: 6 buckets of 2 KiB
+  options.shard_by_bucket = true;
+  const MemoryPlan flat = plan_memory(chain.graph, options);
+  options.gradient_blocks = true;
+  const MemoryPlan plan = plan_memory(chain.graph, options);
+  ASSERT_TRUE(plan.gradients_in_blocks);
+  EXPECT_EQ(plan.gradient_bytes, flat.gradient_bytes);
+  EXPECT_EQ(plan.gradient_region_offset, flat.gradient_region_offset);
+  for (TensorId w : chain.weights) EXPECT_EQ(plan.offsets[w], flat.offsets[w]) << "the parameters as laid out flat";
+  ASSERT_EQ(plan.buckets.size(), 6u);
+  ASSERT_EQ(plan.gradient_blocks.size(), 6u);
+  EXPECT_EQ(plan.offsets[chain.graph.tensors_with_role(TensorRole::kInput).front()], plan.gradient_region_offset)
+      << "the inputs follow the parameters: no gradient region";
+  EXPECT_LT(plan.total_bytes, flat.total_bytes);
+  const int last_node = static_cast<int>(chain.graph.nodes().size()) - 1;
+  for (size_t b = 0; b < plan.buckets.size(); ++b) {
+    const GradientBucket& bucket = plan.buckets[b];
+    EXPECT_EQ(bucket.offset, flat.buckets[b].offset);
+    EXPECT_EQ(bucket.bytes, flat.buckets[b].bytes);
+    const GradientBlock& block = plan.gradient_blocks.at(static_cast<size_t>(bucket.block));
+    EXPECT_EQ(bucket.data_offset, block.offset) << "one bucket per block";
+    for (size_t i = bucket.first; i <= bucket.last; ++i) {
+      const TensorId g = plan.gradient_order[i];
+      EXPECT_EQ(plan.offsets[g] - bucket.data_offset, flat.offsets[g] - flat.buckets[b].offset) << "at its place";
+    }
+    EXPECT_EQ(block.ready_after_node, bucket.ready_after_node);
+    // Buckets finish in flat order; each is released at the next one's last writer, the last at the last node.
+    const int expected = b + 1 < plan.buckets.size() ? plan.buckets[b + 1].ready_after_node : last_node;
+    EXPECT_EQ(block.released_after_node, expected) << "bucket " << b;
+    EXPECT_GE(block.offset, plan.offsets[chain.graph.tensors_with_role(TensorRole::kInput).front()]);
+    EXPECT_LE(block.offset + block.bytes, plan.total_bytes);
+  }
+  // Nothing live at the same time shares a byte: the blocks with each other and with every activation.
+  struct Span {
+    uint64_t begin, end;
+    int first, last;
+  };
+  std::vector<Span> spans;
+  for (const GradientBlock& block : plan.gradient_blocks) {
+    spans.push_back({block.offset, block.offset + block.bytes, block.first_node, block.released_after_node});
+  }
+  for (TensorId a : chain.activations) {
+    spans.push_back({plan.offsets[a], plan.offsets[a] + chain.graph.tensor(a).bytes(), plan.first_use[a],
+                     plan.last_use[a]});
+  }
+  int shared = 0;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    for (size_t j = i + 1; j < spans.size(); ++j) {
+      const bool together = spans[i].first <= spans[j].last && spans[j].first <= spans[i].last;
+      const bool overlap = spans[i].begin < spans[j].end && spans[j].begin < spans[i].end;
+      ASSERT_FALSE(together && overlap) << "spans " << i << " and " << j;
+      shared += overlap;
+    }
+  }
+  EXPECT_GT(shared, 0) << "blocks reuse bytes of what died before them";
+  const PlanCategories c = plan_categories(chain.graph, plan);
+  EXPECT_LT(c.gradients, plan.gradient_bytes) << "only the blocks live at the peak (here none: the forward's end)";
+  EXPECT_EQ(c.parameters + c.gradients + c.optimizer_state + c.running_state + c.inputs + c.activations + c.workspace +
+                c.padding,
+            plan.total_bytes);
+  // Reductions after the backward pass: every block lives to the end.
+  options.gradient_blocks_until_end = true;
+  for (const GradientBlock& block : plan_memory(chain.graph, options).gradient_blocks) {
+    EXPECT_EQ(block.released_after_node, last_node);
+  }
+  options.shard_by_bucket = false;
+  EXPECT_THROW(plan_memory(chain.graph, options), UsageError) << "blocks are the by-bucket layout's";
+}
+
+// An oversized gradient's pieces are buckets of one block (one tensor), back to back.
+TEST(Planner, GradientBlocksKeepAnOversizedGradientsPiecesTogether) {
+  TwoLayer t;
+  PlanOptions options{512, 256, 2};  // dw2 (512 bytes) one bucket; dw1 (2,048) four pieces
+  options.shard_by_bucket = true;
+  options.gradient_blocks = true;
+  const MemoryPlan plan = plan_memory(t.graph, options);
+  ASSERT_EQ(plan.buckets.size(), 5u);
+  ASSERT_EQ(plan.gradient_blocks.size(), 2u);
+  const GradientBlock& pieces = plan.gradient_blocks[1];
+  EXPECT_EQ(pieces.first_bucket, 1u);
+  EXPECT_EQ(pieces.last_bucket, 4u);
+  EXPECT_EQ(pieces.bytes, 2048u);
+  EXPECT_EQ(plan.offsets[t.dw1], pieces.offset);
+  for (size_t b = 1; b < 5; ++b) EXPECT_EQ(plan.buckets[b].data_offset, pieces.offset + 512 * (b - 1)) << b;
+  EXPECT_EQ(cut_gradient_buckets(t.graph, plan, 512).size(), 5u) << "the plan's own buckets, with their blocks";
+  EXPECT_EQ(cut_gradient_buckets(t.graph, plan, 512)[2].data_offset, plan.buckets[2].data_offset);
+}
+
 // A view (reshape) takes its storage's offset and keeps the storage alive until the view's last use: a
 // tensor created after the storage's own last use must not land on it while the view is still read.
 TEST(Planner, ViewsShareTheirStorageAndExtendItsLifetime) {
