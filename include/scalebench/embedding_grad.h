@@ -16,9 +16,11 @@ const char* embedding_grad_mode_name(EmbeddingGradMode mode);  // "auto", "spars
 // Why `ranks` ranks reducing a tied table of `rows` rows, whose lookups read `ids` ids per rank, under `mode`
 // (with or without `overlap`) do not reduce its lookups' rows apart; "" where they do. dense is dense; auto on one
 // rank reduces nothing (sparse there is a test's choice); --no-overlap reduces every bucket after the backward
-// pass; auto refuses where min(rows, ranks x ids) is above half the rows. The graph splits a table's gradient
-// (autodiff) exactly where this is "", so that a job that reduces it whole pays nothing for the split
-// (src/train/replica.h).
-std::string rows_apart_refusal(EmbeddingGradMode mode, int ranks, bool overlap, int64_t rows, int64_t ids);
+// pass; auto refuses where min(rows, ranks x ids) is above half the rows; `gradients_in_blocks` (zero2 and zero3,
+// PlanOptions::gradient_blocks) keep a bucket's gradients only until its reduce-scatter, before the rows could be
+// added. The graph splits a table's gradient (autodiff) exactly where this is "", so that a job that reduces it whole
+// pays nothing for the split (src/train/replica.h).
+std::string rows_apart_refusal(EmbeddingGradMode mode, int ranks, bool overlap, int64_t rows, int64_t ids,
+                               bool gradients_in_blocks = false);
 
 }  // namespace sb

@@ -62,6 +62,19 @@ class Executor {
   // The offset in the shard's state of parameters [first, first + count), which must lie in one of its ranges
   // (UsageError otherwise).
   int64_t optimizer_state_offset(int64_t first, int64_t count) const;
+  // Gradient blocks (MemoryPlan::gradients_in_blocks, --strategy zero2/zero3): a step's gradients live in the shared
+  // region only until their block is released; the optimizer reads the gradient shard beside the arena instead, the
+  // gradients of its shard packed range after range as its state is (zeroed when the shard changes). Whoever fills it
+  // must be done reading a block before the node after its release: the reducer reduce-scatters each bucket into it
+  // and waits so (set_gradients_collected_by_caller(true)); otherwise the executor itself copies each bucket's part
+  // inside the shard there right after the bucket's last writer. Either way, run_nodes zeroes each block just before
+  // its first writer, so the gaps and padding no gradient covers add nothing to a reduction or a norm.
+  // gradients_of: where the gradients of parameters [first, first + count) are (a range inside one of the shard's;
+  // UsageError otherwise): in the gradient shard, or, without blocks, in the arena's gradient region.
+  float* gradients_of(int64_t first, int64_t count);
+  void set_gradients_collected_by_caller(bool by_caller) { gradients_collected_by_caller_ = by_caller; }
+  // The gradient shard's bytes (0 without blocks).
+  uint64_t gradient_shard_bytes() const;
   // Zeroes the optimizer's state (moments, momentum), as a freshly built optimizer has it, and restarts the
   // loss scale where there is one: the trainer restarts from the initial weights between its phases.
   virtual void reset_optimizer_state() = 0;
@@ -149,6 +162,17 @@ class Executor {
   // call it once their memory exists.
   void initialize_state();
 
+  // Gradient blocks, the device's part: the gradient shard (optimizer_shard_count() floats, zeroed; allocated by the
+  // derived constructors, and again when the shard changes), and byte copies and zeroing on the compute stream.
+  virtual void allocate_gradient_shard(int64_t floats) = 0;
+  virtual float* gradient_shard_data() = 0;
+  virtual void copy_device_bytes(void* to, const void* from, uint64_t bytes) = 0;
+  virtual void zero_device_bytes(void* at, uint64_t bytes) = 0;
+  // What run_nodes does around node `node` with gradient blocks: zeroes the blocks it writes first, and (unless the
+  // caller collects) copies the buckets it finishes into the gradient shard.
+  void before_node(size_t node);
+  void after_node(size_t node);
+
   const Graph& graph_;
   const MemoryPlan& plan_;
   NormAcrossRanks norm_across_ranks_;  // set_optimizer_shard's: the shard's gradients alone are reduced
@@ -159,6 +183,9 @@ class Executor {
   std::vector<ShardRange> shard_;  // set_optimizer_shard's ranges; from the constructor, every parameter
   int64_t shard_count_ = 0;        // their elements together
   std::map<TensorId, float> loss_weights_;
+  bool gradients_collected_by_caller_ = false;
+  std::vector<std::vector<size_t>> blocks_first_written_at_;  // by node: the gradient blocks it writes first
+  std::vector<std::vector<size_t>> buckets_finished_at_;      // by node: the buckets whose last gradient it writes
 };
 
 class CpuExecutor final : public Executor {
@@ -184,8 +211,15 @@ class CpuExecutor final : public Executor {
   double elapsed_ms(size_t from, size_t to) override;
 
  private:
-  AllocationCharge arena_charge_, state_charge_;  // the allocation budget's count of arena_ and optimizer_state_
+  void allocate_gradient_shard(int64_t floats) override;
+  float* gradient_shard_data() override { return gradient_shard_.data(); }
+  void copy_device_bytes(void* to, const void* from, uint64_t bytes) override;
+  void zero_device_bytes(void* at, uint64_t bytes) override;
+
+  // The allocation budget's count of arena_, optimizer_state_ and gradient_shard_.
+  AllocationCharge arena_charge_, state_charge_, gradient_shard_charge_;
   std::vector<unsigned char> arena_;
+  std::vector<float> gradient_shard_;  // gradient blocks: the optimizer's shard's gradients
   std::vector<std::chrono::steady_clock::time_point> marks_;
   void ensure_optimizer_state(const OptimizerSettings& settings);
   std::vector<float> optimizer_state_;  // (buffers, parameters)

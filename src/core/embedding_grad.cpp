@@ -15,10 +15,14 @@ const char* embedding_grad_mode_name(EmbeddingGradMode mode) {
   return "auto";
 }
 
-std::string rows_apart_refusal(EmbeddingGradMode mode, int ranks, bool overlap, int64_t rows, int64_t ids) {
+std::string rows_apart_refusal(EmbeddingGradMode mode, int ranks, bool overlap, int64_t rows, int64_t ids,
+                               bool gradients_in_blocks) {
   if (mode == EmbeddingGradMode::kDense) return "--embedding-grad dense";
   if (mode == EmbeddingGradMode::kAuto && ranks < 2) return "one rank reduces nothing";
   if (!overlap) return "--no-overlap reduces every bucket after the backward pass";
+  if (gradients_in_blocks) {
+    return "the sharded strategy's gradients live only until their bucket's reduce-scatter, before the rows are added";
+  }
   // auto: only where the packed rows are at most half the table; the bound is what a captured step can send.
   const int64_t bound = std::min<int64_t>(rows, static_cast<int64_t>(ranks) * ids);
   if (mode == EmbeddingGradMode::kAuto && 2 * bound > rows) {

@@ -21,6 +21,50 @@ Executor::Executor(const Graph& graph, const MemoryPlan& plan)
                          (static_cast<uint64_t>(node.attributes.at("n")) + 3) / 4;
     blocks_per_step_ = std::max(blocks_per_step_, end);
   }
+  if (plan.gradients_in_blocks) {
+    blocks_first_written_at_.resize(graph.nodes().size());
+    buckets_finished_at_.resize(graph.nodes().size());
+    for (size_t k = 0; k < plan.gradient_blocks.size(); ++k) {
+      blocks_first_written_at_.at(static_cast<size_t>(plan.gradient_blocks[k].first_node)).push_back(k);
+    }
+    for (size_t b = 0; b < plan.buckets.size(); ++b) {
+      buckets_finished_at_.at(static_cast<size_t>(plan.buckets[b].ready_after_node)).push_back(b);
+    }
+  }
+}
+
+float* Executor::gradients_of(int64_t first, int64_t count) {
+  if (plan_.gradients_in_blocks) return gradient_shard_data() + optimizer_state_offset(first, count);
+  return reinterpret_cast<float*>(static_cast<unsigned char*>(arena_data()) + plan_.gradient_region_offset) + first;
+}
+
+uint64_t Executor::gradient_shard_bytes() const {
+  return plan_.gradients_in_blocks ? static_cast<uint64_t>(shard_count_) * sizeof(float) : 0;
+}
+
+void Executor::before_node(size_t node) {
+  if (!plan_.gradients_in_blocks) return;
+  for (size_t k : blocks_first_written_at_[node]) {
+    const GradientBlock& block = plan_.gradient_blocks[k];
+    zero_device_bytes(static_cast<unsigned char*>(arena_data()) + block.offset, block.bytes);
+  }
+}
+
+// The finished bucket's elements that lie in the shard's ranges, copied to their place in the gradient shard.
+void Executor::after_node(size_t node) {
+  if (!plan_.gradients_in_blocks || gradients_collected_by_caller_) return;
+  for (size_t b : buckets_finished_at_[node]) {
+    const GradientBucket& bucket = plan_.buckets[b];
+    const auto first = static_cast<int64_t>((bucket.offset - plan_.gradient_region_offset) / sizeof(float));
+    const int64_t end = first + static_cast<int64_t>(bucket.bytes / sizeof(float));
+    const auto* data = reinterpret_cast<const float*>(static_cast<unsigned char*>(arena_data()) + bucket.data_offset);
+    for (const ShardRange& r : shard_) {
+      const int64_t from = std::max(first, r.first), to = std::min(end, r.first + r.count);
+      if (to <= from) continue;
+      copy_device_bytes(gradients_of(from, to - from), data + (from - first),
+                        static_cast<uint64_t>(to - from) * sizeof(float));
+    }
+  }
 }
 
 void Executor::initialize_state() {
@@ -59,7 +103,10 @@ void Executor::set_optimizer_shard(std::vector<ShardRange> ranges, NormAcrossRan
                                });
   shard_ = std::move(ranges);
   shard_count_ = count;
-  if (!same) reset_optimizer_state();  // another shard's moments are not this one's
+  if (!same) {
+    reset_optimizer_state();  // another shard's moments are not this one's
+    if (plan_.gradients_in_blocks) allocate_gradient_shard(shard_count_);
+  }
 }
 
 int64_t Executor::optimizer_state_offset(int64_t first, int64_t count) const {

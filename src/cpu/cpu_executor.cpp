@@ -39,7 +39,18 @@ CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(
     throw OutOfMemory("out of host memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
   }
   initialize_state();
+  if (plan.gradients_in_blocks) allocate_gradient_shard(optimizer_shard_count());
 }
+
+void CpuExecutor::allocate_gradient_shard(int64_t floats) {
+  gradient_shard_charge_ = AllocationCharge();
+  gradient_shard_ = {};
+  gradient_shard_charge_ = AllocationCharge(static_cast<uint64_t>(floats) * sizeof(float), "the gradient shard");
+  gradient_shard_.assign(static_cast<size_t>(floats), 0.0f);
+}
+
+void CpuExecutor::copy_device_bytes(void* to, const void* from, uint64_t bytes) { std::memcpy(to, from, bytes); }
+void CpuExecutor::zero_device_bytes(void* at, uint64_t bytes) { std::memset(at, 0, bytes); }
 
 float* CpuExecutor::f32(TensorId id) {
   return reinterpret_cast<float*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));
@@ -70,27 +81,30 @@ void CpuExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
 
 void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
   ensure_optimizer_state(settings);
-  const float* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
   const std::vector<ShardRange>& shard = optimizer_shard();
   if (settings.max_grad_norm > 0) {
     norm_scratch_.assign(cpu::kGradNormScratchDoubles, 0.0);
-    if (norm_across_ranks_) {  // the shard's gradients alone are reduced: their squares, summed over the ranks
+    if (plan_.gradients_in_blocks) {  // the gradient shard, packed: one sum
+      cpu::grad_norm_squared(gradient_shard_.data(), optimizer_shard_count(), norm_scratch_.data());
+    } else if (norm_across_ranks_) {
       double squares = 0;
       for (const ShardRange& r : shard) {
-        cpu::grad_norm_squared(grads + r.first, r.count, norm_scratch_.data());
+        cpu::grad_norm_squared(gradients_of(r.first, r.count), r.count, norm_scratch_.data());
         squares += norm_scratch_[0];
       }
       norm_scratch_[0] = squares;
-      norm_across_ranks_(norm_scratch_.data(), nullptr);
     } else {
-      cpu::grad_norm_squared(grads, static_cast<int64_t>(plan_.parameter_bytes / sizeof(float)), norm_scratch_.data());
+      cpu::grad_norm_squared(gradients_of(0, 0), static_cast<int64_t>(plan_.parameter_bytes / sizeof(float)),
+                             norm_scratch_.data());
     }
+    // The shard's gradients alone are reduced: their squares, summed over the ranks.
+    if (norm_across_ranks_) norm_across_ranks_(norm_scratch_.data(), nullptr);
   }
   // The update over the shard, range after range, each with its part of the packed state.
   const int64_t stride = cpu::optimizer_state_stride(optimizer_shard_count());
   int64_t state = 0;
   for (const ShardRange& r : shard) {
-    cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()) + r.first, grads + r.first,
+    cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()) + r.first, gradients_of(r.first, r.count),
                         optimizer_state_.data() + state, r.count, settings, step,
                         settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr, stride);
     state += r.count;
@@ -103,8 +117,7 @@ void CpuExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_
   const int64_t state = optimizer_state_offset(first, count);
   ensure_optimizer_state(settings);
   auto* params = reinterpret_cast<float*>(arena_.data());
-  const auto* grads = reinterpret_cast<const float*>(arena_.data() + plan_.gradient_region_offset);
-  cpu::optimizer_step(params + first, grads + first, optimizer_state_.data() + state, count, settings, step,
+  cpu::optimizer_step(params + first, gradients_of(first, count), optimizer_state_.data() + state, count, settings, step,
                       nullptr, cpu::optimizer_state_stride(optimizer_shard_count()));
 }
 
@@ -120,7 +133,9 @@ double CpuExecutor::elapsed_ms(size_t from, size_t to) {
 void CpuExecutor::run_nodes(size_t begin, size_t end) {
   for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
+    before_node(i);
     (*find_kernel(node.op))(*this, node);
+    after_node(i);
   }
 }
 

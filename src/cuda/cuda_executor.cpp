@@ -75,6 +75,31 @@ CudaExecutor::CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32
   reserve_outside_plan(graph);
   if (scaled) start_loss_scaling();
   initialize_state();
+  if (plan.gradients_in_blocks) allocate_gradient_shard(optimizer_shard_count());
+}
+
+void CudaExecutor::allocate_gradient_shard(int64_t floats) {
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the old shard may still be read
+  cudaFree(gradient_shard_);
+  gradient_shard_ = nullptr;
+  gradient_shard_charge_ = AllocationCharge();
+  const size_t bytes = static_cast<size_t>(std::max<int64_t>(floats, 1)) * sizeof(float);
+  gradient_shard_charge_ = AllocationCharge(bytes, "the gradient shard");
+  const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&gradient_shard_), bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    throw OutOfMemory("out of GPU memory: the gradient shard needs " + std::to_string(bytes) + " bytes");
+  }
+  SB_CUDA_CHECK(status);
+  SB_CUDA_CHECK(cudaMemsetAsync(gradient_shard_, 0, bytes, stream_));
+}
+
+void CudaExecutor::copy_device_bytes(void* to, const void* from, uint64_t bytes) {
+  SB_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_));
+}
+
+void CudaExecutor::zero_device_bytes(void* at, uint64_t bytes) {
+  SB_CUDA_CHECK(cudaMemsetAsync(at, 0, bytes, stream_));
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -90,6 +115,7 @@ CudaExecutor::~CudaExecutor() {
   cudaFree(norm_scratch_);
   cudaFree(loss_scale_);
   cudaFree(optimizer_state_);
+  cudaFree(gradient_shard_);
   if (arena_memory_.release) {
     arena_memory_.release(arena_);
   } else {
@@ -113,13 +139,14 @@ void CudaExecutor::run_nodes(size_t begin, size_t end) {
   cuda::set_gemm_math(gemm_math_);
   for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
+    before_node(i);
     cuda_kernel_table().at(node.op).kernel(*this, node);
+    after_node(i);
   }
 }
 
 void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step) {
   ensure_optimizer_state(settings);
-  const float* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
   const std::vector<ShardRange>& shard = optimizer_shard();
   const bool needs_norm = settings.max_grad_norm > 0 || loss_scale_ != nullptr;  // clipping, the overflow test
   if (needs_norm) {
@@ -127,15 +154,19 @@ void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t ste
       SB_CUDA_CHECK(
           cudaMalloc(reinterpret_cast<void**>(&norm_scratch_), cpu::kGradNormScratchDoubles * sizeof(double)));
     }
-    if (norm_across_ranks_) {  // the shard's gradients alone are reduced: their squares, summed over the ranks
+    if (plan_.gradients_in_blocks) {  // the gradient shard, packed: one sum
+      cuda::grad_norm_squared(gradient_shard_, optimizer_shard_count(), norm_scratch_, stream_);
+    } else if (norm_across_ranks_) {
       for (size_t i = 0; i < shard.size(); ++i) {
-        cuda::grad_norm_squared(grads + shard[i].first, shard[i].count, norm_scratch_, stream_, i > 0);
+        cuda::grad_norm_squared(gradients_of(shard[i].first, shard[i].count), shard[i].count, norm_scratch_, stream_,
+                                i > 0);
       }
-      norm_across_ranks_(norm_scratch_, stream_);
     } else {
-      cuda::grad_norm_squared(grads, static_cast<int64_t>(plan_.parameter_bytes / sizeof(float)), norm_scratch_,
-                              stream_);
+      cuda::grad_norm_squared(gradients_of(0, 0), static_cast<int64_t>(plan_.parameter_bytes / sizeof(float)),
+                              norm_scratch_, stream_);
     }
+    // The shard's gradients alone are reduced: their squares, summed over the ranks.
+    if (norm_across_ranks_) norm_across_ranks_(norm_scratch_, stream_);
   }
   // The step count grows by the sub-step count per training step (sub_steps.h, optimizer_step_number). The update
   // covers the optimizer's shard (every parameter unless set_optimizer_shard), range after range, each with its
@@ -143,7 +174,7 @@ void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t ste
   const int64_t stride = cpu::optimizer_state_stride(optimizer_shard_count());
   int64_t state = 0;
   for (size_t i = 0; i < shard.size(); ++i) {
-    cuda::optimizer_step(static_cast<float*>(arena_) + shard[i].first, grads + shard[i].first,
+    cuda::optimizer_step(static_cast<float*>(arena_) + shard[i].first, gradients_of(shard[i].first, shard[i].count),
                          optimizer_state_ + state, shard[i].count, settings,
                          step_value(step, steps_per_training_step()), needs_norm ? norm_scratch_ : nullptr, stream_,
                          loss_scale_, loss_scale_config_, stride, i + 1 == shard.size());
@@ -159,8 +190,7 @@ void CudaExecutor::optimizer_step_range(const OptimizerSettings& settings, int64
   const int64_t state = optimizer_state_offset(first, count);
   ensure_optimizer_state(settings);
   auto* params = static_cast<float*>(arena_);
-  const auto* grads = reinterpret_cast<const float*>(u8_at(plan_.gradient_region_offset));
-  cuda::optimizer_step(params + first, grads + first, optimizer_state_ + state, count, settings,
+  cuda::optimizer_step(params + first, gradients_of(first, count), optimizer_state_ + state, count, settings,
                        step_value(step, steps_per_training_step()), nullptr, stream_, nullptr, {},
                        cpu::optimizer_state_stride(optimizer_shard_count()));
 }

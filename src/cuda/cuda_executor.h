@@ -128,7 +128,14 @@ class CudaExecutor final : public Executor {
   void choose_conv_algorithms(bool tf32);
   void ensure_optimizer_state(const OptimizerSettings& settings);
 
+  void allocate_gradient_shard(int64_t floats) override;
+  float* gradient_shard_data() override { return gradient_shard_; }
+  void copy_device_bytes(void* to, const void* from, uint64_t bytes) override;
+  void zero_device_bytes(void* at, uint64_t bytes) override;
+
   AllocationCharge arena_charge_, state_charge_;  // the budget's count of arena_ and optimizer_state_
+  AllocationCharge gradient_shard_charge_;        // and of gradient_shard_
+  float* gradient_shard_ = nullptr;               // gradient blocks: the optimizer's shard's gradients
   AllocationCharge outside_plan_charge_;          // and of gemm_workspace_ and kernel_scratch_
   void* gemm_workspace_ = nullptr;
   void* kernel_scratch_ = nullptr;

@@ -14,11 +14,11 @@ namespace {
 // ranks may allow what the job's did not). *dense_because says why one is not ("" for an explicit dense).
 std::vector<EmbeddingRowsExchange> row_exchanges(const Graph& graph, const std::vector<TiedTable>& tied,
                                                  EmbeddingGradMode mode, int ranks, bool overlap,
-                                                 std::string* dense_because) {
+                                                 bool gradients_in_blocks, std::string* dense_because) {
   const std::vector<EmbeddingRowsExchange> split = find_embedding_rows_exchanges(graph);
   std::vector<EmbeddingRowsExchange> chosen;
   for (const TiedTable& table : tied) {
-    std::string refusal = rows_apart_refusal(mode, ranks, overlap, table.rows, table.ids);
+    std::string refusal = rows_apart_refusal(mode, ranks, overlap, table.rows, table.ids, gradients_in_blocks);
     const auto exchange = std::find_if(split.begin(), split.end(), [&](const EmbeddingRowsExchange& x) {
       return graph.tensor(x.gradient).gradient_of == table.table;
     });
@@ -79,10 +79,15 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   const std::vector<TiedTable> tied = find_tied_tables(graph);
   tied_tables_ = static_cast<int>(tied.size());
   for (const TiedTable& table : tied) tied_table_rows_ += table.rows;
-  exchanges_ = row_exchanges(graph, tied, embedding_grad, communicator.size(), overlap, &sparse_rows_off_because_);
+  const MemoryPlan& plan = executor.plan();
+  if (plan.gradients_in_blocks && !shards_by_bucket(strategy)) {
+    throw UsageError(std::string("gradient reducer: --strategy ") + strategy_name(strategy) +
+                     " reduces a gradient region, and the plan keeps its gradients in blocks (zero2, zero3)");
+  }
+  exchanges_ = row_exchanges(graph, tied, embedding_grad, communicator.size(), overlap, plan.gradients_in_blocks,
+                             &sparse_rows_off_because_);
   // A tied table's gradient is ready, as far as its buckets go, once its dense part is written: its rows are added
   // after their own reduction.
-  const MemoryPlan& plan = executor.plan();
   std::vector<int> ready = plan.gradient_ready_node;
   for (const EmbeddingRowsExchange& x : exchanges_) {
     const auto at = std::find(plan.gradient_order.begin(), plan.gradient_order.end(), x.gradient);
@@ -116,10 +121,19 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     const int reader = reductions_[r].kind == Reduction::Kind::kRowFlags ? x.compact_node : x.scatter_node;
     waits_.emplace_back(static_cast<size_t>(reader), r);
   }
+  // Gradient blocks: before the node after a block's release, whose tensors may reuse its bytes, the compute stream
+  // waits for its buckets' reduce-scatters, which read it (with overlap; without, they are released at the end).
+  if (plan.gradients_in_blocks && overlap) {
+    for (size_t r = 0; r < reductions_.size(); ++r) {
+      const GradientBlock& block = plan.gradient_blocks.at(static_cast<size_t>(buckets_[reductions_[r].index].block));
+      const auto reuser = static_cast<size_t>(block.released_after_node + 1);
+      if (reuser < graph.nodes().size()) waits_.emplace_back(reuser, r);
+    }
+  }
   std::sort(waits_.begin(), waits_.end());
   // Bucket ranges double as parameter ranges for update(): the planner lays parameters out exactly as their
-  // gradients, one region apart.
-  for (TensorId gradient : plan.gradient_order) {
+  // gradients, one region apart (in its flat layout, where the gradients are in blocks).
+  for (TensorId gradient : plan.gradients_in_blocks ? std::vector<TensorId>{} : plan.gradient_order) {
     const TensorId parameter = executor.graph().tensor(gradient).gradient_of;
     if (plan.offsets.at(static_cast<size_t>(parameter)) + plan.gradient_region_offset !=
         plan.offsets.at(static_cast<size_t>(gradient))) {
@@ -141,6 +155,8 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     }
   }
   register_buffers(registration);
+  // The reduce-scatters fill the executor's gradient shard: it no longer copies the blocks there itself.
+  if (plan.gradients_in_blocks) executor.set_gradients_collected_by_caller(true);
   sharded_ = shards_optimizer(strategy);
   if (!sharded_) {
     const auto parameters = static_cast<int64_t>(plan.parameter_bytes / sizeof(float));
@@ -214,6 +230,7 @@ GradientReducer::~GradientReducer() {
   device_.synchronize(comm_stream_);
   // The executor outlives this reducer: its norm must no longer call back into it.
   if (by_bucket_) executor_.set_optimizer_shard(shard_.ranges, nullptr);
+  executor_.set_gradients_collected_by_caller(false);
   registrations_.release();
   if (wire_buffer_ != nullptr) communicator_.release_buffer(device_, wire_buffer_);
   if (rows_wire_buffer_ != nullptr) communicator_.release_buffer(device_, rows_wire_buffer_);
@@ -227,10 +244,19 @@ void GradientReducer::register_buffers(BufferRegistration wanted) {
     ranges.emplace_back(wire_buffer_, wire_buffer_bytes_);
     if (rows_wire_buffer_ != nullptr) ranges.emplace_back(rows_wire_buffer_, rows_wire_buffer_bytes_);
   } else {
+    // What the reductions read: the gradient region, or with gradient blocks the span of the shared region the blocks
+    // lie in (the reduce-scatters' inputs; their outputs, the gradient shard, are the executor's own allocation).
     const MemoryPlan& plan = executor_.plan();
-    const uint64_t first = plan.gradient_region_offset / kRegistrationAlignment * kRegistrationAlignment;
-    ranges.emplace_back(static_cast<unsigned char*>(executor_.arena_data()) + first,
-                        plan.gradient_region_offset + plan.gradient_bytes - first);
+    uint64_t begin = plan.gradient_region_offset, end = plan.gradient_region_offset + plan.gradient_bytes;
+    if (plan.gradients_in_blocks) {
+      begin = plan.total_bytes, end = 0;
+      for (const GradientBlock& block : plan.gradient_blocks) {
+        begin = std::min(begin, block.offset);
+        end = std::max(end, block.offset + block.bytes);
+      }
+    }
+    const uint64_t first = std::min(begin, end) / kRegistrationAlignment * kRegistrationAlignment;
+    ranges.emplace_back(static_cast<unsigned char*>(executor_.arena_data()) + first, end > first ? end - first : 0);
   }
   registrations_.add(communicator_, ranges);
   if (during_backward_ != nullptr) registrations_.add(*during_backward_, ranges);
@@ -292,23 +318,21 @@ void GradientReducer::all_reduce_floats(Communicator& communicator, void* data, 
 }
 
 // Averages `count` fp32 values across the ranks into this rank's chunk of them (count / ranks values at rank x
-// that), in place; the rest keeps this rank's own values. On a bf16 wire the whole range is rounded into `wire`,
-// reduce-scattered there, and the chunk alone widened back. `alone`: the wire buffer as it is.
-void GradientReducer::reduce_scatter_floats(Communicator& communicator, void* data, size_t count, void* wire,
-                                            bool alone) {
+// that): into `chunk_out`, which is that chunk of `data` itself (in place: the rest keeps this rank's own values) or,
+// with gradient blocks, its place in the gradient shard. On a bf16 wire the whole range is rounded into `wire`,
+// reduce-scattered there, and the chunk alone widened into `chunk_out`. `alone`: the wire buffer as it is.
+void GradientReducer::reduce_scatter_floats(Communicator& communicator, void* data, size_t count, float* chunk_out,
+                                            void* wire, bool alone) {
   const size_t chunk = count / static_cast<size_t>(communicator.size());
   const size_t own = chunk * static_cast<size_t>(communicator.rank());
   if (wire_dtype_ == DType::kFloat32) {
-    communicator.reduce_scatter(data, static_cast<float*>(data) + own, chunk, DType::kFloat32, ReduceOp::kAvg,
-                                comm_stream_);
+    communicator.reduce_scatter(data, chunk_out, chunk, DType::kFloat32, ReduceOp::kAvg, comm_stream_);
     return;
   }
   auto* wire_chunk = static_cast<unsigned char*>(wire) + own * 2;
   if (!alone) device_.convert(data, DType::kFloat32, wire, DType::kBFloat16, count, comm_stream_);
   communicator.reduce_scatter(wire, wire_chunk, chunk, DType::kBFloat16, ReduceOp::kAvg, comm_stream_);
-  if (!alone) {
-    device_.convert(wire_chunk, DType::kBFloat16, static_cast<float*>(data) + own, DType::kFloat32, chunk, comm_stream_);
-  }
+  if (!alone) device_.convert(wire_chunk, DType::kBFloat16, chunk_out, DType::kFloat32, chunk, comm_stream_);
 }
 
 Communicator& GradientReducer::communicator_for(const Reduction& reduction) {
@@ -335,10 +359,17 @@ void GradientReducer::all_reduce(const Reduction& r, bool alone) {
   const GradientBucket& b = buckets_[r.index];
   const uint64_t element = (b.offset - plan.gradient_region_offset) / sizeof(float);
   void* wire = wire_buffer_ == nullptr ? nullptr : static_cast<unsigned char*>(wire_buffer_) + element * 2;
+  const size_t count = b.bytes / sizeof(float);
   if (by_bucket_) {
-    reduce_scatter_floats(communicator_for(r), arena + b.offset, b.bytes / sizeof(float), wire, alone);
+    // This rank's chunk: in place in the gradient region, or out of its block into the gradient shard.
+    const size_t chunk = count / static_cast<size_t>(communicator_.size());
+    const size_t own = chunk * static_cast<size_t>(communicator_.rank());
+    float* chunk_out = plan.gradients_in_blocks
+                           ? executor_.gradients_of(static_cast<int64_t>(element + own), static_cast<int64_t>(chunk))
+                           : reinterpret_cast<float*>(arena + b.data_offset) + own;
+    reduce_scatter_floats(communicator_for(r), arena + b.data_offset, count, chunk_out, wire, alone);
   } else {
-    all_reduce_floats(communicator_for(r), arena + b.offset, b.bytes / sizeof(float), wire, alone);
+    all_reduce_floats(communicator_for(r), arena + b.data_offset, count, wire, alone);
   }
 }
 

@@ -184,7 +184,8 @@ class GradientReducer {
   // The most rows of a table's packed exchange one step reduces: min(vocab, ranks x ids).
   int64_t exchanged_rows(size_t table) const;
   void register_buffers(BufferRegistration wanted);
-  void reduce_scatter_floats(Communicator& communicator, void* data, size_t count, void* wire, bool alone);
+  void reduce_scatter_floats(Communicator& communicator, void* data, size_t count, float* chunk_out, void* wire,
+                             bool alone);
   // Issues sub-step `sub_step`'s gather `index` (gathers_): zero1 the whole region, zero2/zero3 a bucket's chunks, to
   // every rank, timed, once the compute stream got where it is now (the update it gathers, or zero3's previous unit).
   void gather_parameters(size_t sub_step, size_t index = 0);

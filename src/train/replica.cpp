@@ -42,8 +42,10 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   // A tied table's gradient is split only where this job's reducer will reduce its rows apart: elsewhere the split's
   // four nodes would cost every step for nothing (0.18 ms on transformer_big, H200, against 0.09 ms for the add_n).
   BackwardOptions backward;
-  backward.split_tied_table = [&options](int64_t rows, int64_t ids) {
-    return rows_apart_refusal(options.embedding_grad, options.ranks, options.overlap, rows, ids).empty();
+  const bool gradient_blocks = options.gradient_blocks && shards_by_bucket(options.strategy);
+  backward.split_tied_table = [&options, gradient_blocks](int64_t rows, int64_t ids) {
+    return rows_apart_refusal(options.embedding_grad, options.ranks, options.overlap, rows, ids, gradient_blocks)
+        .empty();
   };
   append_backward(replica->graph, replica->built.loss, backward);
   if (options.recompute) recompute_in_backward(replica->graph, {"gelu"});
@@ -53,6 +55,9 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   // zero2 lays every bucket out in equal chunks even on one rank (one chunk each), so that one rank runs the same
   // reduce-scatters, per-bucket gathers and norm reduction as many.
   plan_options.shard_by_bucket = shards_by_bucket(options.strategy);
+  // Without overlap the buckets are reduced after the last node: their blocks live until then.
+  plan_options.gradient_blocks = gradient_blocks;
+  plan_options.gradient_blocks_until_end = !options.overlap;
   replica->plan = plan_memory(replica->graph, plan_options);
   return replica;
 }
@@ -67,7 +72,9 @@ uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, Dev
     parameters = std::max(shard.stride, shard.count);
   }
   const uint64_t state = cpu::optimizer_state_bytes(options.optimizer_state_buffers, parameters);
-  return replica.plan.total_bytes + state + (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);
+  const uint64_t gradient_shard = replica.plan.gradients_in_blocks ? static_cast<uint64_t>(parameters) * sizeof(float) : 0;
+  return replica.plan.total_bytes + state + gradient_shard +
+         (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);
 }
 
 ReplicaPlan plan_replica_graph(const ReplicaPlanOptions& options) {

@@ -54,6 +54,10 @@ struct ReplicaOptions {
   // parameter).
   DataParallelStrategy strategy = DataParallelStrategy::kDdp;
   bool optimizer_state_sharded = false;
+  // zero2/zero3: the gradients in blocks of the shared region and the optimizer's shard of them beside the arena
+  // (PlanOptions::gradient_blocks), so that a rank holds 1/N of them between steps; false keeps the by-bucket layout
+  // with the gradient region whole (tests that compare it with ddp's reduction on the same layout).
+  bool gradient_blocks = true;
   // The plan and the optimizer's state must fit in this many bytes, checked before anything is allocated;
   // 0: usable_device_bytes(device). check_capacity false skips the check (maxbatch's verification lets the
   // allocation itself answer).
@@ -90,8 +94,9 @@ int parameter_shards(const ReplicaOptions& options);
 // Builds and plans the graph only (no device memory): what `needed_bytes` and the out-of-memory answer use.
 std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options);
 
-// Bytes a replica allocates on a device of `kind`: the plan's arena, the optimizer's state and, on CUDA, the
-// executor's GEMM workspace and kernel scratch reserve (cuda_outside_plan_bytes).
+// Bytes a replica allocates on a device of `kind`: the plan's arena, the optimizer's state, with gradient blocks the
+// gradient shard (as large as the state's shard) and, on CUDA, the executor's GEMM workspace and kernel scratch
+// reserve (cuda_outside_plan_bytes).
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind);
 
 // Plans, checks the plan against the capacity (OutOfMemory "needs X GiB, device has Y GiB usable; largest

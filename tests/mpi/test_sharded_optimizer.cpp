@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collectives/backends.h"
+#include "scalebench/error.h"
 #include "src/cpu/optimizer.h"
 #include "src/train/gradient_reducer.h"
 #include "src/train/replica.h"
@@ -30,8 +31,14 @@ struct Case {
   const char* workload;
 };
 
-ReplicaOptions tiny_replica(const char* workload, DataParallelStrategy layout) {
+// `gradient_blocks`: zero2/zero3's gradients in blocks with a shard beside the arena (what run does); false: the
+// layout by bucket with the gradient region whole, which a ddp reducer can reduce.
+ReplicaOptions tiny_replica(const char* workload, DataParallelStrategy layout, bool gradient_blocks = true) {
   ReplicaOptions options;
+  options.gradient_blocks = gradient_blocks;
+  // A tied table's rows are reduced apart only where the gradients are held whole: dense in every run, so that the
+  // ddp run sums what the sharded one sums.
+  options.embedding_grad = EmbeddingGradMode::kDense;
   options.workload = workload;
   options.batch = 2;
   options.scale = WorkloadScale::kTiny;
@@ -52,7 +59,8 @@ std::vector<float> trained_weights(const Case& c, DataParallelStrategy layout, D
                                    bool gather_whole = true, std::vector<float>* region = nullptr) {
   auto device = make_cpu_device();
   auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
-  const ReplicaOptions options = tiny_replica(c.workload, layout);
+  // The sharded runs as run trains them (zero2/zero3: gradients in blocks); ddp's in the same layout, whole.
+  const ReplicaOptions options = tiny_replica(c.workload, layout, shards_by_bucket(strategy));
   std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
   OptimizerSettings settings = default_optimizer(c.kind);
   settings.max_grad_norm = c.max_grad_norm;
@@ -175,7 +183,7 @@ TEST(ShardedReduction, Zero3LeavesTheOtherChunksStaleUntilTheyAreGathered) {
 TEST(ShardedReduction, Zero2LeavesEachRankItsChunkAveragedAndTheRestItsOwn) {
   auto device = make_cpu_device();
   auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
-  const ReplicaOptions options = tiny_replica("bert_base", DataParallelStrategy::kZero2);
+  const ReplicaOptions options = tiny_replica("bert_base", DataParallelStrategy::kZero2, false);
   std::vector<std::vector<float>> gradients;
   std::vector<GradientBucket> buckets;
   uint64_t region = 0;
@@ -203,6 +211,56 @@ TEST(ShardedReduction, Zero2LeavesEachRankItsChunkAveragedAndTheRestItsOwn) {
   }
   EXPECT_EQ(own_differ, 0) << "the own chunks are ddp's averages";
   EXPECT_GT(rest_differ, 0) << "the other chunks were not averaged: ranks saw other samples";
+}
+
+// With gradient blocks (what zero2 and zero3 train with): each bucket is reduce-scattered out of its block into the
+// rank's gradient shard beside the arena, which then holds ddp's averaged gradients of the rank's chunks bit for bit,
+// 1/N of them; the arena has no gradient region, and the blocks share the activations' bytes, so it is smaller than
+// the layout with the region whole (what that saves at full scale: ReplicaPlan.GradientBlocks... in the unit tests).
+TEST(ShardedReduction, GradientBlocksReduceScatterIntoTheShardBesideTheArena) {
+  auto device = make_cpu_device();
+  auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
+  std::vector<float> averaged;  // ddp's, the region whole
+  uint64_t whole_total = 0;
+  {
+    const ReplicaOptions options = tiny_replica("bert_base", DataParallelStrategy::kZero2, false);
+    std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
+    GradientReducer reducer(*device, *communicator, *replica->executor, DType::kFloat32, true, false, nullptr,
+                            EmbeddingGradMode::kDense, nullptr, BufferRegistration::kNone, DataParallelStrategy::kDdp);
+    replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
+    reducer.run_nodes_and_reduce();
+    reducer.wait_and_time("the test's reductions");
+    const auto* arena = static_cast<const unsigned char*>(replica->executor->arena_data());
+    const auto* first = reinterpret_cast<const float*>(arena + replica->plan.gradient_region_offset);
+    averaged.assign(first, first + replica->plan.gradient_bytes / sizeof(float));
+    whole_total = replica->plan.total_bytes;
+  }
+  const ReplicaOptions options = tiny_replica("bert_base", DataParallelStrategy::kZero2);
+  std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
+  ASSERT_TRUE(replica->plan.gradients_in_blocks);
+  EXPECT_THROW(GradientReducer(*device, *communicator, *replica->executor, DType::kFloat32, true, false, nullptr,
+                               EmbeddingGradMode::kDense, nullptr, BufferRegistration::kNone,
+                               DataParallelStrategy::kDdp),
+               UsageError)
+      << "ddp reduces a gradient region, which a plan with blocks does not have";
+  GradientReducer reducer(*device, *communicator, *replica->executor, DType::kFloat32, true, false, nullptr,
+                          EmbeddingGradMode::kDense, nullptr, BufferRegistration::kNone, DataParallelStrategy::kZero2);
+  replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
+  reducer.run_nodes_and_reduce();
+  reducer.wait_and_time("the test's reductions");
+  const uint64_t shard_bytes = replica->executor->gradient_shard_bytes();
+  EXPECT_EQ(shard_bytes * static_cast<uint64_t>(world().size()), replica->plan.gradient_bytes) << "1/N of them";
+  int64_t differ = 0, compared = 0;
+  for (const ShardRange& r : reducer.shard().ranges) {
+    const float* mine = replica->executor->gradients_of(r.first, r.count);
+    for (int64_t i = 0; i < r.count; ++i) {
+      differ += mine[i] != averaged[static_cast<size_t>(r.first + i)];
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, static_cast<int64_t>(shard_bytes / sizeof(float)));
+  EXPECT_EQ(differ, 0) << "of " << compared << ": the shard holds ddp's averages of the rank's chunks";
+  EXPECT_LT(replica->plan.total_bytes, whole_total) << "the blocks live in the activations' bytes";
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimizers, ShardedOptimizer,

@@ -116,7 +116,7 @@ TEST(PlanPredict, ShardedStrategiesHoldLessStateAndGatherAfterTheUpdate) {
   EXPECT_NEAR(zero1.wire_bytes, 2 * ddp.wire_bytes, 0.01 * ddp.wire_bytes) << "the all-reduced and the gathered";
   EXPECT_LT(zero2.timeline.comm_alone_ms, zero1.timeline.comm_alone_ms) << "reduce-scatters, not all-reduces";
   EXPECT_GT(zero2.scaling_efficiency, zero1.scaling_efficiency);
-  // zero3: zero2's memory (the parameters still held whole), each bucket gathered before the forward pass and most
+  // zero3: zero2's memory (the parameters still held whole, the gradients in blocks as zero2's), each bucket gathered before the forward pass and most
   // again before the backward pass instead of once after the update, the forward's gathers in the nodes' way.
   r.strategy = "zero3";
   const PlanPrediction zero3 = predict_plan(r, db(), calibration());
@@ -127,11 +127,42 @@ TEST(PlanPredict, ShardedStrategiesHoldLessStateAndGatherAfterTheUpdate) {
   EXPECT_LT(zero3.timeline.last_gather_end_ms, zero3.timeline.nodes_done_ms) << "no gather after the update";
   EXPECT_LT(zero3.scaling_efficiency, zero2.scaling_efficiency);
   EXPECT_NEAR(zero3.timeline.solo_ms, zero2.timeline.solo_ms, 1e-9);
+  // zero2 and zero3 hold a shard of the gradients (their blocks dead at the peak), zero1 every gradient.
+  EXPECT_LT(zero2.needed_bytes, zero1.needed_bytes);
   r.gpus = 1;
+  // One GPU holds every gradient again, in the shard; the blocks pack the shared region a little differently.
   const PlanPrediction one = predict_plan(r, db(), calibration());
-  EXPECT_EQ(one.needed_bytes, predict_plan(request("bert_base", "A100 SXM 40GB"), db(), calibration()).needed_bytes);
+  const uint64_t one_ddp = predict_plan(request("bert_base", "A100 SXM 40GB"), db(), calibration()).needed_bytes;
+  EXPECT_NEAR(static_cast<double>(one.needed_bytes), static_cast<double>(one_ddp), 0.01 * static_cast<double>(one_ddp));
   r.strategy = "zero4";
   EXPECT_THROW(predict_plan(r, db(), calibration()), UsageError);
+}
+
+// zero2's gradients at 1/N (PlanOptions::gradient_blocks): on two GPUs at the default batch, the blocks live in the
+// shared region's bytes (at its peak, mostly the end of the forward pass, few are alive) and a rank holds half the
+// gradients in its shard, so the replica needs about G/2 less than with the gradient region whole (all of it for
+// transformer_big; the greedy packing gives back up to 13% of it for bert_base, as planned on 2026-12-05).
+TEST(PlanPredict, GradientBlocksSaveAboutHalfTheGradientsOnTwoGpus) {
+  for (const char* workload : {"transformer_big", "bert_base", "mt_dnn", "yolov3"}) {
+    ReplicaOptions options;
+    options.workload = workload;
+    options.batch = find_workload(workload).info().default_batch;
+    options.ranks = 2;
+    options.strategy = DataParallelStrategy::kZero2;
+    options.optimizer_state_sharded = true;
+    options.gradient_blocks = false;
+    const std::unique_ptr<Replica> whole = plan_replica(options);
+    options.gradient_blocks = true;
+    const std::unique_ptr<Replica> blocks = plan_replica(options);
+    ASSERT_TRUE(blocks->plan.gradients_in_blocks);
+    const double half = static_cast<double>(whole->plan.gradient_bytes) / 2;
+    const double saved = static_cast<double>(needed_bytes(*whole, options, DeviceKind::kCuda)) -
+                         static_cast<double>(needed_bytes(*blocks, options, DeviceKind::kCuda));
+    EXPECT_GT(saved, 0.85 * half) << workload;
+    EXPECT_LE(saved, half + 1e6) << workload << ": no more than the other half of the gradients";
+    // yolov3's peak lies in its backward pass: a third of a shard's worth of blocks alive there.
+    EXPECT_LT(plan_categories(blocks->graph, blocks->plan).gradients, 0.5 * half) << workload << ": alive at the peak";
+  }
 }
 
 TEST(PlanPredict, OneGpuHasNoCommunicationAndFullEfficiency) {
