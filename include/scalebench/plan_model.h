@@ -88,6 +88,9 @@ struct TimelineInput {
   // issued once the compute stream reached node gather_issue_node[g] (before it runs; -1: at the step's start) and
   // node gather_needed_node[g] waits for it; the communication stream runs gathers and reductions in issue order.
   std::vector<int> gather_issue_node, gather_needed_node;
+  // Gradient blocks (zero2/zero3, PlanOptions::gradient_blocks): per bucket in issue order, the node before which the
+  // compute stream waits for its reduction, whose block that node's tensors may reuse (-1: none); empty: no waits.
+  std::vector<int> bucket_needed_node;
   double in_training_rate = 1;           // all-reduce progress while a compute kernel runs (fraction of alone)
   double dilation = 0;                   // compute slowdown while an all-reduce runs
 };

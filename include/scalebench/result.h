@@ -185,6 +185,9 @@ struct TrainingReport {
   // libraries' included), the largest over the ranks; empty where the device cannot say (the CPU device).
   uint64_t dp_plan_bytes = 0;
   std::optional<uint64_t> dp_device_used_bytes;
+  // Of dp_plan_bytes, zero2's and zero3's gradient shard where the gradients lived in blocks (GradientLayout); 0 where
+  // the gradient region was held whole.
+  uint64_t dp_gradient_shard_bytes = 0;
   std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)
   // What each entry of bucket_bytes (and of a rank's bucket_ms and timelines) reduces: "bucket" (gradients), or a
   // tied table's "row flags" (int32 max) and "rows" (its lookups' packed rows; --embedding-grad sparse).

@@ -32,8 +32,8 @@ void add_plan_flags(CLI::App* command, MemoryOptions& options) {
   command->add_option("--strategy", options.strategy,
                       "ddp (default), zero1, zero2 or zero3: the optimizer's state sharded across the job's ranks, "
                       "as run --strategy holds it in its data-parallel phases (zero2 and zero3 with the gaps that "
-                      "lay each bucket out in equal chunks; zero3's parameters still held whole); suite trains with "
-                      "it too")
+                      "lay each bucket out in equal chunks, and a shard of the gradients where that needs less; "
+                      "zero3's parameters still held whole); suite trains with it too")
       ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
 }
 

@@ -21,7 +21,8 @@ std::string rows_apart_refusal(EmbeddingGradMode mode, int ranks, bool overlap, 
   if (mode == EmbeddingGradMode::kAuto && ranks < 2) return "one rank reduces nothing";
   if (!overlap) return "--no-overlap reduces every bucket after the backward pass";
   if (gradients_in_blocks) {
-    return "the sharded strategy's gradients live only until their bucket's reduce-scatter, before the rows are added";
+    return "the sharded strategy plans each bucket's gradients to live only until its reduce-scatter, before the rows "
+           "would be added";
   }
   // auto: only where the packed rows are at most half the table; the bound is what a captured step can send.
   const int64_t bound = std::min<int64_t>(rows, static_cast<int64_t>(ranks) * ids);

@@ -125,6 +125,14 @@ TimelineResult sharded_step_timeline(const TimelineInput& input, int first_backw
       mine.gather_ms.push_back(gather_ms(static_cast<double>(plan.gradient_region_offset)));
       mine.gather_after_update.push_back(last_owned);
     }
+    // Gradient blocks: the node after a block's release waits for its buckets' reduce-scatters, as the reducer's
+    // compute stream does (with overlap; without, every block lives until the reductions after the last node).
+    if (plan.gradients_in_blocks && input.overlap) {
+      for (const GradientBucket& bucket : buckets) {
+        const GradientBlock& block = plan.gradient_blocks.at(static_cast<size_t>(bucket.block));
+        mine.bucket_needed_node.push_back(block.released_after_node + 1);
+      }
+    }
     const TimelineResult result = simulate_step(mine, first_backward);
     if (first || result.step_ms > slowest.step_ms) slowest = result;
     first = false;
@@ -284,9 +292,13 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
                                  "them and again before the backward pass, one bucket ahead; the parameters are held "
                                  "whole, as run holds them"
                                : "then the shards are all-gathered (fp32)") +
-                          (shards_by_bucket(strategy) ? "; the buckets are reduce-scattered; the gradient region is "
-                                                        "held whole, as run holds it"
-                                                      : "") +
+                          (!shards_by_bucket(strategy) ? ""
+                           : plan.gradients_in_blocks
+                               ? "; the buckets are reduce-scattered out of their blocks into each GPU's shard of the "
+                                 "gradients, the node that reuses a block's bytes waiting for its reduce-scatter, as "
+                                 "run does"
+                               : "; the buckets are reduce-scattered; the gradient region is held whole (in blocks "
+                                 "with a shard it would need more), as run holds it") +
                           "; the step is its slowest GPU's");
     }
   }

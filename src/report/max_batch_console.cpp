@@ -47,7 +47,7 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
     std::fprintf(out,
                  "#   parameters %s, gradients %s, optimizer state %s, running state %s, inputs %s, activations %s, "
                  "workspace %s, padding %s%s\n",
-                 byte_text(c.parameters).c_str(), byte_text(c.gradients).c_str(),
+                 byte_text(c.parameters).c_str(), byte_text(c.gradients + r.gradient_shard_bytes).c_str(),
                  byte_text(c.optimizer_state + r.optimizer_state_bytes).c_str(), byte_text(c.running_state).c_str(),
                  byte_text(c.inputs).c_str(),
                  byte_text(c.activations).c_str(), byte_text(c.workspace).c_str(), byte_text(c.padding).c_str(),
@@ -58,11 +58,20 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
       sharded += (sharded.empty() ? "" : ", ") + category;
     }
     if (!sharded.empty()) {
-      const std::string whole = r.strategy == "zero1"   ? "zero1 holds the gradients whole"
-                                : r.strategy == "zero3" ? "zero3 here holds the gradients and the parameters whole"
-                                                        : r.strategy + " here holds the gradients whole";
+      std::string whole = r.strategy == "zero1" ? "zero1 holds the gradients whole"
+                          : r.strategy == "zero3" ? "zero3 here holds the parameters whole"
+                                                  : r.strategy + " holds the parameters whole";
+      if (r.strategy != "zero1" && r.gradient_shard_bytes == 0) {
+        whole += ", and the gradients: in blocks with a shard they would need more at this batch";
+      }
       std::fprintf(out, "#   sharded (%s, one shard of %d per rank): %s; replicated on every rank: the rest (%s)\n",
                    r.strategy.c_str(), r.nranks, sharded.c_str(), whole.c_str());
+      if (r.gradient_shard_bytes > 0) {
+        std::fprintf(out,
+                     "#   gradients: this rank's shard %s, and whole buckets' gradients alive at the peak %s (each "
+                     "bucket's live from its first writer until its reduce-scatter)\n",
+                     byte_text(r.gradient_shard_bytes).c_str(), byte_text(c.gradients).c_str());
+      }
     }
   }
   if (r.verified_ran) {

@@ -241,7 +241,7 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
                  byte_text(report.optimizer_state_bytes_per_rank).c_str(),
                  gathers_before_use(report.options.strategy)
                      ? "each bucket's parameters are all-gathered before the forward pass reads them and again "
-                       "before the backward pass (one bucket ahead), not after the update; the parameter memory is "
+                       "before the backward pass (one bucket ahead), not after the update; the parameters' memory is "
                        "still held whole"
                      : "the updated shards are all-gathered after every update");
   }
@@ -366,9 +366,16 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
                    gather.exposed_ms_per_step);
     }
     if (report.dp_plan_bytes > 0) {
-      std::fprintf(out, "# memory per GPU in the dp phases: planned %s (the plan and the optimizer's state of %s)",
+      std::fprintf(out, "# memory per GPU in the dp phases: planned %s (the plan and the optimizer's state of %s",
                    byte_text(report.dp_plan_bytes).c_str(),
                    shards_optimizer(report.options.strategy) ? "one shard" : "every parameter");
+      if (report.dp_gradient_shard_bytes > 0) {
+        std::fprintf(out, "; the gradients: this rank's shard %s, each bucket whole only in its block until its "
+                          "reduce-scatter", byte_text(report.dp_gradient_shard_bytes).c_str());
+      } else if (shards_by_bucket(report.options.strategy)) {
+        std::fprintf(out, "; the gradient region whole: in blocks with a shard it would need more at this batch");
+      }
+      std::fprintf(out, ")");
       if (report.dp_device_used_bytes) {
         std::fprintf(out, "; in use on the device after the phase %s (measured, the largest rank: the context, NCCL "
                           "and the libraries included)",

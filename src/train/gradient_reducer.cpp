@@ -383,9 +383,11 @@ void GradientReducer::issue(size_t reduction, size_t event) {
   device_.pop_range();
 }
 
-// Sharded, the executor's optimizer takes this reducer's shard (and norm) again: a --gpus-sweep point's reducer over
-// fewer ranks may have set its own since.
+// Sharded, the executor's optimizer takes this reducer's shard (and norm) again, and with gradient blocks leaves the
+// gradient shard to this reducer's reduce-scatters again: a --gpus-sweep point's reducer over fewer ranks may have
+// set its own since, and given the collection back when it was destroyed.
 void GradientReducer::begin_phase() {
+  if (executor_.plan().gradients_in_blocks) executor_.set_gradients_collected_by_caller(true);
   if (sharded_) {
     Executor::NormAcrossRanks norm;
     if (by_bucket_) {

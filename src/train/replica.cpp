@@ -42,7 +42,7 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   // A tied table's gradient is split only where this job's reducer will reduce its rows apart: elsewhere the split's
   // four nodes would cost every step for nothing (0.18 ms on transformer_big, H200, against 0.09 ms for the add_n).
   BackwardOptions backward;
-  const bool gradient_blocks = options.gradient_blocks && shards_by_bucket(options.strategy);
+  const bool gradient_blocks = options.gradient_layout != GradientLayout::kWhole && shards_by_bucket(options.strategy);
   backward.split_tied_table = [&options, gradient_blocks](int64_t rows, int64_t ids) {
     return rows_apart_refusal(options.embedding_grad, options.ranks, options.overlap, rows, ids, gradient_blocks)
         .empty();
@@ -55,25 +55,41 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   // zero2 lays every bucket out in equal chunks even on one rank (one chunk each), so that one rank runs the same
   // reduce-scatters, per-bucket gathers and norm reduction as many.
   plan_options.shard_by_bucket = shards_by_bucket(options.strategy);
-  // Without overlap the buckets are reduced after the last node: their blocks live until then.
-  plan_options.gradient_blocks = gradient_blocks;
-  plan_options.gradient_blocks_until_end = !options.overlap;
   replica->plan = plan_memory(replica->graph, plan_options);
+  if (!gradient_blocks) return replica;
+  // Without overlap the buckets are reduced after the last node: their blocks live until then.
+  plan_options.gradient_blocks = true;
+  plan_options.gradient_blocks_until_end = !options.overlap;
+  MemoryPlan blocks = plan_memory(replica->graph, plan_options);
+  const ParameterShard shard = parameter_shard(blocks, 0, parameter_shards(options));
+  const uint64_t shard_bytes = static_cast<uint64_t>(shard.count) * sizeof(float);
+  if (options.gradient_layout == GradientLayout::kBlocks || blocks.total_bytes + shard_bytes < replica->plan.total_bytes) {
+    replica->plan = std::move(blocks);
+  }
   return replica;
 }
 
-uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind) {
-  // As the executors allocate the state: for the largest shard (a contiguous shard's stride; by bucket, every
-  // rank's chunks are as large).
+namespace {
+
+// The parameters the optimizer's shard covers, as the executors allocate its state and gradient shard: every
+// parameter, or the largest shard (a contiguous shard's stride; by bucket, every rank's chunks are as large).
+int64_t shard_parameters(const Replica& replica, const ReplicaOptions& options) {
   const int shards = parameter_shards(options);
-  int64_t parameters = static_cast<int64_t>(replica.plan.parameter_bytes / sizeof(float));
-  if (options.optimizer_state_sharded && shards > 1) {
-    const ParameterShard shard = parameter_shard(replica.plan, 0, shards);
-    parameters = std::max(shard.stride, shard.count);
-  }
-  const uint64_t state = cpu::optimizer_state_bytes(options.optimizer_state_buffers, parameters);
-  const uint64_t gradient_shard = replica.plan.gradients_in_blocks ? static_cast<uint64_t>(parameters) * sizeof(float) : 0;
-  return replica.plan.total_bytes + state + gradient_shard +
+  if (!options.optimizer_state_sharded || shards < 2) return static_cast<int64_t>(replica.plan.parameter_bytes / 4);
+  const ParameterShard shard = parameter_shard(replica.plan, 0, shards);
+  return std::max(shard.stride, shard.count);
+}
+
+}  // namespace
+
+uint64_t needed_gradient_shard_bytes(const Replica& replica, const ReplicaOptions& options) {
+  if (!replica.plan.gradients_in_blocks) return 0;
+  return static_cast<uint64_t>(shard_parameters(replica, options)) * sizeof(float);
+}
+
+uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind) {
+  const uint64_t state = cpu::optimizer_state_bytes(options.optimizer_state_buffers, shard_parameters(replica, options));
+  return replica.plan.total_bytes + state + needed_gradient_shard_bytes(replica, options) +
          (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);
 }
 

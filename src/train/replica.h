@@ -26,6 +26,14 @@ namespace sb {
 // The data seed a replica planned without one is credited from (TrainOptions::seed's default).
 constexpr uint64_t kDefaultDataSeed = 1;
 
+// zero2/zero3's gradients. kBlocks: in blocks of the shared region, each alive until its bucket's reduce-scatter, and
+// the optimizer's shard of them beside the arena (PlanOptions::gradient_blocks), so that a rank holds 1/N of them
+// between steps. kWhole: the by-bucket layout with the gradient region whole (tests comparing it with ddp's reduction
+// on the same layout). kSmaller (what run, maxbatch and plan use): whichever needs less memory with the dp phases'
+// shard: blocks, unless they live so long (one bucket of the whole model, alive through the backward pass) that the
+// packing loses more than the shard saves. Either way the graph is built for blocks (a tied table kept whole).
+enum class GradientLayout { kSmaller, kBlocks, kWhole };
+
 struct ReplicaOptions {
   std::string workload;
   int64_t batch = 0;  // per rank, > 0
@@ -54,10 +62,8 @@ struct ReplicaOptions {
   // parameter).
   DataParallelStrategy strategy = DataParallelStrategy::kDdp;
   bool optimizer_state_sharded = false;
-  // zero2/zero3: the gradients in blocks of the shared region and the optimizer's shard of them beside the arena
-  // (PlanOptions::gradient_blocks), so that a rank holds 1/N of them between steps; false keeps the by-bucket layout
-  // with the gradient region whole (tests that compare it with ddp's reduction on the same layout).
-  bool gradient_blocks = true;
+  // zero2/zero3's gradients (GradientLayout below).
+  GradientLayout gradient_layout = GradientLayout::kSmaller;
   // The plan and the optimizer's state must fit in this many bytes, checked before anything is allocated;
   // 0: usable_device_bytes(device). check_capacity false skips the check (maxbatch's verification lets the
   // allocation itself answer).
@@ -98,6 +104,8 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options);
 // gradient shard (as large as the state's shard) and, on CUDA, the executor's GEMM workspace and kernel scratch
 // reserve (cuda_outside_plan_bytes).
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind);
+// Of those, the gradient shard's (0 without gradient blocks).
+uint64_t needed_gradient_shard_bytes(const Replica& replica, const ReplicaOptions& options);
 
 // Plans, checks the plan against the capacity (OutOfMemory "needs X GiB, device has Y GiB usable; largest
 // batch that fits: B" before allocating anything), allocates the executor, writes the synthetic samples

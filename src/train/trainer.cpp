@@ -54,6 +54,7 @@ void record_dp_memory(ProcessGroup& group, Device& device, const Replica& replic
                       TrainingReport& report) {
   options.optimizer_state_sharded = parameter_shards(options) > 1;
   report.dp_plan_bytes = needed_bytes(replica, options, device.kind());
+  report.dp_gradient_shard_bytes = needed_gradient_shard_bytes(replica, options);
   // The CPU device answers its total as free (device.h): nothing measured there.
   const DeviceMemoryUsage usage = device.memory_usage();
   const int64_t used = device.kind() == DeviceKind::kCuda ? static_cast<int64_t>(usage.total - usage.free) : -1;

@@ -12,9 +12,15 @@ VALIDATE="$(dirname "$0")/lib/validate_run_json.py"
 if ! mpi_available; then echo "SKIP: no MPI"; exit 0; fi
 tiny=(--device cpu --scale tiny --batch 2 --warmup 1 --steps 1)
 
+# zero3 with 10 KB buckets: several per step, so that (at this scale) the gradients are held in blocks with a shard
+# beside the arena rather than as one bucket alive through the backward pass; zero2 with the default (one bucket: the
+# gradient region whole). Every such zero3 run counted where it held the shard.
+blocks_runs=0
 for strategy in zero1 zero2 zero3; do
+  buckets=()
   if [[ $strategy == zero3 ]]; then  # a gather per bucket and use: at least one per bucket, at most two per sub-step
     collective=reduce_scatter; scattered="the gradient buckets are reduce-scattered; "
+    buckets=(--bucket-mb 0.01)
     gathers="(g['per_step'] if d['reduction_kinds'].count('bucket') <= g['per_step'] <= 3 * \
 d['reduction_kinds'].count('bucket') and all(len(n) == g['per_step'] for r in d['phases']['dp']['ranks'] for n in \
 r['gather_needed_ms']) else -1)"
@@ -28,7 +34,10 @@ r['gather_needed_ms']) else -1)"
         pix2pixhd stylegan maskrcnn unsupmt; do
       json="$WORK/$workload-$ranks-$strategy.json"
       expect_exit 0 "$workload, $strategy on $ranks ranks, --check" -- "$MPIEXEC" -n "$ranks" $OVERSUBSCRIBE "$SB" \
-        --workload "$workload" "${tiny[@]}" --strategy "$strategy" --check --json "$json"
+        --workload "$workload" "${tiny[@]}" --strategy "$strategy" "${buckets[@]}" --check --json "$json"
+      if python3 -c "import json, sys; sys.exit(json.load(open('$json'))['dp_memory']['gradient_shard_bytes'] == 0)"; then
+        blocks_runs=$((blocks_runs + 1))
+      fi
       expect_output "check \(3 SGD steps, no dropout[^)]*\).*: passed" "$workload -n $ranks $strategy: the check passes"
       expect_output "^# strategy $strategy: ${scattered}each rank's optimizer updates [0-9,]+ of the [0-9,]+ parameters" \
         "$workload -n $ranks $strategy: the console names the shard"
@@ -46,6 +55,11 @@ d['phases']['dp']['ranks'] for u, s in zip(r['update_done_ms'], r['step_done_ms'
     done
   done
 done
+# zero1 never holds a gradient shard; zero3 at 10 KB buckets does for all but bert_base (its 2-sequence batch leaves
+# the blocks no activations to share) as planned on 2026-12-05.
+if (( blocks_runs >= 20 )); then passes=$((passes + 1)); else
+  echo "FAIL: only $blocks_runs of the 24 zero3 runs held their gradients in blocks with a shard"; failures=$((failures + 1))
+fi
 
 # The same steps under ddp, zero1, zero2 and zero3 leave the same weights, bit for bit (AdamW: the moments sharded
 # too; unsupmt updates once per sub-step, and zero3 gathers what its generation parts read before them). Neither
@@ -68,6 +82,14 @@ ddp, zero1, zero2, zero3 = (json.load(open(p)) for p in sys.argv[1:])
 assert ddp["dp_memory"]["device_used_bytes"] is None and ddp["dp_memory"]["plan_bytes"] > 0, ddp["dp_memory"]
 for sharded in (zero1, zero2, zero3):
     assert sharded["dp_memory"]["plan_bytes"] < ddp["dp_memory"]["plan_bytes"], (sharded["dp_memory"], ddp["dp_memory"])
+# zero2 and zero3 hold their rank's shard of the gradients (half the padded flat layout, which the ranks' all-gathers
+# fill whole), each bucket whole only in its block until its reduce-scatter: less than zero1's whole region.
+assert ddp["dp_memory"]["gradient_shard_bytes"] == zero1["dp_memory"]["gradient_shard_bytes"] == 0
+for blocks in (zero2, zero3):
+    shard = blocks["dp_memory"]["gradient_shard_bytes"]
+    fp32 = 4 * blocks["workload"]["parameters"]
+    assert 2 * shard >= fp32 > shard, (shard, fp32)  # the two shards cover every parameter
+    assert blocks["dp_memory"]["plan_bytes"] < zero1["dp_memory"]["plan_bytes"], (blocks["dp_memory"], zero1["dp_memory"])
     assert ddp["weights_checksum_after_dp"] == sharded["weights_checksum_after_dp"], (ddp["weights_checksum_after_dp"], sharded["weights_checksum_after_dp"])
     assert sharded["optimizer_state_bytes_per_rank"] < ddp["optimizer_state_bytes_per_rank"], "the state is the shard's"
     assert ddp["all_gather"] is None and sharded["all_gather"]["bytes_per_step"] > 0, (ddp["all_gather"], sharded["all_gather"])
@@ -107,6 +129,24 @@ for sharded in (zero1, zero2):
     assert sharded["verified"] == sharded["predicted"] and sharded["status"] == "ok", sharded
 PY
   { echo "FAIL: maxbatch zero1/zero2 against ddp"; failures=$((failures + 1)); }
+# With 2 KB buckets zero2 holds a shard of the gradients too (one bucket of the whole model would live through the
+# backward pass, and holds them whole instead): one more sequence fits than zero1 fits, and it trains.
+expect_exit 0 "maxbatch zero2, 2 ranks, 2 KB buckets" -- "$MPIEXEC" -n 2 $OVERSUBSCRIBE "$SB" maxbatch -w bert_base \
+  --device cpu --scale tiny --memory 0.02 --strategy zero2 --bucket-mb 0.002 --json "$WORK/maxbatch-blocks.json"
+expect_output "^#   sharded \(zero2, one shard of 2 per rank\): optimizer state, gradients; replicated on every rank: the \
+rest \(zero2 holds the parameters whole\)" "the gradients sharded"
+expect_output "^#   gradients: this rank's shard [0-9.]+ KiB, and whole buckets' gradients alive at the peak" \
+  "the gradients' shard and blocks"
+python3 - "$WORK/maxbatch-zero1.json" "$WORK/maxbatch-blocks.json" <<'PY' && passes=$((passes + 1)) ||
+import json, sys
+zero1, blocks = (json.load(open(p))["results"][0] for p in sys.argv[1:])
+assert blocks["sharded_categories"] == ["optimizer_state", "gradients"] and blocks["gradient_shard_bytes"] > 0, blocks
+assert blocks["predicted"] > zero1["predicted"], (blocks["predicted"], zero1["predicted"])
+assert blocks["verified"] == blocks["predicted"] and blocks["status"] == "ok", blocks
+c = blocks["predicted_categories"]
+assert sum(c.values()) == blocks["predicted_bytes"], (c, blocks["predicted_bytes"])
+PY
+  { echo "FAIL: maxbatch zero2 with gradient blocks"; failures=$((failures + 1)); }
 expect_exit 0 "maxbatch zero1, one rank" -- "$SB" maxbatch -w bert_base --device cpu --scale tiny --memory 0.02 \
   --strategy zero1 --no-verify --json "$WORK/maxbatch-one.json"
 expect_json "$WORK/maxbatch-one.json" 'assert d["results"][0]["strategy"] == "ddp"' "one rank: nothing to shard"

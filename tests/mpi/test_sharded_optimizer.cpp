@@ -31,11 +31,11 @@ struct Case {
   const char* workload;
 };
 
-// `gradient_blocks`: zero2/zero3's gradients in blocks with a shard beside the arena (what run does); false: the
-// layout by bucket with the gradient region whole, which a ddp reducer can reduce.
+// `gradient_blocks`: zero2/zero3's gradients in blocks with a shard beside the arena (what run does at full scale);
+// false: the layout by bucket with the gradient region whole, which a ddp reducer can reduce.
 ReplicaOptions tiny_replica(const char* workload, DataParallelStrategy layout, bool gradient_blocks = true) {
   ReplicaOptions options;
-  options.gradient_blocks = gradient_blocks;
+  options.gradient_layout = gradient_blocks ? GradientLayout::kBlocks : GradientLayout::kWhole;
   // A tied table's rows are reduced apart only where the gradients are held whole: dense in every run, so that the
   // ddp run sums what the sharded one sums.
   options.embedding_grad = EmbeddingGradMode::kDense;

@@ -150,9 +150,9 @@ TEST(PlanPredict, GradientBlocksSaveAboutHalfTheGradientsOnTwoGpus) {
     options.ranks = 2;
     options.strategy = DataParallelStrategy::kZero2;
     options.optimizer_state_sharded = true;
-    options.gradient_blocks = false;
+    options.gradient_layout = GradientLayout::kWhole;
     const std::unique_ptr<Replica> whole = plan_replica(options);
-    options.gradient_blocks = true;
+    options.gradient_layout = GradientLayout::kSmaller;  // run's choice: blocks here
     const std::unique_ptr<Replica> blocks = plan_replica(options);
     ASSERT_TRUE(blocks->plan.gradients_in_blocks);
     const double half = static_cast<double>(whole->plan.gradient_bytes) / 2;

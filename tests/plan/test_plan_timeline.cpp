@@ -65,6 +65,21 @@ TEST(PlanTimeline, TheUpdateWaitsForItsBucket) {
   EXPECT_DOUBLE_EQ(r.comm_alone_ms, 3);
 }
 
+// Gradient blocks: node 1 reuses the bucket's block, so it waits for the reduction (1 → 4) before it runs (4 → 6);
+// a wait at or past the last node, or none, leaves the step as it was.
+TEST(PlanTimeline, ANodeReusingABlockWaitsForItsReduction) {
+  TimelineInput in = one_bucket(3);
+  in.bucket_needed_node = {1};
+  const TimelineResult r = simulate_step(in, 1);
+  EXPECT_DOUBLE_EQ(r.last_reduce_end_ms, 4);
+  EXPECT_DOUBLE_EQ(r.nodes_done_ms, 6);
+  EXPECT_DOUBLE_EQ(r.step_ms, 6.5);
+  in.bucket_needed_node = {2};
+  EXPECT_DOUBLE_EQ(simulate_step(in, 1).step_ms, 4.5);
+  in.bucket_needed_node = {0, 1};
+  EXPECT_THROW(simulate_step(in, 1), UsageError);
+}
+
 TEST(PlanTimeline, DilationSlowsComputeWhileTheAllReduceRuns) {
   TimelineInput in = one_bucket(1);
   in.dilation = 1;  // half speed while comm runs

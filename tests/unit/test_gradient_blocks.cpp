@@ -25,7 +25,7 @@ std::unique_ptr<Replica> zero2_replica(const char* workload, bool gradient_block
   options.bucket_bytes = 4096;
   options.ranks = 2;  // laid out for two shards; trained here by one rank alone
   options.strategy = DataParallelStrategy::kZero2;
-  options.gradient_blocks = gradient_blocks;
+  options.gradient_layout = gradient_blocks ? GradientLayout::kBlocks : GradientLayout::kWhole;
   static const std::unique_ptr<Device> device = make_cpu_device();
   return build_replica(options, *device, 1, 0, 7);
 }
