@@ -162,8 +162,9 @@ class Executor {
   // call it once their memory exists.
   void initialize_state();
 
-  // Gradient blocks, the device's part: the gradient shard (optimizer_shard_count() floats, zeroed; allocated by the
-  // derived constructors, and again when the shard changes), and byte copies and zeroing on the compute stream.
+  // Gradient blocks, the device's part: the gradient shard (optimizer_shard_count() floats, zeroed: ensure_gradient_shard
+  // allocates it when the shard is set, else before the first nodes run, never while a step is being captured), and
+  // byte copies and zeroing on the compute stream.
   virtual void allocate_gradient_shard(int64_t floats) = 0;
   virtual float* gradient_shard_data() = 0;
   virtual void copy_device_bytes(void* to, const void* from, uint64_t bytes) = 0;
@@ -172,6 +173,9 @@ class Executor {
   // caller collects) copies the buckets it finishes into the gradient shard.
   void before_node(size_t node);
   void after_node(size_t node);
+  // Allocates the gradient shard for the current optimizer shard unless it is (gradient blocks only): lazily, so that
+  // a replica whose reducer sets a shard right away never holds a gradient shard of every parameter.
+  void ensure_gradient_shard();
 
   const Graph& graph_;
   const MemoryPlan& plan_;
@@ -184,6 +188,7 @@ class Executor {
   int64_t shard_count_ = 0;        // their elements together
   std::map<TensorId, float> loss_weights_;
   bool gradients_collected_by_caller_ = false;
+  int64_t gradient_shard_floats_ = -1;  // what the gradient shard was allocated for; -1: not yet
   std::vector<std::vector<size_t>> blocks_first_written_at_;  // by node: the gradient blocks it writes first
   std::vector<std::vector<size_t>> buckets_finished_at_;      // by node: the buckets whose last gradient it writes
 };

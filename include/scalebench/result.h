@@ -188,6 +188,9 @@ struct TrainingReport {
   // Of dp_plan_bytes, zero2's and zero3's gradient shard where the gradients lived in blocks (GradientLayout); 0 where
   // the gradient region was held whole.
   uint64_t dp_gradient_shard_bytes = 0;
+  // The solo phase trained a replica of its own with the gradient region whole, freed before the dp phases' replica
+  // (which holds the gradients in blocks) was built: X(1) without the blocks' copies into the shard.
+  bool solo_own_replica = false;
   std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)
   // What each entry of bucket_bytes (and of a rank's bucket_ms and timelines) reduces: "bucket" (gradients), or a
   // tied table's "row flags" (int32 max) and "rows" (its lookups' packed rows; --embedding-grad sparse).

@@ -33,8 +33,17 @@ Executor::Executor(const Graph& graph, const MemoryPlan& plan)
   }
 }
 
+void Executor::ensure_gradient_shard() {
+  if (!plan_.gradients_in_blocks || gradient_shard_floats_ == shard_count_) return;
+  allocate_gradient_shard(shard_count_);
+  gradient_shard_floats_ = shard_count_;
+}
+
 float* Executor::gradients_of(int64_t first, int64_t count) {
-  if (plan_.gradients_in_blocks) return gradient_shard_data() + optimizer_state_offset(first, count);
+  if (plan_.gradients_in_blocks) {
+    ensure_gradient_shard();
+    return gradient_shard_data() + optimizer_state_offset(first, count);
+  }
   return reinterpret_cast<float*>(static_cast<unsigned char*>(arena_data()) + plan_.gradient_region_offset) + first;
 }
 
@@ -105,7 +114,8 @@ void Executor::set_optimizer_shard(std::vector<ShardRange> ranges, NormAcrossRan
   shard_count_ = count;
   if (!same) {
     reset_optimizer_state();  // another shard's moments are not this one's
-    if (plan_.gradients_in_blocks) allocate_gradient_shard(shard_count_);
+    gradient_shard_floats_ = -1;  // another shard's gradients: allocated again, zeroed
+    ensure_gradient_shard();
   }
 }
 

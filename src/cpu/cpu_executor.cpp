@@ -39,7 +39,6 @@ CpuExecutor::CpuExecutor(const Graph& graph, const MemoryPlan& plan) : Executor(
     throw OutOfMemory("out of host memory: the plan needs " + std::to_string(plan.total_bytes) + " bytes");
   }
   initialize_state();
-  if (plan.gradients_in_blocks) allocate_gradient_shard(optimizer_shard_count());
 }
 
 void CpuExecutor::allocate_gradient_shard(int64_t floats) {
@@ -85,6 +84,7 @@ void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step
   if (settings.max_grad_norm > 0) {
     norm_scratch_.assign(cpu::kGradNormScratchDoubles, 0.0);
     if (plan_.gradients_in_blocks) {  // the gradient shard, packed: one sum
+      ensure_gradient_shard();
       cpu::grad_norm_squared(gradient_shard_.data(), optimizer_shard_count(), norm_scratch_.data());
     } else if (norm_across_ranks_) {
       double squares = 0;
@@ -131,6 +131,7 @@ double CpuExecutor::elapsed_ms(size_t from, size_t to) {
 }
 
 void CpuExecutor::run_nodes(size_t begin, size_t end) {
+  ensure_gradient_shard();
   for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
     before_node(i);

@@ -75,7 +75,6 @@ CudaExecutor::CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32
   reserve_outside_plan(graph);
   if (scaled) start_loss_scaling();
   initialize_state();
-  if (plan.gradients_in_blocks) allocate_gradient_shard(optimizer_shard_count());
 }
 
 void CudaExecutor::allocate_gradient_shard(int64_t floats) {
@@ -136,6 +135,7 @@ void CudaExecutor::read_tensor(TensorId id, void* host, size_t bytes) {
 }
 
 void CudaExecutor::run_nodes(size_t begin, size_t end) {
+  ensure_gradient_shard();
   cuda::set_gemm_math(gemm_math_);
   for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
@@ -155,6 +155,7 @@ void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t ste
           cudaMalloc(reinterpret_cast<void**>(&norm_scratch_), cpu::kGradNormScratchDoubles * sizeof(double)));
     }
     if (plan_.gradients_in_blocks) {  // the gradient shard, packed: one sum
+      ensure_gradient_shard();
       cuda::grad_norm_squared(gradient_shard_, optimizer_shard_count(), norm_scratch_, stream_);
     } else if (norm_across_ranks_) {
       for (size_t i = 0; i < shard.size(); ++i) {
@@ -233,6 +234,7 @@ void CudaExecutor::mark(size_t index) {
 // the capture, and the trainer falls back to eager steps with the reason; other threads are not affected.
 void CudaExecutor::begin_step_capture() {
   drop_step_graph();
+  ensure_gradient_shard();  // an allocation cannot be captured
   SB_CUDA_CHECK(cudaMemsetAsync(replays_, 0, sizeof(int64_t), stream_));  // before the capture: not part of it
   SB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   capturing_ = true;

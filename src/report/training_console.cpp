@@ -195,6 +195,10 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
     std::fprintf(out, "# %lld parameters, %.1f %s and %.2f TFLOP per step and rank, plan %s\n",
                  static_cast<long long>(report.parameters), report.units_per_step, report.unit.c_str(),
                  report.train_flops_per_step / 1e12, gib_text(report.plan_bytes).c_str());
+    if (report.solo_own_replica) {
+      std::fprintf(out, "# solo phase on a replica of its own with the gradient region whole, as ddp's (the dp phases' "
+                        "replica holds the gradients in blocks and a shard)\n");
+    }
     if (!report.sub_steps.empty()) {
       std::string names;
       for (const std::string& name : report.sub_steps) names += (names.empty() ? "" : ", ") + name;

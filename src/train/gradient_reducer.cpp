@@ -125,6 +125,7 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   // waits for its buckets' reduce-scatters, which read it (with overlap; without, they are released at the end).
   if (plan.gradients_in_blocks && overlap) {
     for (size_t r = 0; r < reductions_.size(); ++r) {
+      if (reductions_[r].kind != Reduction::Kind::kBucket) continue;  // none: no rows are reduced apart with blocks
       const GradientBlock& block = plan.gradient_blocks.at(static_cast<size_t>(buckets_[reductions_[r].index].block));
       const auto reuser = static_cast<size_t>(block.released_after_node + 1);
       if (reuser < graph.nodes().size()) waits_.emplace_back(reuser, r);

@@ -42,7 +42,10 @@
 // ranges) and the bucket's chunks are all-gathered in place right after, on the communication stream, while the
 // compute stream updates the next bucket. Clipping and the loss scale's overflow test sum the chunks' squares over
 // the ranks (one fp64 all-reduce on the communication stream, Executor::NormAcrossRanks). A tied table's rows are
-// all-reduced as under ddp and added to the whole table gradient, whose own chunk is then right.
+// all-reduced as under ddp and added to the whole table gradient, whose own chunk is then right. Where the plan keeps
+// the gradients in blocks (MemoryPlan::gradients_in_blocks) each bucket is reduce-scattered out of its block into the
+// rank's place in the executor's gradient shard instead, and before the node after a block's release the compute
+// stream waits for its reduce-scatter; no rows are reduced apart (the block is gone before they could be added).
 //
 // `strategy` zero3: as zero2 (buckets reduce-scattered, each rank updating its chunks), but no gather follows the
 // update: the other ranks' chunks are stale until each bucket (a unit) is all-gathered again, in place, before the

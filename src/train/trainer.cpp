@@ -140,16 +140,36 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
   const uint64_t weight_seed = options.seed + 1000;
 
   if (options.solo || (data_parallel && (options.comm || options.dp))) {
-    set_progress("building the replica");
-    std::unique_ptr<Replica> replica;
-    std::optional<std::string> error;
-    try {
-      replica = build_replica(replica_options, device, options.seed, group.rank() * replica_options.batch, weight_seed);
-    } catch (const RuntimeFailure& e) {
-      error = e.what();
+    // zero2/zero3 may hold the gradients in blocks with a shard (GradientLayout). The solo phase then trains a replica
+    // of its own with the gradient region whole, as ddp's solo phase does: on blocks every step would copy each
+    // bucket into the shard, work the data-parallel steps do not do (their reduce-scatters fill it), and X(1) would
+    // count it. Its graph is the data-parallel one (a tied table kept whole: dense); it is freed before the
+    // data-parallel phases' replica is built, which then holds one shard's state from the start.
+    ReplicaOptions solo_options = replica_options;
+    const bool separate_solo = options.solo && data_parallel && (options.comm || options.dp) &&
+                               shards_by_bucket(options.strategy) && plan_replica(replica_options)->plan.gradients_in_blocks;
+    report.solo_own_replica = separate_solo;
+    if (separate_solo) {
+      solo_options.gradient_layout = GradientLayout::kWhole;
+      solo_options.embedding_grad = EmbeddingGradMode::kDense;
+      replica_options.optimizer_state_sharded = true;
     }
-    agree_or_fail(group, error);
-    Executor& executor = *replica->executor;
+    auto build = [&](const ReplicaOptions& built_options, const char* what) {
+      set_progress(what);
+      std::unique_ptr<Replica> built;
+      std::optional<std::string> error;
+      try {
+        built = build_replica(built_options, device, options.seed, group.rank() * built_options.batch, weight_seed);
+      } catch (const RuntimeFailure& e) {
+        error = e.what();
+      }
+      agree_or_fail(group, error);
+      return built;
+    };
+    std::unique_ptr<Replica> replica =
+        build(options.solo ? solo_options : replica_options,
+              separate_solo ? "building the solo phase's replica (the gradient region whole)" : "building the replica");
+    auto executor = [&replica]() -> Executor& { return *replica->executor; };
     report.parameters = replica->graph.parameter_count();
     // Each rank credits what its own batch holds (other samples: other lengths); the report carries every rank's
     // count and their mean per GPU, so totals are what the batches held, not rank 0's count N times.
@@ -163,7 +183,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     }
     for (const SubStep& sub_step : replica->graph.sub_steps()) report.sub_steps.push_back(sub_step.name);
     report.train_flops_per_step = step_matmul_flops(replica->graph);
-    report.plan_bytes = needed_bytes(*replica, replica_options, device.kind());
+    report.plan_bytes = needed_bytes(*replica, options.solo ? solo_options : replica_options, device.kind());
     report.weights_identical_at_start = same_on_every_rank(group, parameter_checksum(*replica));
     if (!report.weights_identical_at_start) {
       throw RuntimeFailure("the ranks' initial weights differ (checksums of the parameters disagree)");
@@ -174,14 +194,14 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     auto train_step = [&](int64_t step) { run_local_step(*replica, options.optimizer, step, &solo_marks); };
     auto solo_timeline = [&](RankPhase& phase, bool timed) {
       if (!timed) return;
-      phase.forward_done_ms.push_back(executor.elapsed_ms(0, solo_marks.forward_done));
-      phase.nodes_done_ms.push_back(executor.elapsed_ms(0, solo_marks.nodes_done));
-      phase.step_done_ms.push_back(executor.elapsed_ms(0, 1));
+      phase.forward_done_ms.push_back(executor().elapsed_ms(0, solo_marks.forward_done));
+      phase.nodes_done_ms.push_back(executor().elapsed_ms(0, solo_marks.nodes_done));
+      phase.step_done_ms.push_back(executor().elapsed_ms(0, 1));
     };
 
     if (options.solo) {
       weight_losses_by_global_rows(group, *replica, false);
-      StepGraph graph(group, executor, options.cuda_graph, "solo", std::nullopt);
+      StepGraph graph(group, executor(), options.cuda_graph, "solo", std::nullopt);
       record_phase(
           group, report.solo, "solo",
           [&] { return run_steps(group, *replica, options, "solo", graph, train_step, solo_timeline); },
@@ -194,14 +214,18 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
           on_phase_done);
     }
     if (data_parallel && (options.comm || options.dp)) {
-      std::vector<GradientBucket> chosen_buckets = executor.plan().buckets;
+      if (separate_solo) {
+        replica.reset();
+        replica = build(replica_options, "building the data-parallel replica (the gradients in blocks, a shard kept)");
+      }
+      std::vector<GradientBucket> chosen_buckets = executor().plan().buckets;
       if (options.bucket_auto) {
         set_progress("choosing the bucket size (--bucket-mb auto)");
         report.bucket_auto =
             choose_buckets_by_measurement(group, device, communicator, *replica, options, options.bucket_bytes);
         if (report.bucket_auto->kept_default_because.empty()) {
           const uint64_t chosen = report.bucket_auto->chosen_bytes;
-          chosen_buckets = cut_gradient_buckets(replica->graph, executor.plan(), chosen);
+          chosen_buckets = cut_gradient_buckets(replica->graph, executor().plan(), chosen);
           report.options.bucket_bytes = chosen;
           replica_options.bucket_bytes = chosen;  // --check's replica reduces in the same buckets
         }
@@ -209,7 +233,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
       std::unique_ptr<Communicator> during_backward =
           make_overlap_communicator(options, communicator, group, device, &report.overlap_ctas_not_applied);
       const std::unique_ptr<GradientReducer> made =
-          make_gradient_reducer(options, device, communicator, executor, &chosen_buckets, during_backward.get());
+          make_gradient_reducer(options, device, communicator, executor(), &chosen_buckets, during_backward.get());
       GradientReducer& reducer = *made;
       report.grad_registration = reducer.registration();
       report.parameters_updated_per_rank = reducer.shard().count;
@@ -244,7 +268,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
           no_capture = std::string("the ") + backend_name(communicator.backend()) +
                        " backend's all-reduces cannot be captured into a graph";
         }
-        StepGraph graph(group, executor, options.cuda_graph, "dp", no_capture);
+        StepGraph graph(group, executor(), options.cuda_graph, "dp", no_capture);
         // Stopped or not, every rank has finished the same steps, so the weights still compare.
         record_phase(
             group, report.dp, "dp", [&] { return run_dp_phase(group, *replica, reducer, options, graph); },
@@ -258,7 +282,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
             on_phase_done);
       }
     }
-    if (const auto scale = executor.loss_scale_state()) {
+    if (const auto scale = executor().loss_scale_state()) {
       report.loss_scaled = true;
       report.loss_scale = scale->scale;
       report.skipped_steps = scale->skipped_steps;

@@ -38,6 +38,9 @@ r['gather_needed_ms']) else -1)"
       if python3 -c "import json, sys; sys.exit(json.load(open('$json'))['dp_memory']['gradient_shard_bytes'] == 0)"; then
         blocks_runs=$((blocks_runs + 1))
       fi
+      # With blocks, the solo phase trained a replica of its own with the gradient region whole (X(1) as ddp's).
+      expect_json "$json" "assert d['solo_own_replica'] == (d['dp_memory']['gradient_shard_bytes'] > 0), \
+(d['solo_own_replica'], d['dp_memory'])" "$workload -n $ranks $strategy: the solo phase's replica"
       expect_output "check \(3 SGD steps, no dropout[^)]*\).*: passed" "$workload -n $ranks $strategy: the check passes"
       expect_output "^# strategy $strategy: ${scattered}each rank's optimizer updates [0-9,]+ of the [0-9,]+ parameters" \
         "$workload -n $ranks $strategy: the console names the shard"
