@@ -9,7 +9,7 @@
 // table's rows reduced apart (sparse) and not (dense); the all-reduces during the backward pass through a second
 // communicator limited to 2 CTAs (--overlap-ctas); the gradient buffers registered with NCCL (--grad-registration);
 // the sharded update and the all-gather of --strategy zero1, zero2's reduce-scatters, per-bucket gathers and norm
-// reduction, and zero3's gathers before use.
+// reduction, and zero3's gathers before use; zero2's and zero3's gradients in blocks with a shard.
 // Skips without a GPU. Run: gpu_tests --gtest_filter='*DpStepGraph*'
 #include <gtest/gtest.h>
 
@@ -47,6 +47,7 @@ struct DpSetup {
   int overlap_ctas = 0;
   BufferRegistration registration = BufferRegistration::kNone;
   DataParallelStrategy strategy = DataParallelStrategy::kDdp;
+  GradientLayout layout = GradientLayout::kSmaller;  // zero2/zero3's gradients: blocks and a shard, or the region
 };
 
 struct DpTrained {
@@ -79,6 +80,7 @@ DpTrained train_dp(const DpSetup& setup, CudaGraphMode mode) {
   replica_options.arena_memory = registrable_arena(*communicator, *device, setup.registration);
   replica_options.embedding_grad = setup.embedding;  // one rank: split only where sparse is asked for
   replica_options.strategy = setup.strategy;  // zero2: the buckets laid out in chunks
+  replica_options.gradient_layout = setup.layout;
   std::unique_ptr<Replica> replica = build_replica(replica_options, *device, options.seed, 0, 1001);
   weight_losses_by_global_rows(group, *replica, true);
   options.overlap_ctas = setup.overlap_ctas;
@@ -239,6 +241,37 @@ TEST(DpStepGraphVariants, Zero2ReduceScattersAndPerBucketGathersCaptured) {
     zero2.strategy = DataParallelStrategy::kZero2;
     expect_replay_trains_as_eager(zero2);
   }
+}
+
+TEST(DpStepGraphVariants, GradientBlocksCaptured) {
+  if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
+  // zero2 and zero3 with the gradients in blocks (the CUDA path of DESIGN.md's "gradients at 1/N"): each block zeroed
+  // (cudaMemsetAsync) before its first writer, each bucket reduce-scattered out of its block into the gradient shard,
+  // the compute stream waiting for it before the block's bytes are reused, the optimizer and the norm over the shard;
+  // captured and replayed as eagerly run, on an fp32 and a bf16 wire; and the weights those of the gradient region
+  // whole (one rank's reduce-scatter is a copy: the same arithmetic), bit for bit or within eager runs' spread.
+  for (DataParallelStrategy strategy : {DataParallelStrategy::kZero2, DataParallelStrategy::kZero3}) {
+    for (const char* workload : {"bert_base", "unsupmt"}) {
+      DpSetup blocks{workload};
+      blocks.strategy = strategy;
+      blocks.layout = GradientLayout::kBlocks;
+      expect_replay_trains_as_eager(blocks);
+      DpSetup whole = blocks;
+      whole.layout = GradientLayout::kWhole;
+      const double difference =
+          largest_difference(train_dp(blocks, CudaGraphMode::kOff).weights, train_dp(whole, CudaGraphMode::kOff).weights);
+      if (difference > 0) {
+        const double spread = largest_difference(train_dp(whole, CudaGraphMode::kOff).weights,
+                                                 train_dp(whole, CudaGraphMode::kOff).weights);
+        EXPECT_LE(difference, 4 * spread) << workload << " " << strategy_name(strategy) << ": eager runs differ by "
+                                          << spread;
+      }
+    }
+  }
+  DpSetup bf16{"bert_base", Precision::kBf16, true, DType::kBFloat16};
+  bf16.strategy = DataParallelStrategy::kZero2;
+  bf16.layout = GradientLayout::kBlocks;
+  expect_replay_trains_as_eager(bf16);
 }
 
 TEST(DpStepGraphVariants, Zero3GathersBeforeUseCaptured) {
