@@ -67,8 +67,9 @@ class Executor {
   // gradients of its shard packed range after range as its state is (zeroed when the shard changes). Whoever fills it
   // must be done reading a block before the node after its release: the reducer reduce-scatters each bucket into it
   // and waits so (set_gradients_collected_by_caller(true)); otherwise the executor itself copies each bucket's part
-  // inside the shard there right after the bucket's last writer. Either way, run_nodes zeroes each block just before
-  // its first writer, so the gaps and padding no gradient covers add nothing to a reduction or a norm.
+  // inside the shard there right after the bucket's last writer. Either way, run_nodes zeroes each block's gaps (the
+  // alignment and padding no gradient covers, GradientBlock::gaps) just before its first writer, so that they add
+  // nothing to a reduction or a norm.
   // gradients_of: where the gradients of parameters [first, first + count) are (a range inside one of the shard's;
   // UsageError otherwise): in the gradient shard, or, without blocks, in the arena's gradient region.
   float* gradients_of(int64_t first, int64_t count);
@@ -163,14 +164,14 @@ class Executor {
   void initialize_state();
 
   // Gradient blocks, the device's part: the gradient shard (optimizer_shard_count() floats, zeroed: ensure_gradient_shard
-  // allocates it when the shard is set, else before the first nodes run, never while a step is being captured), and
-  // byte copies and zeroing on the compute stream.
+  // allocates it when the shard is set, else before the first nodes run, never while a step is being captured), a
+  // byte copy, and the zeroing of block `block`'s gaps, on the compute stream.
   virtual void allocate_gradient_shard(int64_t floats) = 0;
   virtual float* gradient_shard_data() = 0;
   virtual void copy_device_bytes(void* to, const void* from, uint64_t bytes) = 0;
-  virtual void zero_device_bytes(void* at, uint64_t bytes) = 0;
-  // What run_nodes does around node `node` with gradient blocks: zeroes the blocks it writes first, and (unless the
-  // caller collects) copies the buckets it finishes into the gradient shard.
+  virtual void zero_block_gaps(size_t block) = 0;
+  // What run_nodes does around node `node` with gradient blocks: zeroes the gaps of the blocks it writes first, and
+  // (unless the caller collects) copies the buckets it finishes into the gradient shard.
   void before_node(size_t node);
   void after_node(size_t node);
   // Allocates the gradient shard for the current optimizer shard unless it is (gradient blocks only): lazily, so that
@@ -219,7 +220,7 @@ class CpuExecutor final : public Executor {
   void allocate_gradient_shard(int64_t floats) override;
   float* gradient_shard_data() override { return gradient_shard_.data(); }
   void copy_device_bytes(void* to, const void* from, uint64_t bytes) override;
-  void zero_device_bytes(void* at, uint64_t bytes) override;
+  void zero_block_gaps(size_t block) override;
 
   // The allocation budget's count of arena_, optimizer_state_ and gradient_shard_.
   AllocationCharge arena_charge_, state_charge_, gradient_shard_charge_;

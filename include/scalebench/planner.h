@@ -57,12 +57,19 @@ struct GradientBucket {
 // PlanOptions::gradient_blocks: one bucket's gradients, or an oversized gradient's pieces together, in the shared
 // region. Whoever consumes a block (the reducer's reduce-scatter into the gradient shard, or the executor's own copy
 // without one) must be done reading it before node released_after_node + 1 runs, whose tensors may reuse its bytes.
+struct ByteRange {
+  uint64_t offset = 0, bytes = 0;
+};
 struct GradientBlock {
   uint64_t offset = 0, bytes = 0;       // absolute, in the shared region; the buckets' bytes back to back
   size_t first_bucket = 0, last_bucket = 0;  // into MemoryPlan::buckets, inclusive
-  int first_node = -1;                  // its first writer: the executor zeroes the block (gaps, padding) before it
+  int first_node = -1;                  // its first writer: the executor zeroes the block's gaps before it
   int ready_after_node = -1;            // its last writer
   int released_after_node = -1;
+  // The bytes no gradient covers (alignment between gradients, the buckets' padding), relative to `offset`, in order:
+  // whatever tensor had them before must add nothing to the reduce-scatter or the norm. The gradients themselves are
+  // written whole by their writers every step, as in the gradient region.
+  std::vector<ByteRange> gaps;
 };
 
 struct MemoryPlan {

@@ -53,10 +53,7 @@ uint64_t Executor::gradient_shard_bytes() const {
 
 void Executor::before_node(size_t node) {
   if (!plan_.gradients_in_blocks) return;
-  for (size_t k : blocks_first_written_at_[node]) {
-    const GradientBlock& block = plan_.gradient_blocks[k];
-    zero_device_bytes(static_cast<unsigned char*>(arena_data()) + block.offset, block.bytes);
-  }
+  for (size_t k : blocks_first_written_at_[node]) zero_block_gaps(k);
 }
 
 // The finished bucket's elements that lie in the shard's ranges, copied to their place in the gradient shard.

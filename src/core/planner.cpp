@@ -300,7 +300,7 @@ void make_gradient_blocks(const Graph& graph, MemoryPlan& plan, bool until_end) 
   for (size_t b = 0; b < plan.buckets.size(); ++b) {
     const GradientBucket& bucket = plan.buckets[b];
     const bool piece_of_previous = b > 0 && plan.buckets[b - 1].first == bucket.first;
-    if (!piece_of_previous) plan.gradient_blocks.push_back(GradientBlock{0, 0, b, b, -1, -1, -1});
+    if (!piece_of_previous) plan.gradient_blocks.push_back(GradientBlock{0, 0, b, b, -1, -1, -1, {}});
     GradientBlock& block = plan.gradient_blocks.back();
     block.last_bucket = b;
     block.bytes += bucket.bytes;
@@ -345,6 +345,22 @@ void place_gradients_in_blocks(MemoryPlan& plan) {
   }
 }
 
+// Each block's gaps: its bytes that none of its gradients covers (they lie in flat-layout order, apart).
+void find_block_gaps(const Graph& graph, MemoryPlan& plan) {
+  for (GradientBlock& block : plan.gradient_blocks) {
+    const uint64_t start = plan.buckets[block.first_bucket].offset;
+    const auto [first, last] = block_gradients(plan, block);
+    uint64_t covered = 0;  // relative to the block: the end of the gradients so far
+    for (size_t i = first; i <= last; ++i) {
+      const TensorId id = plan.gradient_order[i];
+      const uint64_t at = plan.offsets[static_cast<size_t>(id)] - start;
+      if (at > covered) block.gaps.push_back(ByteRange{covered, at - covered});
+      covered = std::max(covered, at + graph.tensor(id).bytes());
+    }
+    if (block.bytes > covered) block.gaps.push_back(ByteRange{covered, block.bytes - covered});
+  }
+}
+
 }  // namespace
 
 MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
@@ -385,7 +401,10 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   // The buckets are cut from the flat layout (the parameters' mirror) either way; with blocks nothing of it is
   // allocated: the parameters' region is followed by the optimizer's.
   plan.buckets = cut_buckets(graph, plan, options.bucket_bytes, shard_unit(plan), plan.shard_by_bucket);
-  if (plan.gradients_in_blocks) make_gradient_blocks(graph, plan, options.gradient_blocks_until_end);
+  if (plan.gradients_in_blocks) {
+    make_gradient_blocks(graph, plan, options.gradient_blocks_until_end);
+    find_block_gaps(graph, plan);  // from the flat layout's offsets, before the blocks are placed
+  }
   offset = plan.gradient_region_offset + (plan.gradients_in_blocks ? 0 : plan.gradient_bytes);
   uint64_t start = align_up(offset, a);
   offset = lay_out(graph, graph.tensors_with_role(TensorRole::kOptimizerState), start, a, plan);

@@ -49,7 +49,10 @@ void CpuExecutor::allocate_gradient_shard(int64_t floats) {
 }
 
 void CpuExecutor::copy_device_bytes(void* to, const void* from, uint64_t bytes) { std::memcpy(to, from, bytes); }
-void CpuExecutor::zero_device_bytes(void* at, uint64_t bytes) { std::memset(at, 0, bytes); }
+void CpuExecutor::zero_block_gaps(size_t block) {
+  const GradientBlock& b = plan_.gradient_blocks[block];
+  for (const ByteRange& gap : b.gaps) std::memset(arena_.data() + b.offset + gap.offset, 0, gap.bytes);
+}
 
 float* CpuExecutor::f32(TensorId id) {
   return reinterpret_cast<float*>(arena_.data() + plan_.offsets.at(static_cast<size_t>(id)));

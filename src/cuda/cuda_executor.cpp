@@ -19,6 +19,7 @@
 #include "scalebench/executor.h"
 #include "src/cuda/conv2d.h"
 #include "src/cuda/cuda_check.h"
+#include "src/cuda/fill.h"
 #include "src/cuda/gemm.h"
 #include "src/cuda/optimizer.h"
 #include "src/cuda/step_replays.h"
@@ -75,6 +76,7 @@ CudaExecutor::CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32
   reserve_outside_plan(graph);
   if (scaled) start_loss_scaling();
   initialize_state();
+  if (plan.gradients_in_blocks) upload_block_gaps();
 }
 
 void CudaExecutor::allocate_gradient_shard(int64_t floats) {
@@ -97,8 +99,32 @@ void CudaExecutor::copy_device_bytes(void* to, const void* from, uint64_t bytes)
   SB_CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_));
 }
 
-void CudaExecutor::zero_device_bytes(void* at, uint64_t bytes) {
-  SB_CUDA_CHECK(cudaMemsetAsync(at, 0, bytes, stream_));
+// One kernel per block over its gaps (a few hundred bytes each, a block's padding at most ranks x 256), instead of a
+// memset of the whole block: the gradients are written whole by their writers.
+void CudaExecutor::zero_block_gaps(size_t block) {
+  const size_t first = first_gap_[block], count = first_gap_[block + 1] - first;
+  if (count > 0) cuda::zero_byte_ranges(arena_, gap_offsets_ + first, gap_bytes_ + first, count, stream_);
+}
+
+void CudaExecutor::upload_block_gaps() {
+  std::vector<uint64_t> offsets;
+  std::vector<uint32_t> bytes;
+  for (const GradientBlock& block : plan_.gradient_blocks) {
+    first_gap_.push_back(offsets.size());
+    for (const ByteRange& gap : block.gaps) {
+      offsets.push_back(block.offset + gap.offset);
+      bytes.push_back(static_cast<uint32_t>(gap.bytes));
+    }
+  }
+  first_gap_.push_back(offsets.size());
+  if (offsets.empty()) return;
+  SB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&gap_offsets_), offsets.size() * sizeof(uint64_t)));
+  SB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&gap_bytes_), bytes.size() * sizeof(uint32_t)));
+  SB_CUDA_CHECK(cudaMemcpyAsync(gap_offsets_, offsets.data(), offsets.size() * sizeof(uint64_t), cudaMemcpyHostToDevice,
+                                stream_));
+  SB_CUDA_CHECK(
+      cudaMemcpyAsync(gap_bytes_, bytes.data(), bytes.size() * sizeof(uint32_t), cudaMemcpyHostToDevice, stream_));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 CudaExecutor::~CudaExecutor() {
@@ -115,6 +141,8 @@ CudaExecutor::~CudaExecutor() {
   cudaFree(loss_scale_);
   cudaFree(optimizer_state_);
   cudaFree(gradient_shard_);
+  cudaFree(gap_offsets_);
+  cudaFree(gap_bytes_);
   if (arena_memory_.release) {
     arena_memory_.release(arena_);
   } else {

@@ -131,11 +131,17 @@ class CudaExecutor final : public Executor {
   void allocate_gradient_shard(int64_t floats) override;
   float* gradient_shard_data() override { return gradient_shard_; }
   void copy_device_bytes(void* to, const void* from, uint64_t bytes) override;
-  void zero_device_bytes(void* at, uint64_t bytes) override;
+  void zero_block_gaps(size_t block) override;
+  void upload_block_gaps();
 
   AllocationCharge arena_charge_, state_charge_;  // the budget's count of arena_ and optimizer_state_
   AllocationCharge gradient_shard_charge_;        // and of gradient_shard_
   float* gradient_shard_ = nullptr;               // gradient blocks: the optimizer's shard's gradients
+  // Gradient blocks: every block's gaps (cuda::zero_byte_ranges' lists, arena offsets), block after block on the
+  // device, and where each block's start in them.
+  uint64_t* gap_offsets_ = nullptr;
+  uint32_t* gap_bytes_ = nullptr;
+  std::vector<size_t> first_gap_;  // per block, then the total
   AllocationCharge outside_plan_charge_;          // and of gemm_workspace_ and kernel_scratch_
   void* gemm_workspace_ = nullptr;
   void* kernel_scratch_ = nullptr;

@@ -251,6 +251,32 @@ TEST(Planner, GradientBlocksLiveInTheSharedRegionUntilReleased) {
   EXPECT_THROW(plan_memory(chain.graph, options), UsageError) << "blocks are the by-bucket layout's";
 }
 
+// A block's gaps are exactly its bytes that no gradient covers: the alignment after a gradient of 400 bytes and the
+// bucket's padding to three shards' unit (768 bytes); they and the gradients tile the block.
+TEST(Planner, GradientBlockGapsAreTheBytesNoGradientCovers) {
+  Graph graph;
+  const TensorId a = add(graph, "a", {100}, TensorRole::kParameter);  // 400 bytes: 112 of alignment after it
+  const TensorId da = add(graph, "da", {100}, TensorRole::kGradient, a);
+  const TensorId b = add(graph, "b", {30}, TensorRole::kParameter);   // 120 bytes
+  const TensorId db = add(graph, "db", {30}, TensorRole::kGradient, b);
+  graph.add_node(Node{"grad", {}, {db}, {}, true});
+  graph.add_node(Node{"grad", {}, {da}, {}, true});
+  PlanOptions options{1 << 20, 256, 3};
+  options.shard_by_bucket = true;
+  options.gradient_blocks = true;
+  const MemoryPlan plan = plan_memory(graph, options);
+  ASSERT_EQ(plan.gradient_blocks.size(), 1u);
+  const GradientBlock& block = plan.gradient_blocks[0];
+  EXPECT_EQ(block.bytes, 768u) << "db at 0 (120), da at 256 (400): 656 bytes, padded to 768";
+  ASSERT_EQ(block.gaps.size(), 2u);
+  EXPECT_EQ(block.gaps[0].offset, 120u);
+  EXPECT_EQ(block.gaps[0].bytes, 136u);
+  EXPECT_EQ(block.gaps[1].offset, 656u);
+  EXPECT_EQ(block.gaps[1].bytes, 112u);
+  EXPECT_EQ(plan.offsets[db], block.offset);
+  EXPECT_EQ(plan.offsets[da], block.offset + 256);
+}
+
 // An oversized gradient's pieces are buckets of one block (one tensor), back to back.
 TEST(Planner, GradientBlocksKeepAnOversizedGradientsPiecesTogether) {
   TwoLayer t;

@@ -75,7 +75,7 @@ class RecordingExecutor final : private EmptyModel, public Executor {
   void allocate_gradient_shard(int64_t) override {}  // its plan has no gradient blocks
   float* gradient_shard_data() override { return nullptr; }
   void copy_device_bytes(void*, const void*, uint64_t) override {}
-  void zero_device_bytes(void*, uint64_t) override {}
+  void zero_block_gaps(size_t) override {}
 };
 
 // Runs `steps` steps as run_steps does: the random stream set to (seed, index), then the step issued.
