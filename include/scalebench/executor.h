@@ -163,9 +163,9 @@ class Executor {
   // call it once their memory exists.
   void initialize_state();
 
-  // Gradient blocks, the device's part: the gradient shard (optimizer_shard_count() floats, zeroed: ensure_gradient_shard
-  // allocates it when the shard is set, else before the first nodes run, never while a step is being captured), a
-  // byte copy, and the zeroing of block `block`'s gaps, on the compute stream.
+  // Gradient blocks, the device's part: the gradient shard (optimizer_shard_count() floats, zeroed;
+  // ensure_gradient_shard allocates it when the shard is set, else before the first nodes run, never while a step is
+  // being captured), a byte copy, and the zeroing of block `block`'s gaps, on the compute stream.
   virtual void allocate_gradient_shard(int64_t floats) = 0;
   virtual float* gradient_shard_data() = 0;
   virtual void copy_device_bytes(void* to, const void* from, uint64_t bytes) = 0;

@@ -54,12 +54,13 @@ struct GradientBucket {
   int block = -1;  // gradient blocks: its block, an index into MemoryPlan::gradient_blocks
 };
 
-// PlanOptions::gradient_blocks: one bucket's gradients, or an oversized gradient's pieces together, in the shared
-// region. Whoever consumes a block (the reducer's reduce-scatter into the gradient shard, or the executor's own copy
-// without one) must be done reading it before node released_after_node + 1 runs, whose tensors may reuse its bytes.
 struct ByteRange {
   uint64_t offset = 0, bytes = 0;
 };
+
+// PlanOptions::gradient_blocks: one bucket's gradients, or an oversized gradient's pieces together, in the shared
+// region. Whoever consumes a block (the reducer's reduce-scatter into the gradient shard, or the executor's own copy
+// without one) must be done reading it before node released_after_node + 1 runs, whose tensors may reuse its bytes.
 struct GradientBlock {
   uint64_t offset = 0, bytes = 0;       // absolute, in the shared region; the buckets' bytes back to back
   size_t first_bucket = 0, last_bucket = 0;  // into MemoryPlan::buckets, inclusive

@@ -332,9 +332,10 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "updates, its shard of the parameters, then the shards are all-gathered: ZeRO stage 1), zero2 "
                   "(as zero1, with every gradient bucket reduce-scattered: each rank's shard is its chunk of every "
                   "bucket, and it keeps only that shard of the gradients between steps, each bucket whole only "
-                  "until its reduce-scatter, where that needs less memory; ZeRO stage 2) or zero3 (as zero2, but each bucket's parameters all-gathered before the "
-                  "forward pass reads them and again before the backward pass, one bucket ahead, instead of after "
-                  "the update: ZeRO stage 3 / FSDP's schedule, the parameter memory still held whole)")
+                  "until its reduce-scatter, where that needs less memory; ZeRO stage 2) or zero3 (as zero2, but "
+                  "each bucket's parameters all-gathered before the forward pass reads them and again before the "
+                  "backward pass, one bucket ahead, instead of after the update: ZeRO stage 3 / FSDP's schedule, the "
+                  "parameter memory still held whole)")
       ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
   run->add_option("--comm-priority", result.run.comm_priority,
                   "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")

@@ -264,7 +264,8 @@ uint64_t place_by_liveness(const Graph& graph, uint64_t base, uint64_t alignment
   for (GradientBlock& block : plan.gradient_blocks) {
     items.push_back(SharedItem{block.bytes, block.first_node, block.released_after_node, &block.offset});
   }
-  std::stable_sort(items.begin(), items.end(), [](const SharedItem& a, const SharedItem& b) { return a.bytes > b.bytes; });
+  std::stable_sort(items.begin(), items.end(),
+                   [](const SharedItem& a, const SharedItem& b) { return a.bytes > b.bytes; });
   std::vector<Placed> placed;
   uint64_t peak = 0;
   for (const SharedItem& item : items) {

@@ -120,8 +120,8 @@ void CpuExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_
   const int64_t state = optimizer_state_offset(first, count);
   ensure_optimizer_state(settings);
   auto* params = reinterpret_cast<float*>(arena_.data());
-  cpu::optimizer_step(params + first, gradients_of(first, count), optimizer_state_.data() + state, count, settings, step,
-                      nullptr, cpu::optimizer_state_stride(optimizer_shard_count()));
+  cpu::optimizer_step(params + first, gradients_of(first, count), optimizer_state_.data() + state, count, settings,
+                      step, nullptr, cpu::optimizer_state_stride(optimizer_shard_count()));
 }
 
 void CpuExecutor::mark(size_t index) {

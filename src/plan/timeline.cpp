@@ -71,9 +71,9 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
   }
   for (size_t b = 0; b < in.bucket_needed_node.size(); ++b) {
     const int node = in.bucket_needed_node[b];
-    if (node >= 0 && static_cast<size_t>(node) < nodes) {
-      compute_waits[static_cast<size_t>(node)] = std::max(compute_waits[static_cast<size_t>(node)], position_of_bucket[b]);
-    }
+    if (node < 0 || static_cast<size_t>(node) >= nodes) continue;
+    int& wait = compute_waits[static_cast<size_t>(node)];
+    wait = std::max(wait, position_of_bucket[b]);
   }
   const bool by_bucket = in.update_by_bucket && buckets > 0;
   if (by_bucket) {

@@ -63,9 +63,8 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   MemoryPlan blocks = plan_memory(replica->graph, plan_options);
   const ParameterShard shard = parameter_shard(blocks, 0, parameter_shards(options));
   const uint64_t shard_bytes = static_cast<uint64_t>(shard.count) * sizeof(float);
-  if (options.gradient_layout == GradientLayout::kBlocks || blocks.total_bytes + shard_bytes < replica->plan.total_bytes) {
-    replica->plan = std::move(blocks);
-  }
+  const bool smaller = blocks.total_bytes + shard_bytes < replica->plan.total_bytes;
+  if (options.gradient_layout == GradientLayout::kBlocks || smaller) replica->plan = std::move(blocks);
   return replica;
 }
 
@@ -88,7 +87,8 @@ uint64_t needed_gradient_shard_bytes(const Replica& replica, const ReplicaOption
 }
 
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind) {
-  const uint64_t state = cpu::optimizer_state_bytes(options.optimizer_state_buffers, shard_parameters(replica, options));
+  const uint64_t state =
+      cpu::optimizer_state_bytes(options.optimizer_state_buffers, shard_parameters(replica, options));
   return replica.plan.total_bytes + state + needed_gradient_shard_bytes(replica, options) +
          (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);
 }

@@ -147,7 +147,8 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     // data-parallel phases' replica is built, which then holds one shard's state from the start.
     ReplicaOptions solo_options = replica_options;
     const bool separate_solo = options.solo && data_parallel && (options.comm || options.dp) &&
-                               shards_by_bucket(options.strategy) && plan_replica(replica_options)->plan.gradients_in_blocks;
+                               shards_by_bucket(options.strategy) &&
+                               plan_replica(replica_options)->plan.gradients_in_blocks;
     report.solo_own_replica = separate_solo;
     if (separate_solo) {
       solo_options.gradient_layout = GradientLayout::kWhole;

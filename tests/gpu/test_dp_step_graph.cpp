@@ -258,8 +258,8 @@ TEST(DpStepGraphVariants, GradientBlocksCaptured) {
       expect_replay_trains_as_eager(blocks);
       DpSetup whole = blocks;
       whole.layout = GradientLayout::kWhole;
-      const double difference =
-          largest_difference(train_dp(blocks, CudaGraphMode::kOff).weights, train_dp(whole, CudaGraphMode::kOff).weights);
+      const std::vector<float> in_blocks = train_dp(blocks, CudaGraphMode::kOff).weights;
+      const double difference = largest_difference(in_blocks, train_dp(whole, CudaGraphMode::kOff).weights);
       if (difference > 0) {
         const double spread = largest_difference(train_dp(whole, CudaGraphMode::kOff).weights,
                                                  train_dp(whole, CudaGraphMode::kOff).weights);

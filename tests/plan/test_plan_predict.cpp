@@ -116,8 +116,9 @@ TEST(PlanPredict, ShardedStrategiesHoldLessStateAndGatherAfterTheUpdate) {
   EXPECT_NEAR(zero1.wire_bytes, 2 * ddp.wire_bytes, 0.01 * ddp.wire_bytes) << "the all-reduced and the gathered";
   EXPECT_LT(zero2.timeline.comm_alone_ms, zero1.timeline.comm_alone_ms) << "reduce-scatters, not all-reduces";
   EXPECT_GT(zero2.scaling_efficiency, zero1.scaling_efficiency);
-  // zero3: zero2's memory (the parameters still held whole, the gradients in blocks as zero2's), each bucket gathered before the forward pass and most
-  // again before the backward pass instead of once after the update, the forward's gathers in the nodes' way.
+  // zero3: zero2's memory (the parameters still held whole, the gradients in blocks as zero2's), each bucket gathered
+  // before the forward pass and most again before the backward pass instead of once after the update, the forward's
+  // gathers in the nodes' way.
   r.strategy = "zero3";
   const PlanPrediction zero3 = predict_plan(r, db(), calibration());
   EXPECT_EQ(zero3.needed_bytes, zero2.needed_bytes);
