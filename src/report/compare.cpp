@@ -292,7 +292,7 @@ std::vector<Table> comparison_tables(const ComparisonModel& model) {
 std::string comparison_csv(const ComparisonModel& model) {
   const std::vector<std::string> columns{
       "label", "file", "kind", "workload", "unit", "nranks", "transport", "precision", "grad_dtype", "overlap",
-      "status", "phase", "units_per_s_total", "ratio_to_baseline", "solo_step_ms_p50", "solo_units_per_s_per_gpu",
+      "strategy", "status", "phase", "units_per_s_total", "ratio_to_baseline", "solo_step_ms_p50", "solo_units_per_s_per_gpu",
       "dp_step_ms_p50", "dp_units_per_s_total", "scaling_efficiency", "exposed_comm_ms", "overlap_pct",
       "busbw_gbps", "comm_busbw_gbps", "peak_busbw_gbps", "schema_version"};
   auto join = [](const std::vector<std::string>& fields) {
@@ -302,7 +302,7 @@ std::string comparison_csv(const ComparisonModel& model) {
   };
   // Every row ends with the CSV's schema_version; the header's last column names it.
   auto row = [&join](std::vector<std::string> fields) {
-    fields.push_back(std::to_string(kCsvSchemaVersion));
+    fields.push_back(std::to_string(kCompareCsvSchemaVersion));
     return join(fields);
   };
   std::string text = join(columns);
@@ -315,7 +315,7 @@ std::string comparison_csv(const ComparisonModel& model) {
       const RunSummary& run = file.run;
       const std::optional<double> value = headline_throughput(run);
       text += row({file.label, file.path, "run", workload, run.unit, std::to_string(file.nranks), file.transport,
-                    run.precision, run.grad_dtype, run.overlap ? "true" : "false", run.status,
+                    run.precision, run.grad_dtype, run.overlap ? "true" : "false", run.strategy, run.status,
                     run.dp.ran ? "dp" : "solo", csv_number(value), csv_number(ratio_to(value, base)),
                     csv_number(run.solo.ran ? std::optional<double>(run.solo.step_ms_p50) : std::nullopt),
                     csv_number(run.solo.units_per_s_per_gpu),
@@ -328,7 +328,7 @@ std::string comparison_csv(const ComparisonModel& model) {
         if (point.gpus <= 1 || point.gpus >= file.nranks || !point.measured) continue;
         text += row({file.label, file.path, "run", workload, run.unit,
                      std::to_string(point.gpus * point.groups_at_once), file.transport, run.precision,
-                     run.grad_dtype, run.overlap ? "true" : "false", run.status,
+                     run.grad_dtype, run.overlap ? "true" : "false", run.strategy, run.status,
                      "dp@" + std::to_string(point.gpus), csv_number(point.units_per_s_total), "", "", "",
                      csv_number(point.step_ms_p50), csv_number(point.units_per_s_total), csv_number(point.efficiency),
                      csv_number(point.exposed_comm_ms), "", csv_number(point.busbw_gbps), "", ""});

@@ -9,6 +9,8 @@ namespace sb {
 
 // Bumped when a CSV's columns change meaning or order; the last column of every row (header "schema_version").
 constexpr int kCsvSchemaVersion = 1;
+// compare's CSV: 2 since 2026-12-05 (the `strategy` column after `overlap`).
+constexpr int kCompareCsvSchemaVersion = 2;
 
 // A field quoted when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& text);

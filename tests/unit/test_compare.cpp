@@ -326,17 +326,17 @@ TEST(CompareModel, GoldenCsv) {
                                 parse_result_file("bw.json", kBandwidth)};
   assign_labels(files, {{"sockets.json", "sockets, fp32"}});
   const std::string expected =
-      "label,file,kind,workload,unit,nranks,transport,precision,grad_dtype,overlap,status,phase,"
+      "label,file,kind,workload,unit,nranks,transport,precision,grad_dtype,overlap,strategy,status,phase,"
       "units_per_s_total,ratio_to_baseline,solo_step_ms_p50,solo_units_per_s_per_gpu,dp_step_ms_p50,"
       "dp_units_per_s_total,scaling_efficiency,exposed_comm_ms,overlap_pct,busbw_gbps,comm_busbw_gbps,"
       "peak_busbw_gbps,schema_version\n"
-      "NVIDIA H200 x2 P2P/CUMEM,nvlink.json,run,bert_base,sequences,2,P2P/CUMEM,bf16,fp32,true,ok,dp,7600,1,33,4000,"
-      "34,7600,0.95,1,50,107.5,222.5,,1\n"
-      "\"sockets, fp32\",sockets.json,run,bert_base,sequences,2,NET/Socket,bf16,fp32,true,ok,dp,1900,0.25,33,4000,"
-      "34,1900,0.25,100.5,50,107.5,222.5,,1\n"
-      "NVIDIA H200 x1,one_tb.json,run,transformer_big,tokens,1,,bf16,fp32,true,ok,solo,50000,,33,4000,,,,,,,,,1\n"
-      "NVIDIA H200 x2 P2P/CUMEM,bw.json,bandwidth,all_gather,,2,P2P/CUMEM,fp32,,,,,,,,,,,,,,,,340.5,1\n"
-      "NVIDIA H200 x2 P2P/CUMEM,bw.json,bandwidth,all_reduce,,2,P2P/CUMEM,fp32,,,,,,,,,,,,,,,,361.25,1\n";
+      "NVIDIA H200 x2 P2P/CUMEM,nvlink.json,run,bert_base,sequences,2,P2P/CUMEM,bf16,fp32,true,ddp,ok,dp,7600,1,33,"
+      "4000,34,7600,0.95,1,50,107.5,222.5,,2\n"
+      "\"sockets, fp32\",sockets.json,run,bert_base,sequences,2,NET/Socket,bf16,fp32,true,ddp,ok,dp,1900,0.25,33,"
+      "4000,34,1900,0.25,100.5,50,107.5,222.5,,2\n"
+      "NVIDIA H200 x1,one_tb.json,run,transformer_big,tokens,1,,bf16,fp32,true,ddp,ok,solo,50000,,33,4000,,,,,,,,,2\n"
+      "NVIDIA H200 x2 P2P/CUMEM,bw.json,bandwidth,all_gather,,2,P2P/CUMEM,fp32,,,,,,,,,,,,,,,,,340.5,2\n"
+      "NVIDIA H200 x2 P2P/CUMEM,bw.json,bandwidth,all_reduce,,2,P2P/CUMEM,fp32,,,,,,,,,,,,,,,,,361.25,2\n";
   EXPECT_EQ(comparison_csv(build_comparison(files, "")), expected);
 }
 
