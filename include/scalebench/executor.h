@@ -174,6 +174,9 @@ class Executor {
   // (unless the caller collects) copies the buckets it finishes into the gradient shard.
   void before_node(size_t node);
   void after_node(size_t node);
+  // gradients_of for a parameter whose offset in the shard's packing (optimizer_state_offset) the caller already has:
+  // the optimizer's loops walk the state and the gradient shard in step, without a search per range.
+  float* gradients_at(int64_t first, int64_t packed);
   // Allocates the gradient shard for the current optimizer shard unless it is (gradient blocks only): lazily, so that
   // a replica whose reducer sets a shard right away never holds a gradient shard of every parameter.
   void ensure_gradient_shard();

@@ -40,9 +40,13 @@ void Executor::ensure_gradient_shard() {
 }
 
 float* Executor::gradients_of(int64_t first, int64_t count) {
+  return gradients_at(first, plan_.gradients_in_blocks ? optimizer_state_offset(first, count) : 0);
+}
+
+float* Executor::gradients_at(int64_t first, int64_t packed) {
   if (plan_.gradients_in_blocks) {
     ensure_gradient_shard();
-    return gradient_shard_data() + optimizer_state_offset(first, count);
+    return gradient_shard_data() + packed;
   }
   return reinterpret_cast<float*>(static_cast<unsigned char*>(arena_data()) + plan_.gradient_region_offset) + first;
 }

@@ -107,7 +107,7 @@ void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step
   const int64_t stride = cpu::optimizer_state_stride(optimizer_shard_count());
   int64_t state = 0;
   for (const ShardRange& r : shard) {
-    cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()) + r.first, gradients_of(r.first, r.count),
+    cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()) + r.first, gradients_at(r.first, state),
                         optimizer_state_.data() + state, r.count, settings, step,
                         settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr, stride);
     state += r.count;
@@ -120,7 +120,7 @@ void CpuExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_
   const int64_t state = optimizer_state_offset(first, count);
   ensure_optimizer_state(settings);
   auto* params = reinterpret_cast<float*>(arena_.data());
-  cpu::optimizer_step(params + first, gradients_of(first, count), optimizer_state_.data() + state, count, settings,
+  cpu::optimizer_step(params + first, gradients_at(first, state), optimizer_state_.data() + state, count, settings,
                       step, nullptr, cpu::optimizer_state_stride(optimizer_shard_count()));
 }
 

@@ -203,7 +203,7 @@ void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t ste
   const int64_t stride = cpu::optimizer_state_stride(optimizer_shard_count());
   int64_t state = 0;
   for (size_t i = 0; i < shard.size(); ++i) {
-    cuda::optimizer_step(static_cast<float*>(arena_) + shard[i].first, gradients_of(shard[i].first, shard[i].count),
+    cuda::optimizer_step(static_cast<float*>(arena_) + shard[i].first, gradients_at(shard[i].first, state),
                          optimizer_state_ + state, shard[i].count, settings,
                          step_value(step, steps_per_training_step()), needs_norm ? norm_scratch_ : nullptr, stream_,
                          loss_scale_, loss_scale_config_, stride, i + 1 == shard.size());
@@ -219,7 +219,7 @@ void CudaExecutor::optimizer_step_range(const OptimizerSettings& settings, int64
   const int64_t state = optimizer_state_offset(first, count);
   ensure_optimizer_state(settings);
   auto* params = static_cast<float*>(arena_);
-  cuda::optimizer_step(params + first, gradients_of(first, count), optimizer_state_ + state, count, settings,
+  cuda::optimizer_step(params + first, gradients_at(first, state), optimizer_state_ + state, count, settings,
                        step_value(step, steps_per_training_step()), nullptr, stream_, nullptr, {},
                        cpu::optimizer_state_stride(optimizer_shard_count()));
 }

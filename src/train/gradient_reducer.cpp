@@ -133,11 +133,13 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   }
   std::sort(waits_.begin(), waits_.end());
   // Bucket ranges double as parameter ranges for update(): the planner lays parameters out exactly as their
-  // gradients, one region apart (in its flat layout, where the gradients are in blocks).
-  for (TensorId gradient : plan.gradients_in_blocks ? std::vector<TensorId>{} : plan.gradient_order) {
+  // gradients, one region apart.
+  // With blocks the gradients' tensors lie in their blocks; the flat layout the buckets were cut from is the mirror.
+  const bool in_region = !plan.gradients_in_blocks;
+  for (TensorId gradient : plan.gradient_order) {
     const TensorId parameter = executor.graph().tensor(gradient).gradient_of;
-    if (plan.offsets.at(static_cast<size_t>(parameter)) + plan.gradient_region_offset !=
-        plan.offsets.at(static_cast<size_t>(gradient))) {
+    if (in_region && plan.offsets.at(static_cast<size_t>(parameter)) + plan.gradient_region_offset !=
+                         plan.offsets.at(static_cast<size_t>(gradient))) {
       throw UsageError("gradient reducer: parameter '" + executor.graph().tensor(parameter).name +
                        "' is not laid out like its gradient");
     }

@@ -177,6 +177,32 @@ TEST(ShardedReduction, Zero3LeavesTheOtherChunksStaleUntilTheyAreGathered) {
   EXPECT_GT(rest_differ, rest / 2) << "of " << rest << ": the other chunks were not gathered after the update";
 }
 
+// One training pass with its reductions under `strategy` (dense tables, fp32 wire, overlap), waited for: the replica
+// and its reducer, which the caller reads.
+struct ReducedOnce {
+  std::unique_ptr<Replica> replica;
+  std::unique_ptr<GradientReducer> reducer;
+};
+ReducedOnce reduce_once(Device& device, Communicator& communicator, const ReplicaOptions& options,
+                        DataParallelStrategy strategy) {
+  ReducedOnce out;
+  out.replica = build_replica(options, device, 1, world().rank() * options.batch, 7);
+  out.reducer = std::make_unique<GradientReducer>(device, communicator, *out.replica->executor, DType::kFloat32, true,
+                                                  false, nullptr, EmbeddingGradMode::kDense, nullptr,
+                                                  BufferRegistration::kNone, strategy);
+  out.replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
+  out.reducer->run_nodes_and_reduce();
+  out.reducer->wait_and_time("the test's reductions");
+  return out;
+}
+
+// The gradient region as the arena holds it (a plan with the region whole).
+std::vector<float> gradient_region(const Replica& replica) {
+  const auto* arena = static_cast<const unsigned char*>(replica.executor->arena_data());
+  const auto* first = reinterpret_cast<const float*>(arena + replica.plan.gradient_region_offset);
+  return std::vector<float>(first, first + replica.plan.gradient_bytes / sizeof(float));
+}
+
 // zero2 reduce-scatters: after one step's reductions a rank's own chunk of every bucket holds ddp's averaged
 // gradients bit for bit, and the rest of the bucket still holds its own, unaveraged ones (an all-reduce would have
 // averaged those too).
@@ -188,17 +214,10 @@ TEST(ShardedReduction, Zero2LeavesEachRankItsChunkAveragedAndTheRestItsOwn) {
   std::vector<GradientBucket> buckets;
   uint64_t region = 0;
   for (DataParallelStrategy strategy : {DataParallelStrategy::kDdp, DataParallelStrategy::kZero2}) {
-    std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
-    GradientReducer reducer(*device, *communicator, *replica->executor, DType::kFloat32, true, false, nullptr,
-                            EmbeddingGradMode::kDense, nullptr, BufferRegistration::kNone, strategy);
-    replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
-    reducer.run_nodes_and_reduce();
-    reducer.wait_and_time("the test's reductions");
-    const auto* arena = static_cast<const unsigned char*>(replica->executor->arena_data());
-    const auto* first = reinterpret_cast<const float*>(arena + replica->plan.gradient_region_offset);
-    gradients.emplace_back(first, first + replica->plan.gradient_bytes / sizeof(float));
-    buckets = replica->plan.buckets;
-    region = replica->plan.gradient_region_offset;
+    const ReducedOnce reduced = reduce_once(*device, *communicator, options, strategy);
+    gradients.push_back(gradient_region(*reduced.replica));
+    buckets = reduced.replica->plan.buckets;
+    region = reduced.replica->plan.gradient_region_offset;
   }
   int64_t own_differ = 0, rest_differ = 0;
   for (const GradientBucket& bucket : buckets) {
@@ -223,31 +242,18 @@ TEST(ShardedReduction, GradientBlocksReduceScatterIntoTheShardBesideTheArena) {
   std::vector<float> averaged;  // ddp's, the region whole
   uint64_t whole_total = 0;
   {
-    const ReplicaOptions options = tiny_replica("bert_base", DataParallelStrategy::kZero2, false);
-    std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
-    GradientReducer reducer(*device, *communicator, *replica->executor, DType::kFloat32, true, false, nullptr,
-                            EmbeddingGradMode::kDense, nullptr, BufferRegistration::kNone, DataParallelStrategy::kDdp);
-    replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
-    reducer.run_nodes_and_reduce();
-    reducer.wait_and_time("the test's reductions");
-    const auto* arena = static_cast<const unsigned char*>(replica->executor->arena_data());
-    const auto* first = reinterpret_cast<const float*>(arena + replica->plan.gradient_region_offset);
-    averaged.assign(first, first + replica->plan.gradient_bytes / sizeof(float));
-    whole_total = replica->plan.total_bytes;
+    const ReplicaOptions whole = tiny_replica("bert_base", DataParallelStrategy::kZero2, false);
+    const ReducedOnce reduced = reduce_once(*device, *communicator, whole, DataParallelStrategy::kDdp);
+    averaged = gradient_region(*reduced.replica);
+    whole_total = reduced.replica->plan.total_bytes;
   }
   const ReplicaOptions options = tiny_replica("bert_base", DataParallelStrategy::kZero2);
-  std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
-  ASSERT_TRUE(replica->plan.gradients_in_blocks);
-  EXPECT_THROW(GradientReducer(*device, *communicator, *replica->executor, DType::kFloat32, true, false, nullptr,
-                               EmbeddingGradMode::kDense, nullptr, BufferRegistration::kNone,
-                               DataParallelStrategy::kDdp),
-               UsageError)
+  EXPECT_THROW(reduce_once(*device, *communicator, options, DataParallelStrategy::kDdp), UsageError)
       << "ddp reduces a gradient region, which a plan with blocks does not have";
-  GradientReducer reducer(*device, *communicator, *replica->executor, DType::kFloat32, true, false, nullptr,
-                          EmbeddingGradMode::kDense, nullptr, BufferRegistration::kNone, DataParallelStrategy::kZero2);
-  replica->executor->set_random_stream(3 + static_cast<uint64_t>(world().rank()), 1);
-  reducer.run_nodes_and_reduce();
-  reducer.wait_and_time("the test's reductions");
+  const ReducedOnce reduced = reduce_once(*device, *communicator, options, DataParallelStrategy::kZero2);
+  const std::unique_ptr<Replica>& replica = reduced.replica;
+  const GradientReducer& reducer = *reduced.reducer;
+  ASSERT_TRUE(replica->plan.gradients_in_blocks);
   const uint64_t shard_bytes = replica->executor->gradient_shard_bytes();
   EXPECT_EQ(shard_bytes * static_cast<uint64_t>(world().size()), replica->plan.gradient_bytes) << "1/N of them";
   int64_t differ = 0, compared = 0;
