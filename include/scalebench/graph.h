@@ -51,6 +51,10 @@ struct TensorInfo {
   // gradient buckets never span two groups, so each network's gradients are reduced by buckets of their own.
   std::string parameter_group;
   float initial_value = 0.0f;        // kState (fp32): every element's value when the executor is built
+  // zero3's parameters at 1/N (src/core/backward_parameter_copies.h): an activation holding this parameter again for
+  // the backward pass, gathered into its unit's backward block (PlanOptions::parameter_blocks) so that the copy the
+  // forward pass read can die after its last forward reader.
+  TensorId parameter_copy_of = kNoTensor;
 
   int64_t elements() const;
   uint64_t bytes() const;

@@ -38,6 +38,13 @@ struct PlanOptions {
   // a step keeps of the gradients is the rank's shard of them, beside the arena (Executor::gradients_of).
   bool gradient_blocks = false;
   bool gradient_blocks_until_end = false;
+  // zero3's parameters at 1/N (--strategy zero3; needs gradient_blocks, and a graph whose backward nodes read copies
+  // of their own: give_backward_its_own_parameter_copies): the arena holds no parameter region either. Each unit's
+  // (bucket's; an oversized parameter's pieces together) gathered parameters are a block of the shared region, one
+  // for the forward pass and one for the backward copies, each alive from the node where its gather may be issued
+  // (one unit ahead, as the reducer issues it) until its last reader (ParameterBlock). What a rank keeps of the
+  // parameters between uses is its shard, beside the arena (Executor::parameters_of).
+  bool parameter_blocks = false;
 };
 
 // A contiguous range of the gradient region: whole gradients in backward order until the range reaches the
@@ -52,6 +59,9 @@ struct GradientBucket {
   // block, GradientBlock; `offset` stays the bucket's place in the flat layout the parameters mirror).
   uint64_t data_offset = 0;
   int block = -1;  // gradient blocks: its block, an index into MemoryPlan::gradient_blocks
+  // Parameter blocks: where a gather puts the bucket's parameters for the forward pass (and the parts before it) and
+  // for the backward pass; the same place for the unit kept into the backward pass (unit_gathers).
+  uint64_t forward_parameters_offset = 0, backward_parameters_offset = 0;
 };
 
 struct ByteRange {
@@ -71,6 +81,18 @@ struct GradientBlock {
   // whatever tensor had them before must add nothing to the reduce-scatter or the norm. The gradients themselves are
   // written whole by their writers every step, as in the gradient region.
   std::vector<ByteRange> gaps;
+};
+
+// PlanOptions::parameter_blocks: one unit's gathered parameters (a bucket, or an oversized parameter's pieces
+// together) for the forward pass or for the backward pass, laid out as the flat layout lays out its buckets (gaps
+// included, which the gathers fill too). Alive from first_node, the first node at which one of its gathers may be
+// issued (the gather writes it on the communication stream while the nodes from there run), to last_node, its
+// members' last reader or the last node that waits for one of its gathers.
+struct ParameterBlock {
+  uint64_t offset = 0, bytes = 0;             // absolute, in the shared region
+  size_t first_bucket = 0, last_bucket = 0;  // into MemoryPlan::buckets, inclusive
+  bool backward = false;
+  int first_node = -1, last_node = -1;
 };
 
 struct MemoryPlan {
@@ -95,13 +117,15 @@ struct MemoryPlan {
   std::vector<GradientBucket> buckets;
   bool gradients_in_blocks = false;            // PlanOptions::gradient_blocks: no gradient region in the arena
   std::vector<GradientBlock> gradient_blocks;  // then, in flat-layout order
+  bool parameters_in_blocks = false;             // PlanOptions::parameter_blocks: no parameter region in the arena
+  std::vector<ParameterBlock> parameter_blocks;  // then: forward blocks in flat-layout order, then backward ones
 };
 
-// The arena by category (maxbatch's report). Parameters, gradients (with gradient blocks: the gradients live in the
-// shared region at its peak), optimizer state, running state (BatchNorm
-// statistics) and inputs are their tensors' bytes; activations and workspace are those live at the node where the shared region's live bytes
-// peak; padding is the rest (alignment, and the gaps the greedy packing leaves), so the eight add up to
-// total_bytes exactly.
+// The arena by category (maxbatch's report). Parameters (with parameter blocks: those gathered into the shared
+// region at its peak), gradients (with gradient blocks: those in the shared region at its peak), optimizer state,
+// running state (BatchNorm statistics) and inputs are their tensors' bytes; activations and workspace are those live
+// at the node where the shared region's live bytes peak; padding is the rest (alignment, and the gaps the greedy
+// packing leaves), so the eight add up to total_bytes exactly.
 struct PlanCategories {
   uint64_t parameters = 0, gradients = 0, optimizer_state = 0, running_state = 0, inputs = 0, activations = 0,
            workspace = 0, padding = 0;

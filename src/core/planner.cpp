@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "scalebench/error.h"
+#include "src/core/parameter_blocks.h"
 
 namespace sb {
 namespace {
@@ -225,11 +226,13 @@ std::pair<int, int> shared_lifetime(const Graph& graph, const MemoryPlan& plan, 
   return {first, last};
 }
 
+// Views are placed with their storage, backward parameter copies in their parameter blocks.
 std::vector<TensorId> shared_region_tensors(const Graph& graph) {
   std::vector<TensorId> shared;
   for (TensorRole role : {TensorRole::kActivation, TensorRole::kWorkspace}) {
     for (TensorId id : graph.tensors_with_role(role)) {
-      if (graph.tensor(id).view_of == kNoTensor) shared.push_back(id);  // views: placed with their storage
+      const TensorInfo& info = graph.tensor(id);
+      if (info.view_of == kNoTensor && info.parameter_copy_of == kNoTensor) shared.push_back(id);
     }
   }
   return shared;
@@ -263,6 +266,9 @@ uint64_t place_by_liveness(const Graph& graph, uint64_t base, uint64_t alignment
   }
   for (GradientBlock& block : plan.gradient_blocks) {
     items.push_back(SharedItem{block.bytes, block.first_node, block.released_after_node, &block.offset});
+  }
+  for (ParameterBlock& block : plan.parameter_blocks) {
+    items.push_back(SharedItem{block.bytes, block.first_node, block.last_node, &block.offset});
   }
   std::stable_sort(items.begin(), items.end(),
                    [](const SharedItem& a, const SharedItem& b) { return a.bytes > b.bytes; });
@@ -399,6 +405,18 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
     throw UsageError("plan: gradient blocks need the layout by bucket (shard_by_bucket)");
   }
   plan.gradients_in_blocks = options.gradient_blocks;
+  if (options.parameter_blocks && !options.gradient_blocks) {
+    throw UsageError("plan: parameter blocks need gradient blocks");
+  }
+  if (!options.parameter_blocks) {
+    for (const TensorInfo& info : graph.tensors()) {
+      if (info.parameter_copy_of != kNoTensor) {
+        throw UsageError("plan: '" + info.name +
+                         "' is a backward copy of a parameter, which only parameter blocks place");
+      }
+    }
+  }
+  plan.parameters_in_blocks = options.parameter_blocks;
   // The buckets are cut from the flat layout (the parameters' mirror) either way; with blocks nothing of it is
   // allocated: the parameters' region is followed by the optimizer's.
   plan.buckets = cut_buckets(graph, plan, options.bucket_bytes, shard_unit(plan), plan.shard_by_bucket);
@@ -406,7 +424,10 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
     make_gradient_blocks(graph, plan, options.gradient_blocks_until_end);
     find_block_gaps(graph, plan);  // from the flat layout's offsets, before the blocks are placed
   }
-  offset = plan.gradient_region_offset + (plan.gradients_in_blocks ? 0 : plan.gradient_bytes);
+  if (plan.parameters_in_blocks) make_parameter_blocks(graph, plan);
+  offset = plan.parameters_in_blocks
+               ? 0
+               : plan.gradient_region_offset + (plan.gradients_in_blocks ? 0 : plan.gradient_bytes);
   uint64_t start = align_up(offset, a);
   offset = lay_out(graph, graph.tensors_with_role(TensorRole::kOptimizerState), start, a, plan);
   plan.optimizer_bytes = offset - start;
@@ -420,6 +441,7 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
   plan.activation_peak_bytes = place_by_liveness(graph, start, a, plan);
   plan.total_bytes = start + plan.activation_peak_bytes;
   if (plan.gradients_in_blocks) place_gradients_in_blocks(plan);
+  if (plan.parameters_in_blocks) place_parameters_in_blocks(graph, plan);
   place_views(graph, plan);
   return plan;
 }
@@ -451,7 +473,7 @@ ParameterShard parameter_shard(const MemoryPlan& plan, int rank, int ranks) {
 
 PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
   PlanCategories categories;
-  categories.parameters = role_bytes(graph, TensorRole::kParameter);
+  categories.parameters = plan.parameters_in_blocks ? 0 : role_bytes(graph, TensorRole::kParameter);
   categories.gradients = plan.gradients_in_blocks ? 0 : role_bytes(graph, TensorRole::kGradient);
   categories.optimizer_state = role_bytes(graph, TensorRole::kOptimizerState);
   categories.running_state = role_bytes(graph, TensorRole::kState);
@@ -459,7 +481,8 @@ PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
   // Live bytes per node by a sweep: each tensor adds its bytes at its first node and removes them after its last;
   // a gradient block's gradients (not its gaps: padding) from its first writer until it is released.
   const size_t nodes = graph.nodes().size() + 1;  // + the host's reads after the step
-  std::vector<int64_t> activation_delta(nodes + 1, 0), workspace_delta(nodes + 1, 0), gradient_delta(nodes + 1, 0);
+  std::vector<int64_t> activation_delta(nodes + 1, 0), workspace_delta(nodes + 1, 0), gradient_delta(nodes + 1, 0),
+      parameter_delta(nodes + 1, 0);
   for (TensorId id : shared_region_tensors(graph)) {
     const auto [first, last] = shared_lifetime(graph, plan, id);
     auto& delta = graph.tensor(id).role == TensorRole::kWorkspace ? workspace_delta : activation_delta;
@@ -474,16 +497,23 @@ PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
     gradient_delta[static_cast<size_t>(block.first_node)] += bytes;
     gradient_delta[static_cast<size_t>(block.released_after_node) + 1] -= bytes;
   }
-  int64_t activations = 0, workspace = 0, gradients = 0, peak = -1;
+  for (const ParameterBlock& block : plan.parameter_blocks) {  // its parameters, not its gaps (padding)
+    const auto bytes = static_cast<int64_t>(parameter_block_members_bytes(graph, plan, block));
+    parameter_delta[static_cast<size_t>(block.first_node)] += bytes;
+    parameter_delta[static_cast<size_t>(block.last_node) + 1] -= bytes;
+  }
+  int64_t activations = 0, workspace = 0, gradients = 0, parameters = 0, peak = -1;
   for (size_t n = 0; n < nodes; ++n) {
     activations += activation_delta[n];
     workspace += workspace_delta[n];
     gradients += gradient_delta[n];
-    if (activations + workspace + gradients > peak) {
-      peak = activations + workspace + gradients;
+    parameters += parameter_delta[n];
+    if (activations + workspace + gradients + parameters > peak) {
+      peak = activations + workspace + gradients + parameters;
       categories.activations = static_cast<uint64_t>(activations);
       categories.workspace = static_cast<uint64_t>(workspace);
       if (plan.gradients_in_blocks) categories.gradients = static_cast<uint64_t>(gradients);
+      if (plan.parameters_in_blocks) categories.parameters = static_cast<uint64_t>(parameters);
     }
   }
   categories.padding = plan.total_bytes - categories.parameters - categories.gradients - categories.optimizer_state -

@@ -53,8 +53,10 @@ std::vector<ParameterGather> unit_gathers(const Graph& graph, const MemoryPlan& 
   auto reads_parameter = [&](const Node& node, auto&& mark) {
     for (TensorId id : node.inputs) {
       const TensorId s = storage_of(graph, id);
-      if (graph.tensor(s).role != TensorRole::kParameter) continue;
-      for (size_t b : holding[static_cast<size_t>(s)]) mark(b);
+      // A backward copy (src/core/backward_parameter_copies.h) is its parameter gathered again.
+      const TensorId copy_of = graph.tensor(s).parameter_copy_of;
+      if (copy_of == kNoTensor && graph.tensor(s).role != TensorRole::kParameter) continue;
+      for (size_t b : holding[static_cast<size_t>(copy_of == kNoTensor ? s : copy_of)]) mark(b);
     }
   };
   auto touches_unit = [&](const Node& node, auto&& mark) {
@@ -83,9 +85,13 @@ std::vector<ParameterGather> unit_gathers(const Graph& graph, const MemoryPlan& 
       first_nodes(graph, forward_end, graph.nodes().size(), buckets.size(), touches_unit),
       ParameterGather::When::kBeforeBackward);
   if (!forward.empty()) {
-    const size_t kept = forward.back().bucket;
+    // Kept whole: the bucket gathered last and the other pieces of the parameter it may be a piece of (gathered at
+    // the same node), which parameter blocks keep in one block.
+    const GradientBucket& kept = buckets[forward.back().bucket];
     backward.erase(std::remove_if(backward.begin(), backward.end(),
-                                  [kept](const ParameterGather& g) { return g.bucket == kept; }),
+                                  [&](const ParameterGather& g) {
+                                    return buckets[g.bucket].first == kept.first && buckets[g.bucket].last == kept.last;
+                                  }),
                    backward.end());
   }
   gathers.insert(gathers.end(), forward.begin(), forward.end());

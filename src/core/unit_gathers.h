@@ -25,9 +25,10 @@ struct ParameterGather {
 
 // The gathers of sub-step `sub_step`, in issue order: the buckets its parts (a generation before the training pass)
 // read, by first reader; then the training pass's forward nodes [training_begin, forward_end), by first reader; then
-// the backward nodes [forward_end, nodes) by the first node that reads one of the bucket's parameters or touches one of
-// its gradients; the bucket gathered last in the forward pass is not gathered again for the backward pass. A bucket
-// that is a piece of a larger parameter is needed where that parameter is. Views count as their storage.
+// the backward nodes [forward_end, nodes) by the first node that reads one of the bucket's parameters (or their
+// backward copies) or touches one of its gradients; the bucket gathered last in the forward pass, with the other pieces
+// of the parameter it may be a piece of, is not gathered again for the backward pass. A bucket that is a piece of a
+// larger parameter is needed where that parameter is. Views count as their storage.
 // `buckets` are cut from `plan`'s gradient layout (gradient_order indices first..last).
 std::vector<ParameterGather> unit_gathers(const Graph& graph, const MemoryPlan& plan,
                                          const std::vector<GradientBucket>& buckets, size_t sub_step,

@@ -125,6 +125,30 @@ TEST(UnitGathers, AParameterCutIntoSeveralBucketsIsNeededByAllOfThemAndViewsCoun
   EXPECT_EQ(w2_forward, 1u);  // through its view, before node 1
 }
 
+// The parameter read last in the forward pass is cut into pieces (w1 read last here, four 1 KiB buckets): the whole
+// parameter is kept into the backward pass, not only the piece gathered last, so that parameter blocks hold it in one
+// block that no backward gather writes while it is read.
+TEST(UnitGathers, AKeptParameterCutIntoPiecesIsKeptWhole) {
+  ThreeLayer t(64);
+  t.graph.add_node(Node{"gemm", {t.x, t.w3}, {t.h1}, {}, false});  // shapes do not matter to the schedule
+  t.graph.add_node(Node{"gemm", {t.h1, t.w2}, {t.h2}, {}, false});
+  t.graph.add_node(Node{"gemm", {t.h2, t.w1}, {t.y}, {}, false});  // w1, in pieces, read last
+  t.graph.add_node(Node{"loss_backward", {t.y}, {t.dy}, {}, true});
+  t.graph.add_node(Node{"gemm", {t.h2, t.dy}, {t.dw1}, {}, true});
+  t.graph.add_node(Node{"gemm", {t.dy, t.w1}, {t.dh2}, {}, true});
+  t.graph.add_node(Node{"gemm", {t.h1, t.dh2}, {t.dw2}, {}, true});
+  t.graph.add_node(Node{"gemm", {t.dh2, t.w2}, {t.dh1}, {}, true});
+  t.graph.add_node(Node{"gemm", {t.x, t.dh1}, {t.dw3}, {}, true});
+  const MemoryPlan plan = plan_memory(t.graph, PlanOptions{1024, 256, 2, true});
+  size_t w1_forward = 0, w1_backward = 0;
+  for (const ParameterGather& g : unit_gathers(t.graph, plan, plan.buckets, 0, forward_end(t.graph))) {
+    if (!bucket_holds(plan, t.graph, g.bucket, t.w1)) continue;
+    (g.when == When::kBeforeForward ? w1_forward : w1_backward) += 1;
+  }
+  EXPECT_EQ(w1_forward, 4u);
+  EXPECT_EQ(w1_backward, 0u) << "none of its pieces gathered again";
+}
+
 TEST(UnitGathers, ASubStepsPartsGatherWhatTheyReadFirst) {
   ThreeLayer t;
   const TensorId g = add(t.graph, "generated", {8, 16}, TensorRole::kActivation);
