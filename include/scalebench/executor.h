@@ -76,6 +76,23 @@ class Executor {
   void set_gradients_collected_by_caller(bool by_caller) { gradients_collected_by_caller_ = by_caller; }
   // The gradient shard's bytes (0 without blocks).
   uint64_t gradient_shard_bytes() const;
+  // Parameter blocks (MemoryPlan::parameters_in_blocks, --strategy zero3): the arena holds a unit's parameters only
+  // while they are gathered (ParameterBlock); between uses the weights are the parameter shard beside the arena, the
+  // optimizer shard's parameters packed range after range as its state is. The optimizer updates it; write_tensor of
+  // a parameter writes the elements the shard holds, and read_tensor reads them (UsageError where the shard does not
+  // hold the whole parameter: the weights are then gathered across the ranks). What write_tensor wrote is kept on the
+  // host too: a shard set later (set_optimizer_shard) starts from it, so the trainer writes the initial weights
+  // again whenever it restarts. Unless the caller gathers (set_parameters_gathered_by_caller(true): the reducer's
+  // all-gathers), run_nodes copies each unit's parameters from the shard into its block before the node that needs
+  // them (unit_gathers), which needs a shard holding every parameter of the unit (one rank).
+  // parameters_of: where parameters [first, first + count) are (a range inside one of the shard's; UsageError
+  // otherwise): in the parameter shard, or, without parameter blocks, in the arena's parameter region.
+  float* parameters_of(int64_t first, int64_t count);
+  void set_parameters_gathered_by_caller(bool by_caller) { parameters_gathered_by_caller_ = by_caller; }
+  uint64_t parameter_shard_bytes() const;  // 0 without parameter blocks
+  // The parameter shard's values, packed (from the weights written while it is not allocated yet): what every rank
+  // contributes when the weights are gathered whole on the host (read_parameters with a group).
+  std::vector<float> read_parameter_shard();
   // Zeroes the optimizer's state (moments, momentum), as a freshly built optimizer has it, and restarts the
   // loss scale where there is one: the trainer restarts from the initial weights between its phases.
   virtual void reset_optimizer_state() = 0;
@@ -170,6 +187,19 @@ class Executor {
   virtual float* gradient_shard_data() = 0;
   virtual void copy_device_bytes(void* to, const void* from, uint64_t bytes) = 0;
   virtual void zero_block_gaps(size_t block) = 0;
+  // Parameter blocks, the device's part: the parameter shard (optimizer_shard_count() floats; ensure_parameter_shard
+  // allocates it and fills it from the weights written, outside a capture), and copies between host and device
+  // memory that are done when they return.
+  virtual void allocate_parameter_shard(int64_t floats) = 0;
+  virtual float* parameter_shard_data() = 0;
+  virtual void copy_from_host(void* to, const void* host, uint64_t bytes) = 0;
+  virtual void copy_to_host(void* host, const void* from, uint64_t bytes) = 0;
+  void ensure_parameter_shard();
+  // parameters_of for a parameter whose offset in the shard's packing the caller already has (the optimizer's loops).
+  float* parameters_at(int64_t first, int64_t packed);
+  // write_tensor and read_tensor of a parameter with parameter blocks (false: not one, the caller goes on).
+  bool write_parameter(TensorId id, const void* host, size_t bytes);
+  bool read_parameter(TensorId id, void* host, size_t bytes);
   // What run_nodes does around node `node` with gradient blocks: zeroes the gaps of the blocks it writes first, and
   // (unless the caller collects) copies the buckets it finishes into the gradient shard.
   void before_node(size_t node);
@@ -195,6 +225,16 @@ class Executor {
   int64_t gradient_shard_floats_ = -1;  // what the gradient shard was allocated for; -1: not yet
   std::vector<std::vector<size_t>> blocks_first_written_at_;  // by node: the gradient blocks it writes first
   std::vector<std::vector<size_t>> buckets_finished_at_;      // by node: the buckets whose last gradient it writes
+  bool parameters_gathered_by_caller_ = false;
+  int64_t parameter_shard_floats_ = -1;   // what the parameter shard was allocated and filled for; -1: not yet
+  std::vector<float> written_parameters_;  // parameter blocks: the weights write_tensor wrote, in the flat layout
+  std::vector<int64_t> parameter_flat_;    // by tensor id: a parameter's first element in the flat layout; -1 others
+  // By node: the units (bucket, destination offset in the arena) to copy from the shard before it (one rank).
+  std::vector<std::vector<std::pair<size_t, uint64_t>>> units_needed_at_;
+  // Calls `visit(packed, from, to)` for the elements [from, to) of [first, first + count) the shard holds, with the
+  // packed offset of `from`; returns how many it held.
+  template <typename Visit>
+  int64_t visit_shard(int64_t first, int64_t count, Visit visit) const;
 };
 
 class CpuExecutor final : public Executor {
@@ -224,11 +264,16 @@ class CpuExecutor final : public Executor {
   float* gradient_shard_data() override { return gradient_shard_.data(); }
   void copy_device_bytes(void* to, const void* from, uint64_t bytes) override;
   void zero_block_gaps(size_t block) override;
+  void allocate_parameter_shard(int64_t floats) override;
+  float* parameter_shard_data() override { return parameter_shard_.data(); }
+  void copy_from_host(void* to, const void* host, uint64_t bytes) override;
+  void copy_to_host(void* host, const void* from, uint64_t bytes) override;
 
-  // The allocation budget's count of arena_, optimizer_state_ and gradient_shard_.
-  AllocationCharge arena_charge_, state_charge_, gradient_shard_charge_;
+  // The allocation budget's count of arena_, optimizer_state_, gradient_shard_ and parameter_shard_.
+  AllocationCharge arena_charge_, state_charge_, gradient_shard_charge_, parameter_shard_charge_;
   std::vector<unsigned char> arena_;
-  std::vector<float> gradient_shard_;  // gradient blocks: the optimizer's shard's gradients
+  std::vector<float> gradient_shard_;   // gradient blocks: the optimizer's shard's gradients
+  std::vector<float> parameter_shard_;  // parameter blocks: its parameters
   std::vector<std::chrono::steady_clock::time_point> marks_;
   void ensure_optimizer_state(const OptimizerSettings& settings);
   std::vector<float> optimizer_state_;  // (buffers, parameters)

@@ -68,6 +68,8 @@ struct MaxBatchResult {
   // zero2/zero3: the rank's shard of the gradients, beside the arena (categories.gradients holds the gradient blocks
   // alive at the shared region's peak).
   uint64_t gradient_shard_bytes = 0;
+  // zero3: the rank's shard of the parameters (categories.parameters holds the units gathered at the peak).
+  uint64_t parameter_shard_bytes = 0;
   uint64_t executor_bytes = 0;     // the CUDA executor's GEMM workspace and kernel scratch reserve
   bool verified_ran = false;
   int64_t verified = 0;            // the largest batch that trained (0: none did)
@@ -80,12 +82,15 @@ struct MaxBatchResult {
 };
 
 // Which of the plan's categories (PlanCategories' names) hold one rank's shard rather than a replica:
-// "optimizer_state" under a sharded strategy, and "gradients" where zero2 and zero3 hold them in blocks with a shard
-// (the rank's shard, beside the blocks of whole buckets alive at the peak); none under ddp.
+// "optimizer_state" under a sharded strategy, "gradients" where zero2 and zero3 hold them in blocks with a shard
+// (the rank's shard, beside the blocks of whole buckets alive at the peak), and "parameters" where zero3 holds them so
+// too (the shard, beside the units gathered at the peak); none under ddp.
 inline std::vector<std::string> sharded_categories(const MaxBatchResult& result) {
   if (result.strategy == "ddp") return {};
-  if (result.gradient_shard_bytes == 0) return {"optimizer_state"};
-  return {"optimizer_state", "gradients"};
+  std::vector<std::string> sharded{"optimizer_state"};
+  if (result.gradient_shard_bytes > 0) sharded.push_back("gradients");
+  if (result.parameter_shard_bytes > 0) sharded.push_back("parameters");
+  return sharded;
 }
 
 // Collective. Throws UsageError for bad options (the same on every rank); a failure other than out-of-memory

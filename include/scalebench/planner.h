@@ -114,6 +114,9 @@ struct MemoryPlan {
   uint64_t alignment = 0;                // PlanOptions::alignment, which every offset (and bucket piece) keeps
   std::vector<TensorId> gradient_order;  // backward order
   std::vector<int> gradient_ready_node;  // per entry of gradient_order: its last writer's node index
+  // Per entry of gradient_order: its parameter's offset in the flat layout (bytes from the parameter region's start),
+  // which blocks (gradient or parameter) do not change: where the parameter's elements are in a shard's ranges.
+  std::vector<uint64_t> flat_offsets;
   std::vector<GradientBucket> buckets;
   bool gradients_in_blocks = false;            // PlanOptions::gradient_blocks: no gradient region in the arena
   std::vector<GradientBlock> gradient_blocks;  // then, in flat-layout order

@@ -188,6 +188,9 @@ struct TrainingReport {
   // Of dp_plan_bytes, zero2's and zero3's gradient shard where the gradients lived in blocks (GradientLayout); 0 where
   // the gradient region was held whole.
   uint64_t dp_gradient_shard_bytes = 0;
+  // And zero3's parameter shard where the parameters lived in blocks too (each unit gathered into blocks around its
+  // readers); 0 where the parameter region was held whole.
+  uint64_t dp_parameter_shard_bytes = 0;
   // The solo phase trained a replica of its own with the gradient region whole, freed before the dp phases' replica
   // (which holds the gradients in blocks) was built: X(1) without the blocks' copies into the shard.
   bool solo_own_replica = false;

@@ -5,6 +5,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/executor.h"
+#include "src/core/unit_gathers.h"
 
 namespace sb {
 
@@ -31,6 +32,119 @@ Executor::Executor(const Graph& graph, const MemoryPlan& plan)
       buckets_finished_at_.at(static_cast<size_t>(plan.buckets[b].ready_after_node)).push_back(b);
     }
   }
+  if (plan.parameters_in_blocks) {
+    written_parameters_.assign(static_cast<size_t>(plan.parameter_bytes / sizeof(float)), 0.0f);
+    parameter_flat_.assign(graph.tensors().size(), -1);
+    for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
+      const TensorId p = graph.tensor(plan.gradient_order[i]).gradient_of;
+      parameter_flat_[static_cast<size_t>(p)] = static_cast<int64_t>(plan.flat_offsets[i] / sizeof(float));
+    }
+    units_needed_at_.resize(graph.nodes().size());
+    for (size_t k = 0; k < graph.sub_step_count(); ++k) {
+      for (const ParameterGather& g : unit_gathers(graph, plan, plan.buckets, k, forward_node_count())) {
+        const GradientBucket& bucket = plan.buckets[g.bucket];
+        const uint64_t to = g.when == ParameterGather::When::kBeforeBackward ? bucket.backward_parameters_offset
+                                                                             : bucket.forward_parameters_offset;
+        auto& units = units_needed_at_.at(g.node);
+        if (std::find(units.begin(), units.end(), std::make_pair(g.bucket, to)) == units.end()) {
+          units.emplace_back(g.bucket, to);
+        }
+      }
+    }
+  }
+}
+
+template <typename Visit>
+int64_t Executor::visit_shard(int64_t first, int64_t count, Visit visit) const {
+  int64_t packed = 0, held = 0;
+  for (const ShardRange& r : shard_) {
+    const int64_t from = std::max(first, r.first), to = std::min(first + count, r.first + r.count);
+    if (to > from) {
+      visit(packed + (from - r.first), from, to);
+      held += to - from;
+    }
+    packed += r.count;
+  }
+  return held;
+}
+
+void Executor::ensure_parameter_shard() {
+  if (!plan_.parameters_in_blocks || parameter_shard_floats_ == shard_count_) return;
+  allocate_parameter_shard(shard_count_);
+  parameter_shard_floats_ = shard_count_;
+  float* shard = parameter_shard_data();
+  visit_shard(0, static_cast<int64_t>(written_parameters_.size()), [&](int64_t packed, int64_t from, int64_t to) {
+    copy_from_host(shard + packed, written_parameters_.data() + from, static_cast<uint64_t>(to - from) * sizeof(float));
+  });
+}
+
+float* Executor::parameters_of(int64_t first, int64_t count) {
+  return parameters_at(first, plan_.parameters_in_blocks ? optimizer_state_offset(first, count) : 0);
+}
+
+float* Executor::parameters_at(int64_t first, int64_t packed) {
+  if (plan_.parameters_in_blocks) {
+    ensure_parameter_shard();
+    return parameter_shard_data() + packed;
+  }
+  return static_cast<float*>(arena_data()) + first;
+}
+
+std::vector<float> Executor::read_parameter_shard() {
+  if (!plan_.parameters_in_blocks) throw UsageError("read_parameter_shard: the plan holds its parameters whole");
+  std::vector<float> values(static_cast<size_t>(shard_count_));
+  const bool allocated = parameter_shard_floats_ == shard_count_;
+  if (allocated) {
+    copy_to_host(values.data(), parameter_shard_data(), values.size() * sizeof(float));
+    return values;
+  }
+  visit_shard(0, static_cast<int64_t>(written_parameters_.size()), [&](int64_t packed, int64_t from, int64_t to) {
+    std::copy_n(written_parameters_.begin() + from, to - from, values.begin() + packed);
+  });
+  return values;
+}
+
+uint64_t Executor::parameter_shard_bytes() const {
+  return plan_.parameters_in_blocks ? static_cast<uint64_t>(shard_count_) * sizeof(float) : 0;
+}
+
+bool Executor::write_parameter(TensorId id, const void* host, size_t bytes) {
+  if (!plan_.parameters_in_blocks || graph_.tensor(id).role != TensorRole::kParameter) return false;
+  const int64_t first = parameter_flat_.at(static_cast<size_t>(id));
+  const auto count = static_cast<int64_t>(bytes / sizeof(float));
+  std::copy_n(static_cast<const float*>(host), count, written_parameters_.begin() + first);
+  if (parameter_shard_floats_ == shard_count_) {
+    float* shard = parameter_shard_data();
+    visit_shard(first, count, [&](int64_t packed, int64_t from, int64_t to) {
+      copy_from_host(shard + packed, written_parameters_.data() + from,
+                     static_cast<uint64_t>(to - from) * sizeof(float));
+    });
+  }
+  return true;
+}
+
+// Before the shard is allocated its values are the weights written: read from those, so that checking the initial
+// weights allocates nothing (a shard of every parameter before the reducer sets a smaller one).
+bool Executor::read_parameter(TensorId id, void* host, size_t bytes) {
+  if (!plan_.parameters_in_blocks || graph_.tensor(id).role != TensorRole::kParameter) return false;
+  const int64_t first = parameter_flat_.at(static_cast<size_t>(id));
+  const auto count = static_cast<int64_t>(bytes / sizeof(float));
+  auto* out = static_cast<float*>(host);
+  const bool allocated = parameter_shard_floats_ == shard_count_;
+  const float* shard = allocated ? parameter_shard_data() : nullptr;
+  const int64_t held = visit_shard(first, count, [&](int64_t packed, int64_t from, int64_t to) {
+    const auto bytes_held = static_cast<uint64_t>(to - from) * sizeof(float);
+    if (allocated) {
+      copy_to_host(out + (from - first), shard + packed, bytes_held);
+    } else {
+      std::copy_n(written_parameters_.begin() + from, to - from, out + (from - first));
+    }
+  });
+  if (held != count) {
+    throw UsageError("parameter '" + graph_.tensor(id).name + "' is not whole in this rank's shard of the parameters " +
+                     "(zero3): gather the weights across the ranks to read it");
+  }
+  return true;
 }
 
 void Executor::ensure_gradient_shard() {
@@ -58,6 +172,24 @@ uint64_t Executor::gradient_shard_bytes() const {
 void Executor::before_node(size_t node) {
   if (!plan_.gradients_in_blocks) return;
   for (size_t k : blocks_first_written_at_[node]) zero_block_gaps(k);
+  if (!plan_.parameters_in_blocks || parameters_gathered_by_caller_) return;
+  for (const auto& [b, to] : units_needed_at_[node]) {
+    const GradientBucket& bucket = plan_.buckets[b];
+    const auto first = static_cast<int64_t>((bucket.offset - plan_.gradient_region_offset) / sizeof(float));
+    const auto count = static_cast<int64_t>(bucket.bytes / sizeof(float));
+    // Every parameter of the bucket; the padding after the last parameter (which a shard of every parameter does not
+    // cover) no node reads.
+    const int64_t parameters = std::min(first + count, static_cast<int64_t>(written_parameters_.size())) - first;
+    const float* shard = parameters_at(0, 0);
+    auto* block = reinterpret_cast<float*>(static_cast<unsigned char*>(arena_data()) + to);
+    const int64_t held = visit_shard(first, count, [&](int64_t packed, int64_t from, int64_t end) {
+      copy_device_bytes(block + (from - first), shard + packed, static_cast<uint64_t>(end - from) * sizeof(float));
+    });
+    if (held < parameters) {
+      throw UsageError("parameter blocks: this executor's shard holds part of bucket " + std::to_string(b) +
+                       " only; a reducer must gather it");
+    }
+  }
 }
 
 // The finished bucket's elements that lie in the shard's ranges, copied to their place in the gradient shard.
@@ -117,6 +249,8 @@ void Executor::set_optimizer_shard(std::vector<ShardRange> ranges, NormAcrossRan
     reset_optimizer_state();  // another shard's moments are not this one's
     gradient_shard_floats_ = -1;  // another shard's gradients: allocated again, zeroed
     ensure_gradient_shard();
+    parameter_shard_floats_ = -1;  // another shard's weights: filled again from those written
+    ensure_parameter_shard();
   }
 }
 

@@ -397,6 +397,7 @@ MemoryPlan plan_memory(const Graph& graph, const PlanOptions& options) {
     offset = std::max(offset, relative + graph.tensor(gradient).bytes());
   }
   plan.parameter_bytes = offset;
+  for (TensorId gradient : plan.gradient_order) plan.flat_offsets.push_back(plan.offsets[static_cast<size_t>(gradient)]);
   plan.gradient_region_offset = align_up(offset, unit);
   for (TensorId gradient : plan.gradient_order) plan.offsets[static_cast<size_t>(gradient)] += plan.gradient_region_offset;
   // By bucket, the last bucket's chunks run to the unit: its padding belongs to the gradient region too.

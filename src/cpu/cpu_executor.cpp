@@ -48,7 +48,16 @@ void CpuExecutor::allocate_gradient_shard(int64_t floats) {
   gradient_shard_.assign(static_cast<size_t>(floats), 0.0f);
 }
 
+void CpuExecutor::allocate_parameter_shard(int64_t floats) {
+  parameter_shard_charge_ = AllocationCharge();
+  parameter_shard_ = {};
+  parameter_shard_charge_ = AllocationCharge(static_cast<uint64_t>(floats) * sizeof(float), "the parameter shard");
+  parameter_shard_.assign(static_cast<size_t>(floats), 0.0f);
+}
+
 void CpuExecutor::copy_device_bytes(void* to, const void* from, uint64_t bytes) { std::memcpy(to, from, bytes); }
+void CpuExecutor::copy_from_host(void* to, const void* host, uint64_t bytes) { std::memcpy(to, host, bytes); }
+void CpuExecutor::copy_to_host(void* host, const void* from, uint64_t bytes) { std::memcpy(host, from, bytes); }
 void CpuExecutor::zero_block_gaps(size_t block) {
   const GradientBlock& b = plan_.gradient_blocks[block];
   for (const ByteRange& gap : b.gaps) std::memset(arena_.data() + b.offset + gap.offset, 0, gap.bytes);
@@ -65,8 +74,12 @@ int32_t* CpuExecutor::i32(TensorId id) {
 }
 uint8_t* CpuExecutor::u8(TensorId id) { return arena_.data() + plan_.offsets.at(static_cast<size_t>(id)); }
 
-void CpuExecutor::write_tensor(TensorId id, const void* host, size_t bytes) { std::memcpy(u8(id), host, bytes); }
-void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) { std::memcpy(host, u8(id), bytes); }
+void CpuExecutor::write_tensor(TensorId id, const void* host, size_t bytes) {
+  if (!write_parameter(id, host, bytes)) std::memcpy(u8(id), host, bytes);
+}
+void CpuExecutor::read_tensor(TensorId id, void* host, size_t bytes) {
+  if (!read_parameter(id, host, bytes)) std::memcpy(host, u8(id), bytes);
+}
 
 // State for the optimizer's shard (every parameter unless set_optimizer_shard says otherwise).
 void CpuExecutor::ensure_optimizer_state(const OptimizerSettings& settings) {
@@ -107,7 +120,7 @@ void CpuExecutor::optimizer_step(const OptimizerSettings& settings, int64_t step
   const int64_t stride = cpu::optimizer_state_stride(optimizer_shard_count());
   int64_t state = 0;
   for (const ShardRange& r : shard) {
-    cpu::optimizer_step(reinterpret_cast<float*>(arena_.data()) + r.first, gradients_at(r.first, state),
+    cpu::optimizer_step(parameters_at(r.first, state), gradients_at(r.first, state),
                         optimizer_state_.data() + state, r.count, settings, step,
                         settings.max_grad_norm > 0 ? norm_scratch_.data() : nullptr, stride);
     state += r.count;
@@ -119,8 +132,7 @@ void CpuExecutor::optimizer_step_range(const OptimizerSettings& settings, int64_
   if (!steps_in_ranges(settings)) throw UsageError("optimizer_step_range: clipping needs every gradient first");
   const int64_t state = optimizer_state_offset(first, count);
   ensure_optimizer_state(settings);
-  auto* params = reinterpret_cast<float*>(arena_.data());
-  cpu::optimizer_step(params + first, gradients_at(first, state), optimizer_state_.data() + state, count, settings,
+  cpu::optimizer_step(parameters_at(first, state), gradients_at(first, state), optimizer_state_.data() + state, count, settings,
                       step, nullptr, cpu::optimizer_state_stride(optimizer_shard_count()));
 }
 
@@ -135,6 +147,7 @@ double CpuExecutor::elapsed_ms(size_t from, size_t to) {
 
 void CpuExecutor::run_nodes(size_t begin, size_t end) {
   ensure_gradient_shard();
+  ensure_parameter_shard();
   for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
     before_node(i);

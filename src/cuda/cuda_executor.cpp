@@ -79,20 +79,39 @@ CudaExecutor::CudaExecutor(const Graph& graph, const MemoryPlan& plan, bool tf32
   if (plan.gradients_in_blocks) upload_block_gaps();
 }
 
-void CudaExecutor::allocate_gradient_shard(int64_t floats) {
+// A shard beside the arena (gradients or parameters), zeroed; the old one freed first (its reads waited for).
+void CudaExecutor::allocate_shard(float*& buffer, AllocationCharge& charge, int64_t floats, const char* what) {
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the old shard may still be read
-  cudaFree(gradient_shard_);
-  gradient_shard_ = nullptr;
-  gradient_shard_charge_ = AllocationCharge();
+  cudaFree(buffer);
+  buffer = nullptr;
+  charge = AllocationCharge();
   const size_t bytes = static_cast<size_t>(std::max<int64_t>(floats, 1)) * sizeof(float);
-  gradient_shard_charge_ = AllocationCharge(bytes, "the gradient shard");
-  const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&gradient_shard_), bytes);
+  charge = AllocationCharge(bytes, what);
+  const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&buffer), bytes);
   if (status == cudaErrorMemoryAllocation) {
     cudaGetLastError();
-    throw OutOfMemory("out of GPU memory: the gradient shard needs " + std::to_string(bytes) + " bytes");
+    throw OutOfMemory(std::string("out of GPU memory: ") + what + " needs " + std::to_string(bytes) + " bytes");
   }
   SB_CUDA_CHECK(status);
-  SB_CUDA_CHECK(cudaMemsetAsync(gradient_shard_, 0, bytes, stream_));
+  SB_CUDA_CHECK(cudaMemsetAsync(buffer, 0, bytes, stream_));
+}
+
+void CudaExecutor::allocate_gradient_shard(int64_t floats) {
+  allocate_shard(gradient_shard_, gradient_shard_charge_, floats, "the gradient shard");
+}
+
+void CudaExecutor::allocate_parameter_shard(int64_t floats) {
+  allocate_shard(parameter_shard_, parameter_shard_charge_, floats, "the parameter shard");
+}
+
+void CudaExecutor::copy_from_host(void* to, const void* host, uint64_t bytes) {
+  SB_CUDA_CHECK(cudaMemcpyAsync(to, host, bytes, cudaMemcpyHostToDevice, stream_));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaExecutor::copy_to_host(void* host, const void* from, uint64_t bytes) {
+  SB_CUDA_CHECK(cudaMemcpyAsync(host, from, bytes, cudaMemcpyDeviceToHost, stream_));
+  SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void CudaExecutor::copy_device_bytes(void* to, const void* from, uint64_t bytes) {
@@ -141,6 +160,7 @@ CudaExecutor::~CudaExecutor() {
   cudaFree(loss_scale_);
   cudaFree(optimizer_state_);
   cudaFree(gradient_shard_);
+  cudaFree(parameter_shard_);
   cudaFree(gap_offsets_);
   cudaFree(gap_bytes_);
   if (arena_memory_.release) {
@@ -152,18 +172,21 @@ CudaExecutor::~CudaExecutor() {
 }
 
 void CudaExecutor::write_tensor(TensorId id, const void* host, size_t bytes) {
+  if (write_parameter(id, host, bytes)) return;
   SB_CUDA_CHECK(cudaMemcpyAsync(u8(id), host, bytes, cudaMemcpyHostToDevice, stream_));
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   counted_rows_.clear();  // new targets may count differently
 }
 
 void CudaExecutor::read_tensor(TensorId id, void* host, size_t bytes) {
+  if (read_parameter(id, host, bytes)) return;
   SB_CUDA_CHECK(cudaMemcpyAsync(host, u8(id), bytes, cudaMemcpyDeviceToHost, stream_));
   SB_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 void CudaExecutor::run_nodes(size_t begin, size_t end) {
   ensure_gradient_shard();
+  ensure_parameter_shard();
   cuda::set_gemm_math(gemm_math_);
   for (size_t i = begin; i < end && i < graph_.nodes().size(); ++i) {
     const Node& node = graph_.nodes()[i];
@@ -203,7 +226,7 @@ void CudaExecutor::optimizer_step(const OptimizerSettings& settings, int64_t ste
   const int64_t stride = cpu::optimizer_state_stride(optimizer_shard_count());
   int64_t state = 0;
   for (size_t i = 0; i < shard.size(); ++i) {
-    cuda::optimizer_step(static_cast<float*>(arena_) + shard[i].first, gradients_at(shard[i].first, state),
+    cuda::optimizer_step(parameters_at(shard[i].first, state), gradients_at(shard[i].first, state),
                          optimizer_state_ + state, shard[i].count, settings,
                          step_value(step, steps_per_training_step()), needs_norm ? norm_scratch_ : nullptr, stream_,
                          loss_scale_, loss_scale_config_, stride, i + 1 == shard.size());
@@ -218,8 +241,7 @@ void CudaExecutor::optimizer_step_range(const OptimizerSettings& settings, int64
   }
   const int64_t state = optimizer_state_offset(first, count);
   ensure_optimizer_state(settings);
-  auto* params = static_cast<float*>(arena_);
-  cuda::optimizer_step(params + first, gradients_at(first, state), optimizer_state_ + state, count, settings,
+  cuda::optimizer_step(parameters_at(first, state), gradients_at(first, state), optimizer_state_ + state, count, settings,
                        step_value(step, steps_per_training_step()), nullptr, stream_, nullptr, {},
                        cpu::optimizer_state_stride(optimizer_shard_count()));
 }
@@ -263,6 +285,7 @@ void CudaExecutor::mark(size_t index) {
 void CudaExecutor::begin_step_capture() {
   drop_step_graph();
   ensure_gradient_shard();  // an allocation cannot be captured
+  ensure_parameter_shard();
   SB_CUDA_CHECK(cudaMemsetAsync(replays_, 0, sizeof(int64_t), stream_));  // before the capture: not part of it
   SB_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
   capturing_ = true;

@@ -128,15 +128,22 @@ class CudaExecutor final : public Executor {
   void choose_conv_algorithms(bool tf32);
   void ensure_optimizer_state(const OptimizerSettings& settings);
 
+  void allocate_shard(float*& buffer, AllocationCharge& charge, int64_t floats, const char* what);
   void allocate_gradient_shard(int64_t floats) override;
   float* gradient_shard_data() override { return gradient_shard_; }
   void copy_device_bytes(void* to, const void* from, uint64_t bytes) override;
   void zero_block_gaps(size_t block) override;
   void upload_block_gaps();
+  void allocate_parameter_shard(int64_t floats) override;
+  float* parameter_shard_data() override { return parameter_shard_; }
+  void copy_from_host(void* to, const void* host, uint64_t bytes) override;
+  void copy_to_host(void* host, const void* from, uint64_t bytes) override;
 
   AllocationCharge arena_charge_, state_charge_;  // the budget's count of arena_ and optimizer_state_
   AllocationCharge gradient_shard_charge_;        // and of gradient_shard_
+  AllocationCharge parameter_shard_charge_;       // and of parameter_shard_
   float* gradient_shard_ = nullptr;               // gradient blocks: the optimizer's shard's gradients
+  float* parameter_shard_ = nullptr;              // parameter blocks: its parameters
   // Gradient blocks: every block's gaps (cuda::zero_byte_ranges' lists, arena offsets), block after block on the
   // device, and where each block's start in them.
   uint64_t* gap_offsets_ = nullptr;

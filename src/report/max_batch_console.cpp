@@ -47,7 +47,8 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
     std::fprintf(out,
                  "#   parameters %s, gradients %s, optimizer state %s, running state %s, inputs %s, activations %s, "
                  "workspace %s, padding %s%s\n",
-                 byte_text(c.parameters).c_str(), byte_text(c.gradients + r.gradient_shard_bytes).c_str(),
+                 byte_text(c.parameters + r.parameter_shard_bytes).c_str(),
+                 byte_text(c.gradients + r.gradient_shard_bytes).c_str(),
                  byte_text(c.optimizer_state + r.optimizer_state_bytes).c_str(), byte_text(c.running_state).c_str(),
                  byte_text(c.inputs).c_str(),
                  byte_text(c.activations).c_str(), byte_text(c.workspace).c_str(), byte_text(c.padding).c_str(),
@@ -59,8 +60,12 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
     }
     if (!sharded.empty()) {
       std::string whole = r.strategy == "zero1" ? "zero1 holds the gradients whole"
-                          : r.strategy == "zero3" ? "zero3 here holds the parameters whole"
-                                                  : r.strategy + " holds the parameters whole";
+                          : r.strategy == "zero3" && r.parameter_shard_bytes > 0
+                              ? "the running state, inputs, activations and workspace"
+                              : r.strategy + " holds the parameters whole";
+      if (r.strategy == "zero3" && r.parameter_shard_bytes == 0) {
+        whole = "zero3 here holds the parameters whole: in blocks with a shard they would need more at this batch";
+      }
       if (r.strategy != "zero1" && r.gradient_shard_bytes == 0) {
         whole += ", and the gradients: in blocks with a shard they would need more at this batch";
       }
@@ -71,6 +76,12 @@ void print_max_batch(std::FILE* out, const MaxBatchResult& r, const std::string&
                      "#   gradients: this rank's shard %s, and whole buckets' gradients alive at the peak %s (each "
                      "bucket's live from its first writer until its reduce-scatter)\n",
                      byte_text(r.gradient_shard_bytes).c_str(), byte_text(c.gradients).c_str());
+      }
+      if (r.parameter_shard_bytes > 0) {
+        std::fprintf(out,
+                     "#   parameters: this rank's shard %s, and units gathered whole at the peak %s (each unit's in "
+                     "blocks from its gather, one unit ahead, to its last reader, again for the backward pass)\n",
+                     byte_text(r.parameter_shard_bytes).c_str(), byte_text(c.parameters).c_str());
       }
     }
   }

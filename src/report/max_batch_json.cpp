@@ -32,7 +32,7 @@ nlohmann::json max_batch_json(const MaxBatchResult& r) {
           {"predicted", r.predicted},
           {"predicted_bytes", r.predicted_bytes},
           {"predicted_categories",
-           {{"parameters", c.parameters},
+           {{"parameters", c.parameters + r.parameter_shard_bytes},
             {"gradients", c.gradients + r.gradient_shard_bytes},
             {"optimizer_state", c.optimizer_state + r.optimizer_state_bytes},
             {"running_state", c.running_state},
@@ -42,9 +42,11 @@ nlohmann::json max_batch_json(const MaxBatchResult& r) {
             {"executor_workspace", r.executor_bytes},
             {"padding", c.padding}}},
           // Issue 31: which of predicted_categories hold one rank's shard (1/nranks) rather than a replica; of the
-          // gradients, zero2's and zero3's shard (the rest: whole buckets alive at the peak).
+          // gradients, zero2's and zero3's shard (the rest: whole buckets alive at the peak); of the parameters,
+          // zero3's shard (the rest: units gathered at the peak).
           {"sharded_categories", sharded_categories(r)},
           {"gradient_shard_bytes", r.gradient_shard_bytes},
+          {"parameter_shard_bytes", r.parameter_shard_bytes},
           {"verified_ran", r.verified_ran},
           {"verified", r.verified},
           {"prediction_error", max_batch_prediction_error(r)},

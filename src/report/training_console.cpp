@@ -379,6 +379,12 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
       } else if (shards_by_bucket(report.options.strategy)) {
         std::fprintf(out, "; the gradient region whole: in blocks with a shard it would need more at this batch");
       }
+      if (report.dp_parameter_shard_bytes > 0) {
+        std::fprintf(out, "; the parameters: this rank's shard %s, each unit whole only in its blocks around its "
+                          "readers", byte_text(report.dp_parameter_shard_bytes).c_str());
+      } else if (gathers_before_use(report.options.strategy)) {
+        std::fprintf(out, "; the parameter region whole: in blocks with a shard it would need more at this batch");
+      }
       std::fprintf(out, ")");
       if (report.dp_device_used_bytes) {
         std::fprintf(out, "; in use on the device after the phase %s (measured, the largest rank: the context, NCCL "

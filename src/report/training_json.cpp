@@ -328,6 +328,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"dp_memory", r.dp_plan_bytes == 0 ? nlohmann::json(nullptr)
                                                  : nlohmann::json{{"plan_bytes", r.dp_plan_bytes},
                                                                   {"gradient_shard_bytes", r.dp_gradient_shard_bytes},
+                                                                  {"parameter_shard_bytes", r.dp_parameter_shard_bytes},
                                                                   {"device_used_bytes",
                                                                    r.dp_device_used_bytes
                                                                        ? nlohmann::json(*r.dp_device_used_bytes)

@@ -143,8 +143,8 @@ CheckRecord run_dp_check(const TrainOptions& options, const ReplicaOptions& repl
     for (size_t k = 0; k < replica->graph.sub_step_count(); ++k) {
       if (find_generation(replica->graph, k, g)) words_per_generation = replica->graph.tensor(g.ids).elements();
     }
-    data_parallel = read_parameters(*replica);
-    record.ranks_identical = same_on_every_rank(group, parameter_checksum(*replica));
+    data_parallel = read_parameters(*replica, &group);
+    record.ranks_identical = same_on_every_rank(group, parameter_checksum(*replica, &group));
   }
 
   const std::vector<std::vector<int32_t>> follow = words_to_follow(group, generated, words_per_generation);

@@ -160,6 +160,8 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
   register_buffers(registration);
   // The reduce-scatters fill the executor's gradient shard: it no longer copies the blocks there itself.
   if (plan.gradients_in_blocks) executor.set_gradients_collected_by_caller(true);
+  // zero3's gathers fill the parameter blocks from the rank's parameter shard: the executor no longer copies them.
+  if (plan.parameters_in_blocks) executor.set_parameters_gathered_by_caller(true);
   sharded_ = shards_optimizer(strategy);
   if (!sharded_) {
     const auto parameters = static_cast<int64_t>(plan.parameter_bytes / sizeof(float));
@@ -171,6 +173,10 @@ GradientReducer::GradientReducer(Device& device, Communicator& communicator, Exe
     }
     by_bucket_ = plan.shard_by_bucket;
     before_use_ = sb::gathers_before_use(strategy);
+    if (plan.parameters_in_blocks && !before_use_) {
+      throw UsageError(std::string("gradient reducer: --strategy ") + strategy_name(strategy) +
+                       " keeps the parameters whole; the plan holds them in blocks (zero3's)");
+    }
     if (by_bucket_ && !same_buckets(buckets_, plan.buckets)) {
       throw UsageError(std::string("gradient reducer: --strategy ") + strategy_name(strategy) +
                        " reduces in the plan's buckets, whose chunks are the shards");
@@ -251,9 +257,13 @@ void GradientReducer::register_buffers(BufferRegistration wanted) {
     // lie in (the reduce-scatters' inputs; their outputs, the gradient shard, are the executor's own allocation).
     const MemoryPlan& plan = executor_.plan();
     uint64_t begin = plan.gradient_region_offset, end = plan.gradient_region_offset + plan.gradient_bytes;
-    if (plan.gradients_in_blocks) {
+    if (plan.gradients_in_blocks) {  // and zero3's gathers' outputs, the parameter blocks
       begin = plan.total_bytes, end = 0;
       for (const GradientBlock& block : plan.gradient_blocks) {
+        begin = std::min(begin, block.offset);
+        end = std::max(end, block.offset + block.bytes);
+      }
+      for (const ParameterBlock& block : plan.parameter_blocks) {
         begin = std::min(begin, block.offset);
         end = std::max(end, block.offset + block.bytes);
       }
@@ -433,10 +443,12 @@ void GradientReducer::gather_for_parts(size_t sub_step) {
 }
 
 void GradientReducer::gather_whole_parameters(const std::string& what) {
-  if (!before_use_) return;
+  // With parameter blocks there is no region to make whole: whoever reads the weights gathers the shards
+  // (read_parameters with the group).
+  if (!before_use_ || executor_.plan().parameters_in_blocks) return;
   whole_requested_->record(executor_.compute_stream());
   whole_requested_->block(comm_stream_);
-  for (size_t b = 0; b < buckets_.size(); ++b) all_gather(b);
+  for (size_t b = 0; b < buckets_.size(); ++b) all_gather(b, ParameterGather::When::kAfterUpdate);
   communicator_.wait(comm_stream_, what);
 }
 
@@ -533,7 +545,7 @@ void GradientReducer::gather_parameters(size_t sub_step, size_t index) {
   may_gather_[g]->record(executor_.compute_stream());
   may_gather_[g]->block(comm_stream_);
   gather_started_[g]->record(comm_stream_);
-  all_gather(gathers_[sub_step][index].bucket);
+  all_gather(gathers_[sub_step][index].bucket, gathers_[sub_step][index].when);
   gathered_[g]->record(comm_stream_);
   last_gather_ = g;
   device_.pop_range();
@@ -545,12 +557,22 @@ void GradientReducer::wait_for_gather(size_t sub_step, size_t index) {
   gathered_[g]->block(executor_.compute_stream());
 }
 
-void GradientReducer::all_gather(size_t bucket) {
+void GradientReducer::all_gather(size_t bucket, ParameterGather::When when) {
   auto* parameters = static_cast<float*>(executor_.arena_data());
   if (by_bucket_) {
     const GradientBucket& b = buckets_[bucket];
-    float* start = parameters + (b.offset - executor_.plan().gradient_region_offset) / sizeof(float);
+    const auto first = static_cast<int64_t>((b.offset - executor_.plan().gradient_region_offset) / sizeof(float));
+    float* start = parameters + first;
     const size_t chunk = b.bytes / sizeof(float) / static_cast<size_t>(communicator_.size());
+    if (executor_.plan().parameters_in_blocks) {  // out of place: from the rank's shard into the unit's block
+      const uint64_t to =
+          when == ParameterGather::When::kBeforeBackward ? b.backward_parameters_offset : b.forward_parameters_offset;
+      const float* own = executor_.parameters_of(first + static_cast<int64_t>(chunk) * communicator_.rank(),
+                                                 static_cast<int64_t>(chunk));
+      communicator_.all_gather(own, static_cast<unsigned char*>(executor_.arena_data()) + to, chunk,
+                               DType::kFloat32, comm_stream_);
+      return;
+    }
     communicator_.all_gather(start + chunk * static_cast<size_t>(communicator_.rank()), start, chunk, DType::kFloat32,
                              comm_stream_);
   } else {
@@ -585,6 +607,11 @@ void GradientReducer::reduce_norm_across_ranks(double* squared_norm, StreamHandl
 }
 
 void GradientReducer::reduce_alone() {
+  // zero3's gathers write parameter blocks, bytes of the shared region: after whatever the compute stream still runs.
+  if (executor_.plan().parameters_in_blocks) {
+    whole_requested_->record(executor_.compute_stream());
+    whole_requested_->block(comm_stream_);
+  }
   for (size_t k = 0; k < sub_steps_; ++k) {
     for (size_t r = 0; r < reductions_.size(); ++r) {
       const size_t e = k * reductions_.size() + r;
@@ -595,7 +622,7 @@ void GradientReducer::reduce_alone() {
     for (size_t g = 0; g < gathers_[k].size(); ++g) {
       const size_t event = first_gather_[k] + g;
       gather_started_[event]->record(comm_stream_);
-      all_gather(gathers_[k][g].bucket);
+      all_gather(gathers_[k][g].bucket, gathers_[k][g].when);
       gathered_[event]->record(comm_stream_);
     }
   }

@@ -193,7 +193,9 @@ class GradientReducer {
   // every rank, timed, once the compute stream got where it is now (the update it gathers, or zero3's previous unit).
   void gather_parameters(size_t sub_step, size_t index = 0);
   void wait_for_gather(size_t sub_step, size_t index);  // zero3: the compute stream waits for it, marking when
-  void all_gather(size_t bucket);  // the collective alone, in place on the communication stream
+  // The collective alone on the communication stream: in place, or with parameter blocks out of the rank's parameter
+  // shard into the unit's forward block (or, `when` before the backward pass, its backward block).
+  void all_gather(size_t bucket, ParameterGather::When when);
   void reduce_norm_across_ranks(double* squared_norm, StreamHandle stream);  // zero2's NormAcrossRanks
 
   Device& device_;

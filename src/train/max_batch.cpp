@@ -215,8 +215,9 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
     result.categories = plan_categories(replica->graph, replica->plan);
     result.executor_bytes = cuda ? cuda_outside_plan_bytes(replica->graph) : 0;
     result.gradient_shard_bytes = needed_gradient_shard_bytes(*replica, predicted);
-    result.optimizer_state_bytes =
-        result.predicted_bytes - replica->plan.total_bytes - result.executor_bytes - result.gradient_shard_bytes;
+    result.parameter_shard_bytes = needed_parameter_shard_bytes(*replica, predicted);
+    result.optimizer_state_bytes = result.predicted_bytes - replica->plan.total_bytes - result.executor_bytes -
+                                   result.gradient_shard_bytes - result.parameter_shard_bytes;
   }
   if (!options.verify) return result;
 

@@ -13,6 +13,7 @@
 #include "scalebench/autodiff.h"
 #include "scalebench/byte_text.h"
 #include "scalebench/error.h"
+#include "src/core/backward_parameter_copies.h"
 #include "src/cpu/optimizer.h"
 
 namespace sb {
@@ -60,11 +61,20 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   // Without overlap the buckets are reduced after the last node: their blocks live until then.
   plan_options.gradient_blocks = true;
   plan_options.gradient_blocks_until_end = !options.overlap;
-  MemoryPlan blocks = plan_memory(replica->graph, plan_options);
+  // zero3's parameters too: the backward pass reads copies of its own, gathered again, so that each unit's blocks
+  // live around their readers only.
+  plan_options.parameter_blocks = gathers_before_use(options.strategy);
+  Graph graph = replica->graph;
+  if (plan_options.parameter_blocks) give_backward_its_own_parameter_copies(graph);
+  MemoryPlan blocks = plan_memory(graph, plan_options);
   const ParameterShard shard = parameter_shard(blocks, 0, parameter_shards(options));
   const uint64_t shard_bytes = static_cast<uint64_t>(shard.count) * sizeof(float);
-  const bool smaller = blocks.total_bytes + shard_bytes < replica->plan.total_bytes;
-  if (options.gradient_layout == GradientLayout::kBlocks || smaller) replica->plan = std::move(blocks);
+  const uint64_t shards_bytes = shard_bytes * (plan_options.parameter_blocks ? 2 : 1);  // gradients, parameters
+  const bool smaller = blocks.total_bytes + shards_bytes < replica->plan.total_bytes;
+  if (options.gradient_layout == GradientLayout::kBlocks || smaller) {
+    replica->graph = std::move(graph);
+    replica->plan = std::move(blocks);
+  }
   return replica;
 }
 
@@ -86,10 +96,16 @@ uint64_t needed_gradient_shard_bytes(const Replica& replica, const ReplicaOption
   return static_cast<uint64_t>(shard_parameters(replica, options)) * sizeof(float);
 }
 
+uint64_t needed_parameter_shard_bytes(const Replica& replica, const ReplicaOptions& options) {
+  if (!replica.plan.parameters_in_blocks) return 0;
+  return static_cast<uint64_t>(shard_parameters(replica, options)) * sizeof(float);
+}
+
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind) {
   const uint64_t state =
       cpu::optimizer_state_bytes(options.optimizer_state_buffers, shard_parameters(replica, options));
   return replica.plan.total_bytes + state + needed_gradient_shard_bytes(replica, options) +
+         needed_parameter_shard_bytes(replica, options) +
          (kind == DeviceKind::kCuda ? cuda_outside_plan_bytes(replica.graph) : 0);
 }
 
@@ -196,7 +212,46 @@ void initialise_parameters(Replica& replica, uint64_t weight_seed) {
   }
 }
 
-std::vector<float> read_parameters(Replica& replica) {
+namespace {
+
+// zero3 with parameter blocks: every rank's packed shard gathered on the host and unpacked into the flat layout, then
+// each parameter read from there in graph order, as read_parameters reads them from the executor.
+std::vector<float> gather_parameter_shards(Replica& replica, ProcessGroup& group) {
+  const MemoryPlan& plan = replica.plan;
+  const int ranks = group.size();
+  const std::vector<float> mine = replica.executor->read_parameter_shard();
+  std::vector<float> every(mine.size() * static_cast<size_t>(ranks));
+  group.allgather(mine.data(), every.data(), mine.size() * sizeof(float));
+  std::vector<float> flat(std::max(plan.parameter_bytes, plan.gradient_bytes) / sizeof(float), 0.0f);
+  for (int r = 0; r < ranks; ++r) {
+    const float* packed = every.data() + mine.size() * static_cast<size_t>(r);
+    for (const ShardRange& range : parameter_shard(plan, r, ranks).ranges) {
+      std::copy_n(packed, range.count, flat.begin() + range.first);
+      packed += range.count;
+    }
+  }
+  std::vector<int64_t> first(replica.graph.tensors().size(), -1);
+  for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
+    first[static_cast<size_t>(replica.graph.tensor(plan.gradient_order[i]).gradient_of)] =
+        static_cast<int64_t>(plan.flat_offsets[i] / sizeof(float));
+  }
+  std::vector<float> all;
+  for (TensorId p : replica.graph.tensors_with_role(TensorRole::kParameter)) {
+    const auto at = flat.begin() + first[static_cast<size_t>(p)];
+    all.insert(all.end(), at, at + replica.graph.tensor(p).elements());
+  }
+  return all;
+}
+
+}  // namespace
+
+std::vector<float> read_parameters(Replica& replica, ProcessGroup* group) {
+  // Gathered where the reducer has set this rank's shard of the group's ranks (before, the shard holds every
+  // parameter); the same on every rank of the group, so all of them join the collective or none does.
+  if (replica.plan.parameters_in_blocks && group != nullptr && group->size() > 1 &&
+      replica.executor->optimizer_shard_count() == parameter_shard(replica.plan, group->rank(), group->size()).count) {
+    return gather_parameter_shards(replica, *group);
+  }
   std::vector<float> all;
   for (TensorId p : replica.graph.tensors_with_role(TensorRole::kParameter)) {
     const TensorInfo& info = replica.graph.tensor(p);
@@ -207,8 +262,8 @@ std::vector<float> read_parameters(Replica& replica) {
   return all;
 }
 
-uint64_t parameter_checksum(Replica& replica) {
-  const std::vector<float> values = read_parameters(replica);
+uint64_t parameter_checksum(Replica& replica, ProcessGroup* group) {
+  const std::vector<float> values = read_parameters(replica, group);
   uint64_t hash = 0xcbf29ce484222325ull;
   const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
   for (size_t i = 0; i < values.size() * sizeof(float); ++i) hash = (hash ^ bytes[i]) * 0x100000001b3ull;

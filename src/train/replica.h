@@ -17,6 +17,7 @@
 #include "scalebench/optimizer.h"
 #include "scalebench/planner.h"
 #include "scalebench/precision.h"
+#include "scalebench/process_group.h"
 #include "scalebench/replica_plan.h"
 #include "scalebench/workload.h"
 #include "src/train/sub_steps.h"
@@ -26,9 +27,11 @@ namespace sb {
 // The data seed a replica planned without one is credited from (TrainOptions::seed's default).
 constexpr uint64_t kDefaultDataSeed = 1;
 
-// zero2/zero3's gradients. kBlocks: in blocks of the shared region, each alive until its bucket's reduce-scatter, and
-// the optimizer's shard of them beside the arena (PlanOptions::gradient_blocks), so that a rank holds 1/N of them
-// between steps. kWhole: the by-bucket layout with the gradient region whole (tests comparing it with ddp's reduction
+// zero2/zero3's gradients (and zero3's parameters). kBlocks: in blocks of the shared region, each alive until its
+// bucket's reduce-scatter, and the optimizer's shard of them beside the arena (PlanOptions::gradient_blocks), so that a
+// rank holds 1/N of them between steps; under zero3 the parameters too, each unit's gathered into blocks that live
+// around its readers, the backward pass reading copies of its own (PlanOptions::parameter_blocks), and the rank's
+// shard of them beside the arena. kWhole: the by-bucket layout with the gradient region whole (tests comparing it with ddp's reduction
 // on the same layout). kSmaller (what run, maxbatch and plan use): whichever needs less memory with the dp phases'
 // shard: blocks, unless they live so long (one bucket of the whole model, alive through the backward pass) that the
 // packing loses more than the shard saves. Either way the graph is built for blocks (a tied table kept whole).
@@ -101,11 +104,12 @@ int parameter_shards(const ReplicaOptions& options);
 std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options);
 
 // Bytes a replica allocates on a device of `kind`: the plan's arena, the optimizer's state, with gradient blocks the
-// gradient shard (as large as the state's shard) and, on CUDA, the executor's GEMM workspace and kernel scratch
+// gradient shard (as large as the state's shard), with parameter blocks the parameter shard (as large) and, on CUDA, the executor's GEMM workspace and kernel scratch
 // reserve (cuda_outside_plan_bytes).
 uint64_t needed_bytes(const Replica& replica, const ReplicaOptions& options, DeviceKind kind);
-// Of those, the gradient shard's (0 without gradient blocks).
+// Of those, the gradient shard's (0 without gradient blocks) and the parameter shard's (0 without parameter blocks).
 uint64_t needed_gradient_shard_bytes(const Replica& replica, const ReplicaOptions& options);
+uint64_t needed_parameter_shard_bytes(const Replica& replica, const ReplicaOptions& options);
 
 // Plans, checks the plan against the capacity (OutOfMemory "needs X GiB, device has Y GiB usable; largest
 // batch that fits: B" before allocating anything), allocates the executor, writes the synthetic samples
@@ -120,11 +124,14 @@ bool is_normalization_parameter(const std::string& name);
 // Every phase starts from the same weights and a fresh optimizer state.
 void restart_from_initial_weights(Replica& replica, uint64_t weight_seed);
 
-// Every parameter's bytes in plan order, read back from the device (checksums and the --check comparison).
-std::vector<float> read_parameters(Replica& replica);
+// Every parameter's bytes in plan order, read back from the device (checksums and the --check comparison). With
+// parameter blocks (zero3) over the ranks of `group` (its size's shards, as the reducer sets them), the ranks' shards
+// are gathered on the host first: a collective, on every rank of the group. Without a group such a replica reads
+// only what its shard holds whole (UsageError otherwise).
+std::vector<float> read_parameters(Replica& replica, ProcessGroup* group = nullptr);
 
 // FNV-1a over the parameters' bytes: equal on every rank exactly when the weights are bit-identical.
-uint64_t parameter_checksum(Replica& replica);
+uint64_t parameter_checksum(Replica& replica, ProcessGroup* group = nullptr);
 
 // (targets tensor, rows that count in its cross-entropy) for every cross-entropy of the graph, read from the
 // synthetic targets: the data-parallel trainer weights each rank's loss by its share of the global count.

@@ -125,7 +125,7 @@ void run_sweep_point(const TrainOptions& options, size_t index, ProcessGroup& wo
         // Rank 0 is in the first group of every point, so its status is the one reported.
         point.dp.cuda_graph = graph ? graph->status() : "";
         if (team.group) reducer->gather_whole_parameters("the zero3 gathers after " + dp_name);
-        const uint64_t checksum = team.group ? parameter_checksum(replica) : 0;
+        const uint64_t checksum = team.group ? parameter_checksum(replica, team.group.get()) : 0;
         point.weights_checksum_after_dp = checksum;
         const bool identical = !team.group || same_on_every_rank(*team.group, checksum);
         point.weights_identical_after_dp = world.max_across_ranks(identical ? 0 : 1) == 0;

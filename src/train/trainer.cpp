@@ -55,6 +55,7 @@ void record_dp_memory(ProcessGroup& group, Device& device, const Replica& replic
   options.optimizer_state_sharded = parameter_shards(options) > 1;
   report.dp_plan_bytes = needed_bytes(replica, options, device.kind());
   report.dp_gradient_shard_bytes = needed_gradient_shard_bytes(replica, options);
+  report.dp_parameter_shard_bytes = needed_parameter_shard_bytes(replica, options);
   // The CPU device answers its total as free (device.h): nothing measured there.
   const DeviceMemoryUsage usage = device.memory_usage();
   const int64_t used = device.kind() == DeviceKind::kCuda ? static_cast<int64_t>(usage.total - usage.free) : -1;
@@ -277,7 +278,7 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
               report.dp.cuda_graph = graph.status();
               reducer.gather_whole_parameters("the zero3 gathers after the dp phase");
               record_dp_memory(group, device, *replica, replica_options, report);
-              report.weights_checksum_after_dp = parameter_checksum(*replica);
+              report.weights_checksum_after_dp = parameter_checksum(*replica, &group);
               report.weights_identical_after_dp = same_on_every_rank(group, report.weights_checksum_after_dp);
             },
             on_phase_done);

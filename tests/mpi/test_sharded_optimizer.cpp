@@ -53,14 +53,15 @@ ReplicaOptions tiny_replica(const char* workload, DataParallelStrategy layout, b
 // the chunks tile.
 // gather_whole: zero3's weights gathered after the last step (as the trainer does); false, as the step left them.
 // *region: the flat parameters as laid out in the arena (the CPU device's memory), as far as the gradients reach, gaps
-// included.
+// included. `blocks` false: the sharded run with the regions whole too (zero3's parameters gathered in place).
 std::vector<float> trained_weights(const Case& c, DataParallelStrategy layout, DataParallelStrategy strategy,
                                    int64_t* updated, int64_t* state_floats, int64_t* flat = nullptr,
-                                   bool gather_whole = true, std::vector<float>* region = nullptr) {
+                                   bool gather_whole = true, std::vector<float>* region = nullptr, bool blocks = true) {
   auto device = make_cpu_device();
   auto communicator = make_mpi_communicator(world(), *device, CommunicatorOptions{});
-  // The sharded runs as run trains them (zero2/zero3: gradients in blocks); ddp's in the same layout, whole.
-  const ReplicaOptions options = tiny_replica(c.workload, layout, shards_by_bucket(strategy));
+  // The sharded runs as run trains them (zero2: gradients in blocks; zero3: parameters too); ddp's in the same
+  // layout, whole.
+  const ReplicaOptions options = tiny_replica(c.workload, layout, blocks && shards_by_bucket(strategy));
   std::unique_ptr<Replica> replica = build_replica(options, *device, 1, world().rank() * options.batch, 7);
   OptimizerSettings settings = default_optimizer(c.kind);
   settings.max_grad_norm = c.max_grad_norm;
@@ -81,7 +82,12 @@ std::vector<float> trained_weights(const Case& c, DataParallelStrategy layout, D
   if (flat != nullptr) *flat = static_cast<int64_t>(replica->plan.parameter_bytes / sizeof(float));
   if (flat != nullptr && replica->plan.shard_by_bucket) *flat = static_cast<int64_t>(replica->plan.gradient_bytes / 4);
   *state_floats = static_cast<int64_t>(cpu::optimizer_state_bytes(optimizer_state_buffers(c.kind), *updated) / 4);
-  return read_parameters(*replica);
+  if (strategy == DataParallelStrategy::kZero3 && blocks) {
+    EXPECT_TRUE(replica->plan.parameters_in_blocks);
+    EXPECT_EQ(replica->executor->parameter_shard_bytes(), static_cast<uint64_t>(*updated) * sizeof(float))
+        << "the weights a rank keeps: its chunks";
+  }
+  return read_parameters(*replica, &world());  // zero3: the ranks' parameter shards gathered on the host
 }
 
 class ShardedOptimizer : public ::testing::TestWithParam<Case> {};
@@ -144,19 +150,21 @@ void expect_trains_as_ddp_by_bucket(const Case& c, DataParallelStrategy strategy
 TEST_P(ShardedOptimizer, Zero2TrainsAsDdp) { expect_trains_as_ddp_by_bucket(GetParam(), DataParallelStrategy::kZero2); }
 
 // zero3's forward and backward passes read the units gathered before them: the same values as zero2's gathered
-// after the update, so the same weights.
+// after the update, so the same weights. Here with the parameters in blocks: each unit gathered out of the ranks'
+// parameter shards into its forward block, and again into its backward block for the backward copies.
 TEST_P(ShardedOptimizer, Zero3TrainsAsDdp) { expect_trains_as_ddp_by_bucket(GetParam(), DataParallelStrategy::kZero3); }
 
-// zero3 gathers nothing after the update: as a step leaves them, a rank's own chunks hold the update and the other
-// ranks' chunks their values from before it (stale until the next use gathers them); zero2's steps end whole.
+// zero3 gathers nothing after the update (here with the parameters gathered in place, the regions whole): as a step
+// leaves them, a rank's own chunks hold the update and the other ranks' chunks their values from before it (stale
+// until the next use gathers them); zero2's steps end whole.
 TEST(ShardedReduction, Zero3LeavesTheOtherChunksStaleUntilTheyAreGathered) {
   const Case c{OptimizerKind::kAdamW, 0, "bert_base"};
   int64_t updated = 0, state = 0;
   std::vector<float> whole, left;
   trained_weights(c, DataParallelStrategy::kZero3, DataParallelStrategy::kZero2, &updated, &state, nullptr, true,
-                  &whole);
+                  &whole, false);
   trained_weights(c, DataParallelStrategy::kZero3, DataParallelStrategy::kZero3, &updated, &state, nullptr, false,
-                  &left);
+                  &left, false);
   ASSERT_EQ(whole.size(), left.size());
   const ReplicaOptions options = tiny_replica(c.workload, DataParallelStrategy::kZero3);
   auto device = make_cpu_device();

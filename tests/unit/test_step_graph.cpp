@@ -76,6 +76,10 @@ class RecordingExecutor final : private EmptyModel, public Executor {
   float* gradient_shard_data() override { return nullptr; }
   void copy_device_bytes(void*, const void*, uint64_t) override {}
   void zero_block_gaps(size_t) override {}
+  void allocate_parameter_shard(int64_t) override {}  // nor parameter blocks
+  float* parameter_shard_data() override { return nullptr; }
+  void copy_from_host(void*, const void*, uint64_t) override {}
+  void copy_to_host(void*, const void*, uint64_t) override {}
 };
 
 // Runs `steps` steps as run_steps does: the random stream set to (seed, index), then the step issued.

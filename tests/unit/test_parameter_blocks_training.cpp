@@ -1,0 +1,78 @@
+// Parameter blocks (PlanOptions::parameter_blocks, --strategy zero3) on one rank of the CPU device, with no reducer:
+// the weights live in the parameter shard beside the arena, the executor copies each unit from it into its forward or
+// backward block before the node that needs it, and the backward nodes read copies of their own. The weights after
+// three steps are those of the same layout with the regions whole, bit for bit, unclipped and clipped; a shard of part
+// of the parameters cannot run without a reducer to gather the rest (one line, UsageError), and reading a parameter
+// the shard does not hold whole is refused likewise.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "scalebench/error.h"
+#include "scalebench/optimizer.h"
+#include "src/train/phase_steps.h"
+#include "src/train/replica.h"
+#include "src/train/sub_steps.h"
+
+namespace sb {
+namespace {
+
+std::unique_ptr<Replica> zero3_replica(const char* workload, bool blocks) {
+  ReplicaOptions options;
+  options.workload = workload;
+  options.batch = 2;
+  options.scale = WorkloadScale::kTiny;
+  options.bucket_bytes = 4096;
+  options.ranks = 2;  // laid out for two shards; trained here by one rank alone
+  options.strategy = DataParallelStrategy::kZero3;
+  options.gradient_layout = blocks ? GradientLayout::kBlocks : GradientLayout::kWhole;
+  static const std::unique_ptr<Device> device = make_cpu_device();
+  return build_replica(options, *device, 1, 0, 7);
+}
+
+std::vector<float> trained(Replica& replica, double max_grad_norm) {
+  OptimizerSettings settings = default_optimizer(OptimizerKind::kAdamW);
+  settings.max_grad_norm = max_grad_norm;
+  weight_losses_locally(replica);
+  for (int step = 1; step <= 3; ++step) {
+    replica.executor->set_random_stream(3, static_cast<uint64_t>(step));
+    run_local_step(replica, settings, step);
+  }
+  return read_parameters(replica);
+}
+
+class ParameterBlocksTraining : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ParameterBlocksTraining, OneRankTrainsAsWithTheRegionsWhole) {
+  for (double clip : {0.0, 1.0}) {
+    const std::unique_ptr<Replica> whole = zero3_replica(GetParam(), false);
+    const std::unique_ptr<Replica> blocks = zero3_replica(GetParam(), true);
+    ASSERT_TRUE(blocks->plan.parameters_in_blocks);
+    ASSERT_FALSE(whole->plan.parameters_in_blocks);
+    // The backward copies (none for StyleGAN, whose backward nodes read modulated weights, activations).
+    EXPECT_GE(blocks->graph.tensors().size(), whole->graph.tensors().size());
+    EXPECT_EQ(read_parameters(*blocks), read_parameters(*whole)) << "the initial weights, through the shard";
+    EXPECT_EQ(blocks->executor->parameter_shard_bytes(), blocks->plan.parameter_bytes) << "every weight, one rank";
+    const std::vector<float> expected = trained(*whole, clip), got = trained(*blocks, clip);
+    ASSERT_EQ(expected.size(), got.size());
+    int64_t differ = 0;
+    for (size_t i = 0; i < got.size(); ++i) differ += expected[i] != got[i];
+    EXPECT_EQ(differ, 0) << "of " << got.size() << " weights, clip " << clip;
+    EXPECT_NE(got, read_parameters(*zero3_replica(GetParam(), true))) << "trained, not the initial weights";
+  }
+}
+
+TEST_P(ParameterBlocksTraining, AShardOfPartOfTheParametersNeedsAReducerToGather) {
+  const std::unique_ptr<Replica> blocks = zero3_replica(GetParam(), true);
+  blocks->executor->set_optimizer_shard(parameter_shard(blocks->plan, 1, 2).ranges);
+  EXPECT_EQ(blocks->executor->parameter_shard_bytes() * 2, blocks->plan.gradient_bytes);
+  EXPECT_THROW(blocks->executor->run(), UsageError);
+  EXPECT_THROW(read_parameters(*blocks), UsageError) << "no parameter of this workload lies in one chunk alone";
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, ParameterBlocksTraining,
+                         ::testing::Values("bert_base", "transformer_big", "yolov3", "unsupmt", "stylegan", "mt_dnn"));
+
+}  // namespace
+}  // namespace sb
