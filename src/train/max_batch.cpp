@@ -10,6 +10,7 @@
 
 #include "scalebench/allocation_budget.h"
 #include "scalebench/error.h"
+#include "src/train/gradient_reducer.h"
 #include "src/train/phase_steps.h"
 #include "src/train/replica.h"
 
@@ -42,9 +43,27 @@ void warm_up_communicator(Device& device, Communicator& communicator, uint64_t b
   communicator.release_buffer(device, buffer);
 }
 
+// zero3 with its parameters in blocks: each unit is gathered out of the ranks' shards before its use, which a rank
+// alone cannot do; the steps run with a reducer, as the dp phase runs them.
+void train_with_gathers(Replica& replica, const MaxBatchOptions& options, Device& device, Communicator& communicator,
+                        DataParallelStrategy strategy, int steps) {
+  GradientReducer reducer(device, communicator, *replica.executor, DType::kFloat32, true, false, nullptr,
+                          EmbeddingGradMode::kAuto, nullptr, BufferRegistration::kNone, strategy);
+  for (int step = 1; step <= steps; ++step) {
+    for_each_sub_step(
+        replica, [&](size_t k) { reducer.run_nodes_and_reduce(k); },
+        [&](size_t k, int64_t optimizer_step) { reducer.update(options.optimizer, optimizer_step, k); }, step,
+        [&](size_t k) {
+          reducer.gather_for_parts(k);
+          run_sub_step_parts(*replica.executor, k);
+        });
+  }
+  reducer.wait_and_time("maxbatch's verifying steps");
+}
+
 // Trains `steps` steps at `batch` without the capacity check, so that the allocation itself answers.
 void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, ProcessGroup& group, Device& device,
-              int64_t batch, int steps) {
+              Communicator& communicator, int64_t batch, int steps) {
   ReplicaOptions replica_options = base;
   replica_options.batch = batch;
   replica_options.check_capacity = false;
@@ -57,7 +76,11 @@ void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, Proces
         parameter_shard(replica->plan, group.rank(), parameter_shards(replica_options)).ranges);
   }
   weight_losses_locally(*replica);  // each sub-step's counted rows (the loss's size, not the memory, depends on them)
-  for (int step = 1; step <= steps; ++step) run_local_step(*replica, options.optimizer, step);
+  if (replica->plan.parameters_in_blocks && group.size() > 1) {
+    train_with_gathers(*replica, options, device, communicator, replica_options.strategy, steps);
+  } else {
+    for (int step = 1; step <= steps; ++step) run_local_step(*replica, options.optimizer, step);
+  }
   float loss = 0;
   replica->executor->read_tensor(replica->built.loss, &loss, sizeof loss);  // waits for the steps
   if (!std::isfinite(loss)) throw RuntimeFailure("non-finite loss at batch " + std::to_string(batch));
@@ -65,14 +88,14 @@ void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, Proces
 
 // Collective: one verification attempt, its outcome agreed by every rank.
 MaxBatchAttempt attempt(const ReplicaOptions& base, const MaxBatchOptions& options, ProcessGroup& group,
-                        Device& device, int64_t batch, uint64_t needed) {
+                        Device& device, Communicator& communicator, int64_t batch, uint64_t needed) {
   MaxBatchAttempt result;
   result.batch = batch;
   result.needed_bytes = needed;
   std::string error;
   bool out_of_memory = false;
   try {
-    train_at(base, options, group, device, batch, options.verify_steps);
+    train_at(base, options, group, device, communicator, batch, options.verify_steps);
   } catch (const OutOfMemory& failure) {
     error = failure.what();
     out_of_memory = true;
@@ -172,7 +195,7 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
     uint64_t during_free = 0, charged = 0;
     std::optional<std::string> error;
     try {
-      train_at(base, options, group, device, smallest, 1);  // loads everything once
+      train_at(base, options, group, device, communicator, smallest, 1);  // loads everything once
       ReplicaOptions probe = base;
       probe.batch = smallest;
       probe.check_capacity = false;
@@ -231,7 +254,7 @@ MaxBatchResult find_max_batch(const MaxBatchOptions& options, ProcessGroup& grou
   // A batch trains and the next runs out of memory, or already the workload's smallest batch does.
   auto answered = [&] { return failed == trained + 1 || (failed == smallest && trained == 0); };
   while (static_cast<int>(result.attempts.size()) < options.max_attempts) {
-    result.attempts.push_back(attempt(base, options, group, device, batch, needed_for(batch)));
+    result.attempts.push_back(attempt(base, options, group, device, communicator, batch, needed_for(batch)));
     const MaxBatchAttempt& last = result.attempts.back();
     if (!last.trained && !last.out_of_memory) {
       result.status = "failed";

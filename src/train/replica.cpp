@@ -61,19 +61,26 @@ std::unique_ptr<Replica> plan_replica(const ReplicaOptions& options) {
   // Without overlap the buckets are reduced after the last node: their blocks live until then.
   plan_options.gradient_blocks = true;
   plan_options.gradient_blocks_until_end = !options.overlap;
-  // zero3's parameters too: the backward pass reads copies of its own, gathered again, so that each unit's blocks
-  // live around their readers only.
-  plan_options.parameter_blocks = gathers_before_use(options.strategy);
-  Graph graph = replica->graph;
-  if (plan_options.parameter_blocks) give_backward_its_own_parameter_copies(graph);
-  MemoryPlan blocks = plan_memory(graph, plan_options);
+  MemoryPlan blocks = plan_memory(replica->graph, plan_options);
   const ParameterShard shard = parameter_shard(blocks, 0, parameter_shards(options));
   const uint64_t shard_bytes = static_cast<uint64_t>(shard.count) * sizeof(float);
-  const uint64_t shards_bytes = shard_bytes * (plan_options.parameter_blocks ? 2 : 1);  // gradients, parameters
-  const bool smaller = blocks.total_bytes + shards_bytes < replica->plan.total_bytes;
-  if (options.gradient_layout == GradientLayout::kBlocks || smaller) {
-    replica->graph = std::move(graph);
+  const bool forced = options.gradient_layout == GradientLayout::kBlocks;
+  uint64_t least = replica->plan.total_bytes;  // what the layout kept so far needs, its shards included
+  if (forced || blocks.total_bytes + shard_bytes < least) {
+    least = blocks.total_bytes + shard_bytes;
     replica->plan = std::move(blocks);
+  }
+  if (!gathers_before_use(options.strategy)) return replica;
+  // zero3's parameters too: the backward pass reads copies of its own, gathered again, so that each unit's blocks
+  // live around their readers only. A unit read at both ends of the forward pass (a tied table) lives through it,
+  // so at a small batch the gradients alone in blocks may need less.
+  Graph graph = replica->graph;
+  give_backward_its_own_parameter_copies(graph);
+  plan_options.parameter_blocks = true;
+  MemoryPlan parameter_blocks = plan_memory(graph, plan_options);
+  if (forced || parameter_blocks.total_bytes + 2 * shard_bytes < least) {
+    replica->graph = std::move(graph);
+    replica->plan = std::move(parameter_blocks);
   }
   return replica;
 }

@@ -31,10 +31,11 @@ constexpr uint64_t kDefaultDataSeed = 1;
 // bucket's reduce-scatter, and the optimizer's shard of them beside the arena (PlanOptions::gradient_blocks), so that a
 // rank holds 1/N of them between steps; under zero3 the parameters too, each unit's gathered into blocks that live
 // around its readers, the backward pass reading copies of its own (PlanOptions::parameter_blocks), and the rank's
-// shard of them beside the arena. kWhole: the by-bucket layout with the gradient region whole (tests comparing it with ddp's reduction
-// on the same layout). kSmaller (what run, maxbatch and plan use): whichever needs less memory with the dp phases'
-// shard: blocks, unless they live so long (one bucket of the whole model, alive through the backward pass) that the
-// packing loses more than the shard saves. Either way the graph is built for blocks (a tied table kept whole).
+// shard of them beside the arena. kWhole: the by-bucket layout with the regions whole (tests comparing it with ddp's
+// reduction on the same layout). kSmaller (what run, maxbatch and plan use): whichever needs less memory with the dp phases'
+// shards: blocks, unless they live so long (one bucket of the whole model, alive through the backward pass) that the
+// packing loses more than the shard saves; under zero3 the parameters' blocks likewise, or the gradients' alone.
+// Either way the graph is built for blocks (a tied table kept whole).
 enum class GradientLayout { kSmaller, kBlocks, kWhole };
 
 struct ReplicaOptions {
