@@ -235,6 +235,8 @@ class Executor {
   // packed offset of `from`; returns how many it held.
   template <typename Visit>
   int64_t visit_shard(int64_t first, int64_t count, Visit visit) const;
+  // The written weights of [first, first + count) that the shard holds, copied into the allocated parameter shard.
+  void upload_written_parameters(int64_t first, int64_t count);
 };
 
 class CpuExecutor final : public Executor {

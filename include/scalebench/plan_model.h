@@ -79,6 +79,9 @@ struct TimelineInput {
   // The data-parallel step's update in one pass when it differs from the solo step's whole_update_ms (a sharded
   // strategy updates its shard alone); < 0: whole_update_ms.
   double dp_whole_update_ms = -1;
+  // Node time of the data-parallel step that the solo step does not run: zero3's casts of the parameters' backward
+  // copies (its dp replica's graph alone has them; run's solo phase trains a replica without them).
+  double dp_only_node_ms = 0;
   // --strategy zero1/zero2: all-gathers of the updated parameters, on the communication stream after the step's
   // reductions, in issue order; each waits for an update: gather_after_update[g] the bucket whose update it follows
   // when updates go by bucket (-1, or updates in one pass: the last update).

@@ -334,8 +334,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "bucket, and it keeps only that shard of the gradients between steps, each bucket whole only "
                   "until its reduce-scatter, where that needs less memory; ZeRO stage 2) or zero3 (as zero2, but "
                   "each bucket's parameters all-gathered before the forward pass reads them and again before the "
-                  "backward pass, one bucket ahead, instead of after the update: ZeRO stage 3 / FSDP's schedule, the "
-                  "parameter memory still held whole)")
+                  "backward pass, one bucket ahead, instead of after the update: ZeRO stage 3 / FSDP's schedule; each "
+                  "rank keeps only its shard of the parameters too, each bucket's whole only in blocks around its "
+                  "readers, where that needs less memory)")
       ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
   run->add_option("--comm-priority", result.run.comm_priority,
                   "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")

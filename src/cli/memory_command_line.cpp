@@ -33,7 +33,7 @@ void add_plan_flags(CLI::App* command, MemoryOptions& options) {
                       "ddp (default), zero1, zero2 or zero3: the optimizer's state sharded across the job's ranks, "
                       "as run --strategy holds it in its data-parallel phases (zero2 and zero3 with the gaps that "
                       "lay each bucket out in equal chunks, and a shard of the gradients where that needs less; "
-                      "zero3's parameters still held whole); suite trains with it too")
+                      "zero3 a shard of the parameters too where that needs less); suite trains with it too")
       ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
 }
 

@@ -72,8 +72,12 @@ void Executor::ensure_parameter_shard() {
   if (!plan_.parameters_in_blocks || parameter_shard_floats_ == shard_count_) return;
   allocate_parameter_shard(shard_count_);
   parameter_shard_floats_ = shard_count_;
+  upload_written_parameters(0, static_cast<int64_t>(written_parameters_.size()));
+}
+
+void Executor::upload_written_parameters(int64_t first, int64_t count) {
   float* shard = parameter_shard_data();
-  visit_shard(0, static_cast<int64_t>(written_parameters_.size()), [&](int64_t packed, int64_t from, int64_t to) {
+  visit_shard(first, count, [&](int64_t packed, int64_t from, int64_t to) {
     copy_from_host(shard + packed, written_parameters_.data() + from, static_cast<uint64_t>(to - from) * sizeof(float));
   });
 }
@@ -113,13 +117,7 @@ bool Executor::write_parameter(TensorId id, const void* host, size_t bytes) {
   const int64_t first = parameter_flat_.at(static_cast<size_t>(id));
   const auto count = static_cast<int64_t>(bytes / sizeof(float));
   std::copy_n(static_cast<const float*>(host), count, written_parameters_.begin() + first);
-  if (parameter_shard_floats_ == shard_count_) {
-    float* shard = parameter_shard_data();
-    visit_shard(first, count, [&](int64_t packed, int64_t from, int64_t to) {
-      copy_from_host(shard + packed, written_parameters_.data() + from,
-                     static_cast<uint64_t>(to - from) * sizeof(float));
-    });
-  }
+  if (parameter_shard_floats_ == shard_count_) upload_written_parameters(first, count);
   return true;
 }
 

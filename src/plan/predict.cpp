@@ -261,6 +261,12 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   }
   input.whole_update_ms =
       optimizer_ms(static_cast<double>(plan.gradient_bytes), kAdamwBytesPerGradientByte, gpu, calibration.compute);
+  for (size_t i = 0; i < graph.nodes().size() && plan.parameters_in_blocks; ++i) {
+    const Node& node = graph.nodes()[i];  // a cast of a parameter's backward copy (backward_parameter_copies.h)
+    if (node.backward && node.op == "cast" && graph.tensor(node.inputs[0]).parameter_copy_of != kNoTensor) {
+      input.dp_only_node_ms += input.node_ms[i];
+    }
+  }
 
   // Communication: the path, then every bucket in issue order (by the node that completes it).
   const ResolvedPath path = resolve_path(request, gpu, db, calibration);
@@ -288,9 +294,15 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
       out.notes.push_back(std::string("strategy ") + strategy_name(strategy) +
                           ": each GPU holds the optimizer's state of its shard and updates it alone, " +
                           (gathers_before_use(strategy)
-                               ? "and each bucket's parameters are all-gathered (fp32) before the forward pass reads "
-                                 "them and again before the backward pass, one bucket ahead; the parameters are held "
-                                 "whole, as run holds them"
+                               ? std::string("and each bucket's parameters are all-gathered (fp32) before the "
+                                             "forward pass reads them and again before the backward pass, one bucket "
+                                             "ahead; ") +
+                                     (plan.parameters_in_blocks
+                                          ? "each GPU holds its shard of the parameters and each bucket's gathered "
+                                            "parameters only in blocks around their readers (the backward pass "
+                                            "casting its own copies), as run does"
+                                          : "the parameters are held whole (in blocks with a shard they would need "
+                                            "more), as run holds them")
                                : "then the shards are all-gathered (fp32)") +
                           (!shards_by_bucket(strategy) ? ""
                            : plan.gradients_in_blocks

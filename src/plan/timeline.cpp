@@ -28,7 +28,7 @@ TimelineResult simulate_step(const TimelineInput& in, int first_backward_node) {
   out.forward_ms = std::accumulate(in.node_ms.begin(), in.node_ms.begin() + split, 0.0);
   out.backward_ms = node_total - out.forward_ms;
   out.optimizer_ms = in.whole_update_ms;
-  out.solo_ms = node_total + in.whole_update_ms;
+  out.solo_ms = node_total - in.dp_only_node_ms + in.whole_update_ms;
   out.gathers_alone_ms = std::accumulate(in.gather_ms.begin(), in.gather_ms.end(), 0.0);
   out.comm_alone_ms = std::accumulate(in.bucket_comm_ms.begin(), in.bucket_comm_ms.end(), 0.0) + out.gathers_alone_ms;
 

@@ -245,8 +245,7 @@ void print_training_phase(std::FILE* out, const TrainingReport& report, const st
                  byte_text(report.optimizer_state_bytes_per_rank).c_str(),
                  gathers_before_use(report.options.strategy)
                      ? "each bucket's parameters are all-gathered before the forward pass reads them and again "
-                       "before the backward pass (one bucket ahead), not after the update; the parameters' memory is "
-                       "still held whole"
+                       "before the backward pass (one bucket ahead), not after the update"
                      : "the updated shards are all-gathered after every update");
   }
   if ((phase == "comm" || (phase == "dp" && !report.comm.ran)) &&

@@ -7,17 +7,19 @@
 
 namespace sb {
 
+void enqueue_dp_step(Replica& replica, GradientReducer& reducer, const OptimizerSettings& optimizer, int64_t step) {
+  for_each_sub_step(
+      replica, [&](size_t k) { reducer.run_nodes_and_reduce(k); },
+      [&](size_t k, int64_t optimizer_step) { reducer.update(optimizer, optimizer_step, k); }, step,
+      [&](size_t k) {
+        reducer.gather_for_parts(k);
+        run_sub_step_parts(*replica.executor, k);
+      });
+}
+
 RankPhase run_dp_phase(ProcessGroup& group, Replica& replica, GradientReducer& reducer, const TrainOptions& options,
                        StepGraph& graph, const std::string& phase, ProcessGroup* boundary) {
-  auto dp_step = [&](int64_t step) {
-    for_each_sub_step(
-        replica, [&](size_t k) { reducer.run_nodes_and_reduce(k); },
-        [&](size_t k, int64_t optimizer_step) { reducer.update(options.optimizer, optimizer_step, k); }, step,
-        [&](size_t k) {
-          reducer.gather_for_parts(k);
-          run_sub_step_parts(*replica.executor, k);
-        });
-  };
+  auto dp_step = [&](int64_t step) { enqueue_dp_step(replica, reducer, options.optimizer, step); };
   auto wait_for_buckets = [&](RankPhase& phase, bool timed) {
     std::vector<double> durations = reducer.wait_and_time("the gradient all-reduces");
     if (!timed) return;

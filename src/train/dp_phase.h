@@ -13,6 +13,10 @@
 
 namespace sb {
 
+// Collective: one data-parallel step, enqueued: per sub-step, zero3's gathers for the parts and the parts, the
+// training pass with its reductions, and the update (maxbatch's verifying steps of zero3 run it too).
+void enqueue_dp_step(Replica& replica, GradientReducer& reducer, const OptimizerSettings& optimizer, int64_t step);
+
 // Collective: warm-up then timed data-parallel steps (run_steps, phase_steps.h); every timed step keeps its
 // buckets' durations and its timeline (ready, start and end of each all-reduce, forward and nodes done).
 // `phase` names it in progress and messages ("dp", or "dp@2" for a --gpus-sweep point, whose step boundaries are

@@ -399,8 +399,9 @@ void GradientReducer::issue(size_t reduction, size_t event) {
 // Sharded, the executor's optimizer takes this reducer's shard (and norm) again, and with gradient blocks leaves the
 // gradient shard to this reducer's reduce-scatters again: a --gpus-sweep point's reducer over fewer ranks may have
 // set its own since, and given the collection back when it was destroyed.
-void GradientReducer::begin_phase() {
+void GradientReducer::take_the_executor() {
   if (executor_.plan().gradients_in_blocks) executor_.set_gradients_collected_by_caller(true);
+  if (executor_.plan().parameters_in_blocks) executor_.set_parameters_gathered_by_caller(true);
   if (sharded_) {
     Executor::NormAcrossRanks norm;
     if (by_bucket_) {
@@ -408,6 +409,10 @@ void GradientReducer::begin_phase() {
     }
     executor_.set_optimizer_shard(shard_.ranges, norm);
   }
+}
+
+void GradientReducer::begin_phase() {
+  take_the_executor();
   phase_start_->record(executor_.compute_stream());
 }
 
@@ -607,8 +612,11 @@ void GradientReducer::reduce_norm_across_ranks(double* squared_norm, StreamHandl
 }
 
 void GradientReducer::reduce_alone() {
-  // zero3's gathers write parameter blocks, bytes of the shared region: after whatever the compute stream still runs.
+  // zero3's gathers write parameter blocks, bytes of the shared region: after whatever the compute stream still runs;
+  // and they read this reducer's shard of the parameters, which another reducer of the replica (a --gpus-sweep
+  // point's) may have replaced since (the weights restart with the dp phase anyway).
   if (executor_.plan().parameters_in_blocks) {
+    take_the_executor();
     whole_requested_->record(executor_.compute_stream());
     whole_requested_->block(comm_stream_);
   }

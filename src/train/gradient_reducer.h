@@ -48,13 +48,14 @@
 // stream waits for its reduce-scatter; no rows are reduced apart (the block is gone before they could be added).
 //
 // `strategy` zero3: as zero2 (buckets reduce-scattered, each rank updating its chunks), but no gather follows the
-// update: the other ranks' chunks are stale until each bucket (a unit) is all-gathered again, in place, before the
-// first node that needs it (src/core/unit_gathers.h): before the sub-step's parts that read it, before its first
+// update: the other ranks' chunks are stale until each bucket (a unit) is all-gathered again before the first node
+// that needs it (in place, or with parameter blocks out of the ranks' parameter shards into the unit's forward or
+// backward block) (src/core/unit_gathers.h): before the sub-step's parts that read it, before its first
 // reader in the forward pass, and again before the backward pass first touches it. Each gather is issued on the
 // communication stream when the compute stream reaches the previous gather's node (one unit ahead, as FSDP's
-// prefetch), and the compute stream waits for it at its own node. The parameter memory is still held whole: the
-// gathered copies are not freed between uses yet. gather_whole_parameters() makes the parameters current everywhere
-// for whatever reads them after a phase.
+// prefetch), and the compute stream waits for it at its own node. With the parameters held whole,
+// gather_whole_parameters() makes them current everywhere for whatever reads them after a phase; with parameter
+// blocks whoever reads the weights gathers the shards (read_parameters with the group).
 #pragma once
 
 #include <memory>
@@ -113,8 +114,9 @@ class GradientReducer {
   // zero3: before sub-step `sub_step`'s parts run, gathers the buckets they read and makes the compute stream wait
   // for them (nothing under the other strategies).
   void gather_for_parts(size_t sub_step);
-  // zero3: every bucket gathered, and waited for, so that every rank holds the current parameters whole (after a
-  // phase, before anything reads the weights); nothing under the other strategies, whose steps end whole.
+  // zero3 with the parameters held whole: every bucket gathered, and waited for, so that every rank holds the current
+  // parameters whole (after a phase, before anything reads the weights); nothing under the other strategies, whose
+  // steps end whole, nor with parameter blocks (no region to make whole).
   void gather_whole_parameters(const std::string& what);
   // The buckets' all-reduces back to back on the communication stream, with no compute (the comm phase), once
   // per sub-step: what a step reduces; sharded, each sub-step's all-gathers after them (zero3: those it gathers
@@ -140,8 +142,8 @@ class GradientReducer {
     std::vector<double> gather_needed_ms;  // zero3, per (sub-step, gather): the compute stream reached its node
   };
   Timeline timeline() const;
-  // Marks the origin of the phase's timeline on the compute stream (the steps' step_start_ms count from it); sharded,
-  // gives the executor this reducer's shard again (a --gpus-sweep point's reducer may have set another).
+  // Marks the origin of the phase's timeline on the compute stream (the steps' step_start_ms count from it), and
+  // takes the executor back (take_the_executor).
   void begin_phase();
 
   // Reductions per step: the plan's buckets (and the tables' flags and rows) once per sub-step.
@@ -172,6 +174,9 @@ class GradientReducer {
   double all_gather_ms() const;
 
  private:
+  // Gives the executor this reducer's shard again and tells it who collects the gradients and gathers the parameters
+  // (a --gpus-sweep point's reducer of the same replica may have set another shard).
+  void take_the_executor();
   // What the communication stream reduces, in issue order within a sub-step.
   struct Reduction {
     enum class Kind { kBucket, kRowFlags, kRows } kind = Kind::kBucket;

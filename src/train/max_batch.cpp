@@ -10,6 +10,7 @@
 
 #include "scalebench/allocation_budget.h"
 #include "scalebench/error.h"
+#include "src/train/dp_phase.h"
 #include "src/train/gradient_reducer.h"
 #include "src/train/phase_steps.h"
 #include "src/train/replica.h"
@@ -49,15 +50,7 @@ void train_with_gathers(Replica& replica, const MaxBatchOptions& options, Device
                         DataParallelStrategy strategy, int steps) {
   GradientReducer reducer(device, communicator, *replica.executor, DType::kFloat32, true, false, nullptr,
                           EmbeddingGradMode::kAuto, nullptr, BufferRegistration::kNone, strategy);
-  for (int step = 1; step <= steps; ++step) {
-    for_each_sub_step(
-        replica, [&](size_t k) { reducer.run_nodes_and_reduce(k); },
-        [&](size_t k, int64_t optimizer_step) { reducer.update(options.optimizer, optimizer_step, k); }, step,
-        [&](size_t k) {
-          reducer.gather_for_parts(k);
-          run_sub_step_parts(*replica.executor, k);
-        });
-  }
+  for (int step = 1; step <= steps; ++step) enqueue_dp_step(replica, reducer, options.optimizer, step);
   reducer.wait_and_time("maxbatch's verifying steps");
 }
 

@@ -245,17 +245,30 @@ TEST(DpStepGraphVariants, Zero2ReduceScattersAndPerBucketGathersCaptured) {
 
 TEST(DpStepGraphVariants, GradientBlocksCaptured) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
-  // zero2 and zero3 with the gradients in blocks (the CUDA path of DESIGN.md's "gradients at 1/N"): each block zeroed
-  // (cudaMemsetAsync) before its first writer, each bucket reduce-scattered out of its block into the gradient shard,
-  // the compute stream waiting for it before the block's bytes are reused, the optimizer and the norm over the shard;
-  // captured and replayed as eagerly run, on an fp32 and a bf16 wire; and the weights those of the gradient region
-  // whole (one rank's reduce-scatter is a copy: the same arithmetic), bit for bit or within eager runs' spread.
+  // zero2 and zero3 with the gradients in blocks (the CUDA path of DESIGN.md's "gradients at 1/N"): each block's gaps
+  // zeroed (cuda::zero_byte_ranges) before its first writer, each bucket reduce-scattered out of its block into the
+  // gradient shard, the compute stream waiting for it before the block's bytes are reused, the optimizer and the norm
+  // over the shard; zero3's parameters in blocks too ("the parameters at 1/N": the weights in the parameter shard, each
+  // unit gathered out of it into its forward and backward blocks, the backward pass casting its own bf16 copies);
+  // captured and replayed as eagerly run, on an fp32 and a bf16 wire; and the weights those of the regions whole (one
+  // rank's reduce-scatter and all-gather are copies: the same arithmetic), bit for bit or within eager runs' spread.
   for (DataParallelStrategy strategy : {DataParallelStrategy::kZero2, DataParallelStrategy::kZero3}) {
     for (const char* workload : {"bert_base", "unsupmt"}) {
       DpSetup blocks{workload};
       blocks.strategy = strategy;
       blocks.layout = GradientLayout::kBlocks;
       expect_replay_trains_as_eager(blocks);
+      if (strategy == DataParallelStrategy::kZero3) {
+        ReplicaOptions planned;
+        planned.workload = workload;
+        planned.scale = WorkloadScale::kTiny;
+        planned.batch = std::max<int64_t>(2, find_workload(workload).info().min_batch);
+        planned.precision = blocks.precision;
+        planned.bucket_bytes = kSmallBuckets;
+        planned.strategy = strategy;
+        planned.gradient_layout = GradientLayout::kBlocks;
+        EXPECT_TRUE(plan_replica(planned)->plan.parameters_in_blocks) << workload;
+      }
       DpSetup whole = blocks;
       whole.layout = GradientLayout::kWhole;
       const std::vector<float> in_blocks = train_dp(blocks, CudaGraphMode::kOff).weights;

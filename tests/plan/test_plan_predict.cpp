@@ -116,12 +116,13 @@ TEST(PlanPredict, ShardedStrategiesHoldLessStateAndGatherAfterTheUpdate) {
   EXPECT_NEAR(zero1.wire_bytes, 2 * ddp.wire_bytes, 0.01 * ddp.wire_bytes) << "the all-reduced and the gathered";
   EXPECT_LT(zero2.timeline.comm_alone_ms, zero1.timeline.comm_alone_ms) << "reduce-scatters, not all-reduces";
   EXPECT_GT(zero2.scaling_efficiency, zero1.scaling_efficiency);
-  // zero3: zero2's memory (the parameters still held whole, the gradients in blocks as zero2's), each bucket gathered
-  // before the forward pass and most again before the backward pass instead of once after the update, the forward's
-  // gathers in the nodes' way.
+  // zero3: less than zero2's memory (the parameters in blocks with a shard too, the gradients as zero2's), each bucket
+  // gathered before the forward pass and most again before the backward pass instead of once after the update, the
+  // forward's gathers in the nodes' way; the solo step zero2's (the backward copies' casts are the dp step's alone).
   r.strategy = "zero3";
   const PlanPrediction zero3 = predict_plan(r, db(), calibration());
-  EXPECT_EQ(zero3.needed_bytes, zero2.needed_bytes);
+  EXPECT_LT(zero3.needed_bytes, zero2.needed_bytes);
+  EXPECT_GT(zero3.fits[1].max_batch, zero2.fits[1].max_batch);
   EXPECT_GT(zero3.timeline.gathers_alone_ms, 1.5 * zero2.timeline.gathers_alone_ms);
   EXPECT_LE(zero3.timeline.gathers_alone_ms, 2 * zero2.timeline.gathers_alone_ms + 1e-9);
   EXPECT_GT(zero3.wire_bytes, zero2.wire_bytes);
@@ -131,10 +132,11 @@ TEST(PlanPredict, ShardedStrategiesHoldLessStateAndGatherAfterTheUpdate) {
   // zero2 and zero3 hold a shard of the gradients (their blocks dead at the peak), zero1 every gradient.
   EXPECT_LT(zero2.needed_bytes, zero1.needed_bytes);
   r.gpus = 1;
-  // One GPU holds every gradient again, in the shard; the blocks pack the shared region a little differently.
+  // One GPU holds every gradient and parameter again, in the shards; the blocks pack the shared region a little
+  // differently (1.0% less than ddp's region whole for bert_base here, 2026-12-05).
   const PlanPrediction one = predict_plan(r, db(), calibration());
   const uint64_t one_ddp = predict_plan(request("bert_base", "A100 SXM 40GB"), db(), calibration()).needed_bytes;
-  EXPECT_NEAR(static_cast<double>(one.needed_bytes), static_cast<double>(one_ddp), 0.01 * static_cast<double>(one_ddp));
+  EXPECT_NEAR(static_cast<double>(one.needed_bytes), static_cast<double>(one_ddp), 0.02 * static_cast<double>(one_ddp));
   r.strategy = "zero4";
   EXPECT_THROW(predict_plan(r, db(), calibration()), UsageError);
 }

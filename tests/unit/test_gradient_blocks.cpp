@@ -9,37 +9,17 @@
 #include <memory>
 #include <vector>
 
-#include "scalebench/optimizer.h"
-#include "src/train/phase_steps.h"
-#include "src/train/replica.h"
-#include "src/train/sub_steps.h"
+#include "tests/unit/sharded_replica.h"
 
 namespace sb {
 namespace {
 
 std::unique_ptr<Replica> zero2_replica(const char* workload, bool gradient_blocks) {
-  ReplicaOptions options;
-  options.workload = workload;
-  options.batch = 2;
-  options.scale = WorkloadScale::kTiny;
-  options.bucket_bytes = 4096;
-  options.ranks = 2;  // laid out for two shards; trained here by one rank alone
-  options.strategy = DataParallelStrategy::kZero2;
-  options.gradient_layout = gradient_blocks ? GradientLayout::kBlocks : GradientLayout::kWhole;
-  static const std::unique_ptr<Device> device = make_cpu_device();
-  return build_replica(options, *device, 1, 0, 7);
+  return test::sharded_replica(workload, DataParallelStrategy::kZero2,
+                               gradient_blocks ? GradientLayout::kBlocks : GradientLayout::kWhole);
 }
 
-std::vector<float> trained(Replica& replica, double max_grad_norm) {
-  OptimizerSettings settings = default_optimizer(OptimizerKind::kAdamW);
-  settings.max_grad_norm = max_grad_norm;
-  weight_losses_locally(replica);
-  for (int step = 1; step <= 3; ++step) {
-    replica.executor->set_random_stream(3, static_cast<uint64_t>(step));
-    run_local_step(replica, settings, step);
-  }
-  return read_parameters(replica);
-}
+using test::trained_alone;
 
 class GradientBlocks : public ::testing::TestWithParam<const char*> {};
 
@@ -50,7 +30,7 @@ TEST_P(GradientBlocks, OneRankTrainsAsWithTheGradientRegionWhole) {
     ASSERT_TRUE(blocks->plan.gradients_in_blocks);
     ASSERT_FALSE(whole->plan.gradients_in_blocks);
     EXPECT_EQ(blocks->executor->gradient_shard_bytes(), blocks->plan.parameter_bytes) << "every gradient, one rank";
-    const std::vector<float> expected = trained(*whole, clip), got = trained(*blocks, clip);
+    const std::vector<float> expected = trained_alone(*whole, clip), got = trained_alone(*blocks, clip);
     ASSERT_EQ(expected.size(), got.size());
     int64_t differ = 0;
     for (size_t i = 0; i < got.size(); ++i) differ += expected[i] != got[i];
@@ -65,7 +45,7 @@ TEST_P(GradientBlocks, AShardOfThePlanUpdatesItsChunksAlone) {
   const ParameterShard shard = parameter_shard(blocks->plan, 1, 2);
   blocks->executor->set_optimizer_shard(shard.ranges);
   EXPECT_EQ(blocks->executor->gradient_shard_bytes() * 2, blocks->plan.gradient_bytes);
-  trained(*blocks, 0.0);
+  trained_alone(*blocks, 0.0);
   // The flat layout's elements (parameters and their gaps) as they are in the arena, before and after.
   const auto* flat = static_cast<const float*>(blocks->executor->arena_data());
   std::vector<bool> mine(blocks->plan.parameter_bytes / sizeof(float), false);

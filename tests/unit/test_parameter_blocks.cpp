@@ -8,65 +8,27 @@
 #include "scalebench/error.h"
 #include "scalebench/planner.h"
 #include "src/core/backward_parameter_copies.h"
+#include "tests/unit/chain_graph.h"
 
 namespace sb {
 namespace {
 
-TensorId add(Graph& graph, const std::string& name, std::vector<int64_t> shape, TensorRole role,
-             TensorId gradient_of = kNoTensor, DType dtype = DType::kFloat32) {
-  TensorInfo info;
-  info.name = name;
-  info.shape = std::move(shape);
-  info.role = role;
-  info.gradient_of = gradient_of;
-  info.dtype = dtype;
-  return graph.add_tensor(info);
-}
-
-// x -> layer_0(w0) -> ... -> layer_{n-1}; backward: per layer (last first) its weight gradient, then its input
-// gradient, which reads the weight.
-struct Chain {
-  Graph graph;
-  std::vector<TensorId> weights, gradients, activations;
-  explicit Chain(int layers) {
-    TensorId h = add(graph, "x", {512}, TensorRole::kInput);
-    std::vector<TensorId> inputs;
-    for (int i = 0; i < layers; ++i) {
-      const std::string n = std::to_string(i);
-      weights.push_back(add(graph, "w" + n, {256}, TensorRole::kParameter));
-      gradients.push_back(add(graph, "dw" + n, {256}, TensorRole::kGradient, weights.back()));
-      inputs.push_back(h);
-      h = add(graph, "h" + n, {512}, TensorRole::kActivation);
-      activations.push_back(h);
-      graph.add_node(Node{"layer", {inputs.back(), weights.back()}, {h}, {}, false});
-    }
-    TensorId dh = add(graph, "dy", {512}, TensorRole::kActivation);
-    activations.push_back(dh);
-    graph.add_node(Node{"loss_backward", {h}, {dh}, {}, true});
-    for (int i = layers - 1; i >= 0; --i) {
-      const auto k = static_cast<size_t>(i);
-      graph.add_node(Node{"weight_grad", {inputs[k], dh}, {gradients[k]}, {}, true});
-      const TensorId next = add(graph, "dh" + std::to_string(i), {512}, TensorRole::kActivation);
-      activations.push_back(next);
-      graph.add_node(Node{"input_grad", {dh, weights[k]}, {next}, {}, true});
-      dh = next;
-    }
-  }
-};
+using test::add_tensor;
+using test::Chain;
 
 // Mixed precision: the weight cast in the forward pass and read again by the backward GEMM. The pass gives the
 // backward GEMM a cast of its own, of the weight's backward copy, just before it; the forward nodes are unchanged.
 TEST(BackwardParameterCopies, ABackwardReaderOfAWeightCastCastsTheBackwardCopy) {
   Graph graph;
-  const TensorId x = add(graph, "x", {4, 8}, TensorRole::kInput, kNoTensor, DType::kBFloat16);
-  const TensorId w = add(graph, "w", {8, 8}, TensorRole::kParameter);
-  const TensorId dw = add(graph, "dw", {8, 8}, TensorRole::kGradient, w);
-  const TensorId g = add(graph, "gain", {8}, TensorRole::kParameter);
-  const TensorId dg = add(graph, "dgain", {8}, TensorRole::kGradient, g);
-  const TensorId w16 = add(graph, "w_bf16", {8, 8}, TensorRole::kActivation, kNoTensor, DType::kBFloat16);
-  const TensorId y = add(graph, "y", {4, 8}, TensorRole::kActivation, kNoTensor, DType::kBFloat16);
-  const TensorId dy = add(graph, "dy", {4, 8}, TensorRole::kActivation, kNoTensor, DType::kBFloat16);
-  const TensorId dx = add(graph, "dx", {4, 8}, TensorRole::kActivation, kNoTensor, DType::kBFloat16);
+  const TensorId x = add_tensor(graph, "x", {4, 8}, TensorRole::kInput, kNoTensor, DType::kBFloat16);
+  const TensorId w = add_tensor(graph, "w", {8, 8}, TensorRole::kParameter);
+  const TensorId dw = add_tensor(graph, "dw", {8, 8}, TensorRole::kGradient, w);
+  const TensorId g = add_tensor(graph, "gain", {8}, TensorRole::kParameter);
+  const TensorId dg = add_tensor(graph, "dgain", {8}, TensorRole::kGradient, g);
+  const TensorId w16 = add_tensor(graph, "w_bf16", {8, 8}, TensorRole::kActivation, kNoTensor, DType::kBFloat16);
+  const TensorId y = add_tensor(graph, "y", {4, 8}, TensorRole::kActivation, kNoTensor, DType::kBFloat16);
+  const TensorId dy = add_tensor(graph, "dy", {4, 8}, TensorRole::kActivation, kNoTensor, DType::kBFloat16);
+  const TensorId dx = add_tensor(graph, "dx", {4, 8}, TensorRole::kActivation, kNoTensor, DType::kBFloat16);
   graph.add_node(Node{"cast", {w}, {w16}, {{"n", 64}}, false});
   graph.add_node(Node{"gemm", {x, w16}, {y}, {}, false});
   graph.add_node(Node{"scale", {y, g}, {dy}, {}, true});  // reads the gain, a parameter itself

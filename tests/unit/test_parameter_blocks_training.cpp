@@ -10,37 +10,17 @@
 #include <vector>
 
 #include "scalebench/error.h"
-#include "scalebench/optimizer.h"
-#include "src/train/phase_steps.h"
-#include "src/train/replica.h"
-#include "src/train/sub_steps.h"
+#include "tests/unit/sharded_replica.h"
 
 namespace sb {
 namespace {
 
 std::unique_ptr<Replica> zero3_replica(const char* workload, bool blocks) {
-  ReplicaOptions options;
-  options.workload = workload;
-  options.batch = 2;
-  options.scale = WorkloadScale::kTiny;
-  options.bucket_bytes = 4096;
-  options.ranks = 2;  // laid out for two shards; trained here by one rank alone
-  options.strategy = DataParallelStrategy::kZero3;
-  options.gradient_layout = blocks ? GradientLayout::kBlocks : GradientLayout::kWhole;
-  static const std::unique_ptr<Device> device = make_cpu_device();
-  return build_replica(options, *device, 1, 0, 7);
+  return test::sharded_replica(workload, DataParallelStrategy::kZero3,
+                               blocks ? GradientLayout::kBlocks : GradientLayout::kWhole);
 }
 
-std::vector<float> trained(Replica& replica, double max_grad_norm) {
-  OptimizerSettings settings = default_optimizer(OptimizerKind::kAdamW);
-  settings.max_grad_norm = max_grad_norm;
-  weight_losses_locally(replica);
-  for (int step = 1; step <= 3; ++step) {
-    replica.executor->set_random_stream(3, static_cast<uint64_t>(step));
-    run_local_step(replica, settings, step);
-  }
-  return read_parameters(replica);
-}
+using test::trained_alone;
 
 class ParameterBlocksTraining : public ::testing::TestWithParam<const char*> {};
 
@@ -54,7 +34,7 @@ TEST_P(ParameterBlocksTraining, OneRankTrainsAsWithTheRegionsWhole) {
     EXPECT_GE(blocks->graph.tensors().size(), whole->graph.tensors().size());
     EXPECT_EQ(read_parameters(*blocks), read_parameters(*whole)) << "the initial weights, through the shard";
     EXPECT_EQ(blocks->executor->parameter_shard_bytes(), blocks->plan.parameter_bytes) << "every weight, one rank";
-    const std::vector<float> expected = trained(*whole, clip), got = trained(*blocks, clip);
+    const std::vector<float> expected = trained_alone(*whole, clip), got = trained_alone(*blocks, clip);
     ASSERT_EQ(expected.size(), got.size());
     int64_t differ = 0;
     for (size_t i = 0; i < got.size(); ++i) differ += expected[i] != got[i];

@@ -7,6 +7,7 @@
 
 #include "scalebench/error.h"
 #include "scalebench/planner.h"
+#include "tests/unit/chain_graph.h"
 
 namespace sb {
 namespace {
@@ -144,37 +145,7 @@ TEST(Planner, ShardsByBucketPadEveryBucketToEqualChunks) {
   EXPECT_THROW(parameter_shard(plan, 0, 2), UsageError);
 }
 
-// A chain of `layers` layers (weights of 256 floats, activations of 512), backward in reverse: each layer's weight
-// gradient written right after its activation gradient, so the buckets finish one after another.
-struct Chain {
-  Graph graph;
-  std::vector<TensorId> weights, gradients, activations;
-  explicit Chain(int layers) {
-    TensorId h = add(graph, "x", {512}, TensorRole::kInput);
-    std::vector<TensorId> inputs;
-    for (int i = 0; i < layers; ++i) {
-      const std::string n = std::to_string(i);
-      weights.push_back(add(graph, "w" + n, {256}, TensorRole::kParameter));
-      gradients.push_back(add(graph, "dw" + n, {256}, TensorRole::kGradient, weights.back()));
-      inputs.push_back(h);
-      h = add(graph, "h" + n, {512}, TensorRole::kActivation);
-      activations.push_back(h);
-      graph.add_node(Node{"layer", {inputs.back(), weights.back()}, {h}, {}, false});
-    }
-    TensorId dh = add(graph, "dy", {512}, TensorRole::kActivation);
-    activations.push_back(dh);
-    graph.add_node(Node{"loss_backward", {h}, {dh}, {}, true});
-    for (int i = layers - 1; i >= 0; --i) {
-      const std::string n = std::to_string(i);
-      graph.add_node(Node{"weight_grad", {inputs[static_cast<size_t>(i)], dh}, {gradients[static_cast<size_t>(i)]},
-                          {}, true});
-      const TensorId next = add(graph, "dh" + n, {512}, TensorRole::kActivation);
-      activations.push_back(next);
-      graph.add_node(Node{"input_grad", {dh, weights[static_cast<size_t>(i)]}, {next}, {}, true});
-      dh = next;
-    }
-  }
-};
+using test::Chain;
 
 // --strategy zero2/zero3 with gradient blocks: the flat layout, the parameters and the buckets are the by-bucket
 // plan's, but no gradient region is allocated; each bucket's gradients are one block of the shared region, at their
