@@ -194,6 +194,10 @@ struct TrainingReport {
   // The solo phase trained a replica of its own with the gradient region whole, freed before the dp phases' replica
   // (which holds the gradients in blocks) was built: X(1) without the blocks' copies into the shard.
   bool solo_own_replica = false;
+  // Nodes the dp phases' replica runs that the solo phase's does not: with zero3's parameters in blocks, the casts of
+  // the backward pass's parameter copies (backward_parameter_copies.h). Their time is in the dp step's backward
+  // pass, hence in the decomposition's dilation term; 0 where both phases trained one graph.
+  int64_t dp_only_nodes = 0;
   std::vector<uint64_t> bucket_bytes;   // in all-reduce order, on the wire (halved for bf16)
   // What each entry of bucket_bytes (and of a rank's bucket_ms and timelines) reduces: "bucket" (gradients), or a
   // tied table's "row flags" (int32 max) and "rows" (its lookups' packed rows; --embedding-grad sparse).

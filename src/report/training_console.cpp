@@ -327,6 +327,11 @@ void print_training_footer(std::FILE* out, const TrainingReport& report) {
                         "exposed communication %.2f ms per step\n",
                    report.nranks, report.nranks, report.nranks, 100 * s.efficiency, s.exposed_comm_ms);
       print_decomposition(out, summarize_decomposition(report));
+      if (report.dp_only_nodes > 0) {
+        std::fprintf(out, "# the dilation term includes %lld nodes the dp step runs and the solo step does not: the "
+                          "casts of zero3's backward parameter copies\n",
+                     static_cast<long long>(report.dp_only_nodes));
+      }
       std::fprintf(out, "# slowest solo rank: %d (%.2f ms p50)\n", solo.slowest_rank, solo.slowest_rank_step_ms);
     }
     if (report.comm.ran && report.solo.ran) {

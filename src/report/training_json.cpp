@@ -355,6 +355,7 @@ nlohmann::json training_report_json(const TrainingReport& r) {
               {"comm_busbw_gbps", null_unless(r.comm.ran, summarize_comm(r, r.comm).busbw_gbps)},
               {"weights_identical_at_start", r.weights_identical_at_start},
               {"solo_own_replica", r.solo_own_replica},
+              {"dp_only_nodes", r.dp_only_nodes},
               {"weights_identical_after_dp", r.dp.ran ? json(r.weights_identical_after_dp) : json(nullptr)},
               {"weights_checksum_after_dp", r.dp.ran ? json(hex(r.weights_checksum_after_dp)) : json(nullptr)}};
   if (r.loss_scaled) doc["loss_scaling"] = {{"final_scale", r.loss_scale}, {"skipped_steps", r.skipped_steps}};

@@ -217,8 +217,11 @@ void run_training(const TrainOptions& options, ProcessGroup& group, Device& devi
     }
     if (data_parallel && (options.comm || options.dp)) {
       if (separate_solo) {
+        const size_t solo_nodes = replica->graph.nodes().size();
         replica.reset();
         replica = build(replica_options, "building the data-parallel replica (the gradients in blocks, a shard kept)");
+        // zero3's parameters in blocks: the backward copies' casts, which only the dp step runs (its dilation term).
+        report.dp_only_nodes = static_cast<int64_t>(replica->graph.nodes().size() - solo_nodes);
       }
       std::vector<GradientBucket> chosen_buckets = executor().plan().buckets;
       if (options.bucket_auto) {

@@ -56,3 +56,36 @@ INSTANTIATE_TEST_SUITE_P(Workloads, ParameterBlocksTraining,
 
 }  // namespace
 }  // namespace sb
+
+namespace sb {
+namespace {
+
+// Mixed precision (planned only: the CPU device runs fp32): the backward GEMMs read bf16 casts of the weights, so the
+// blocks' graph casts each weight's backward copy again, one backward node per weight cast the backward pass reads;
+// the nodes it has beyond the regions-whole graph (the trainer's dp_only_nodes) are exactly those casts.
+TEST(ParameterBlocksPlan, AMixedPrecisionReplicaCastsItsBackwardCopies) {
+  ReplicaOptions options;
+  options.workload = "transformer_big";
+  options.batch = 2;
+  options.scale = WorkloadScale::kTiny;
+  options.precision = Precision::kBf16;
+  options.bucket_bytes = 4096;
+  options.ranks = 2;
+  options.strategy = DataParallelStrategy::kZero3;
+  options.gradient_layout = GradientLayout::kBlocks;
+  const std::unique_ptr<Replica> blocks = plan_replica(options);
+  options.gradient_layout = GradientLayout::kWhole;
+  const std::unique_ptr<Replica> whole = plan_replica(options);
+  ASSERT_TRUE(blocks->plan.parameters_in_blocks);
+  size_t recasts = 0;
+  for (const Node& node : blocks->graph.nodes()) {
+    const bool of_copy = node.op == "cast" && blocks->graph.tensor(node.inputs[0]).parameter_copy_of != kNoTensor;
+    if (of_copy) EXPECT_TRUE(node.backward);
+    recasts += of_copy;
+  }
+  EXPECT_GT(recasts, 0u);
+  EXPECT_EQ(blocks->graph.nodes().size() - whole->graph.nodes().size(), recasts);
+}
+
+}  // namespace
+}  // namespace sb
