@@ -60,16 +60,42 @@ void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, Proces
   ReplicaOptions replica_options = base;
   replica_options.batch = batch;
   replica_options.check_capacity = false;
-  std::unique_ptr<Replica> replica =
-      build_replica(replica_options, device, options.seed, group.rank() * batch, options.seed + 1000);
-  // zero1/zero2: the state of this rank's shard alone, as its dp phase holds it (each rank steps alone here: the
-  // norm over its own gradients is as good as any for the memory).
-  if (replica_options.optimizer_state_sharded) {
-    replica->executor->set_optimizer_shard(
-        parameter_shard(replica->plan, group.rank(), parameter_shards(replica_options)).ranges);
+  // The same answer on every rank (a plan, nothing allocated): whether the steps gather with the other ranks.
+  const bool gathers = group.size() > 1 && plan_replica(replica_options)->plan.parameters_in_blocks;
+  std::unique_ptr<Replica> replica;
+  std::string error;
+  bool out_of_memory = false;
+  try {
+    replica = build_replica(replica_options, device, options.seed, group.rank() * batch, options.seed + 1000);
+    // zero1/zero2: the state of this rank's shard alone, as its dp phase holds it (each rank steps alone here: the
+    // norm over its own gradients is as good as any for the memory).
+    if (replica_options.optimizer_state_sharded) {
+      replica->executor->set_optimizer_shard(
+          parameter_shard(replica->plan, group.rank(), parameter_shards(replica_options)).ranges);
+    }
+  } catch (const OutOfMemory& failure) {
+    error = failure.what();
+    out_of_memory = true;
+  } catch (const RuntimeFailure& failure) {
+    error = failure.what();
+  }
+  if (gathers) {
+    // Steps that gather wait for every rank: whoever could not allocate says so first, so that no rank waits in a
+    // collective for one that has left (ranks may differ: a context or NCCL's buffers take more on some).
+    int64_t failed = error.empty() ? 0 : out_of_memory ? 1 : 2;
+    group.allreduce_max(&failed, 1);
+    if (error.empty() && failed > 0) {
+      out_of_memory = failed == 1;
+      error = (out_of_memory ? "another rank ran out of memory at batch " : "another rank failed to build batch ") +
+              std::to_string(batch);
+    }
+  }
+  if (!error.empty()) {
+    if (out_of_memory) throw OutOfMemory(error);
+    throw RuntimeFailure(error);
   }
   weight_losses_locally(*replica);  // each sub-step's counted rows (the loss's size, not the memory, depends on them)
-  if (replica->plan.parameters_in_blocks && group.size() > 1) {
+  if (gathers) {
     train_with_gathers(*replica, options, device, communicator, replica_options.strategy, steps);
   } else {
     for (int step = 1; step <= steps; ++step) run_local_step(*replica, options.optimizer, step);
