@@ -561,7 +561,8 @@ if [ "$max_bytes" = strategies ]; then
   tar czf "$out/runs.tgz" -C "$out" runs
   build-gpu/scalebench compare "$runs"/*.json --html "$out/strategies.html" > "$out/compare.txt" 2>&1
   rm -rf "$runs"
-  grep -E "^(==|# (scaling|strategy|all-gathers|busbw|weights|status)|rc=|Traceback|Error)" "$out/strategies.txt"
+  grep -E "^(==|# (scaling|strategy|all-gathers|busbw|weights|status|memory per GPU|the dilation)|rc=|Traceback|Error)" \
+    "$out/strategies.txt"
   echo "== summary"
   python3 scripts/scaling_summary.py "$out/runs.tgz" "$out/pytorch.jsonl"
   echo "tests rc=$tests_rc"
@@ -580,7 +581,7 @@ if [ "$max_bytes" = strategies-maxbatch ]; then
       done
     done
   done
-  grep -E "^(==|# maxbatch|\| |rc=|scalebench: error)" "$out/maxbatch.txt"
+  grep -E "^(==|# maxbatch|#   (sharded|parameters|gradients):?|\| |rc=|scalebench: error)" "$out/maxbatch.txt"
   exit 0
 fi
 

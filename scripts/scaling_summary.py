@@ -40,7 +40,8 @@ def main():
         sys.exit("usage: scaling_summary.py RUNS.tgz|DIR [DDP.jsonl]")
     runs = load_runs(sys.argv[1])
     header = (f"{'run':26} {'solo ms':>8} {'dp ms':>8} {'E(N)':>7} {'bound':>6} {'exposed':>8} {'overlap':>7} "
-              f"{'busbw':>7} {'alone':>7} {'solo/1-rank':>11} {'solo/s/GPU':>11} {'AG exp':>7} {'dp GiB':>7}")
+              f"{'busbw':>7} {'alone':>7} {'solo/1-rank':>11} {'solo/s/GPU':>11} {'AG exp':>7} {'dp GiB':>7} "
+              f"{'P shard':>7} {'dp-only':>7}")
     print(header)
     print("-" * len(header))
     for name in sorted(runs):
@@ -58,13 +59,17 @@ def main():
         eff, bound = doc.get("scaling_efficiency"), doc.get("efficiency_bound")
         # The dp phases' memory in use on the device (sharded strategies hold less), and the all-gathers' exposed time.
         used = (doc.get("dp_memory") or {}).get("device_used_bytes")
+        # zero3 with its parameters in blocks: the rank's parameter shard (GiB) and the nodes only its dp step runs
+        # (the backward copies' casts, in the decomposition's dilation).
+        parameter_shard = (doc.get("dp_memory") or {}).get("parameter_shard_bytes")
         print(f"{name:26} {fmt(solo.get('step_ms_p50'), '8.2f')} {fmt(dp.get('step_ms_p50'), '8.2f')} "
               f"{fmt(eff and 100 * eff, '6.1f')}% {fmt(bound and 100 * bound, '5.0f')}% "
               f"{fmt(doc.get('exposed_comm_ms'), '8.2f')} {fmt(doc.get('overlap_pct'), '6.0f')}% "
               f"{fmt(doc.get('busbw_gbps'), '7.1f')} {fmt(doc.get('comm_busbw_gbps'), '7.1f')} {fmt(ratio, '11.3f')} "
               f"{fmt(solo.get('units_per_s_per_gpu'), '11.1f')} "
               f"{fmt((doc.get('all_gather') or {}).get('exposed_ms_per_step'), '7.2f')} "
-              f"{fmt(used and used / 2**30, '7.2f')}")
+              f"{fmt(used and used / 2**30, '7.2f')} {fmt(parameter_shard and parameter_shard / 2**30, '7.2f')} "
+              f"{fmt(doc.get('dp_only_nodes'), '7d')}")
     if len(sys.argv) > 2 and os.path.exists(sys.argv[2]):
         print("PyTorch DDP (same model, batch and bucket size):")
         with open(sys.argv[2]) as f:
