@@ -237,6 +237,7 @@ class Executor {
   int64_t visit_shard(int64_t first, int64_t count, Visit visit) const;
   // The written weights of [first, first + count) that the shard holds, copied into the allocated parameter shard.
   void upload_written_parameters(int64_t first, int64_t count);
+  void read_held_parameters(int64_t packed, int64_t from, int64_t to, float* out);
 };
 
 class CpuExecutor final : public Executor {

@@ -158,6 +158,10 @@ ParameterShard parameter_shard(const MemoryPlan& plan, int rank, int ranks);
 
 PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan);
 
+// Per tensor id, a parameter's first element in the flat layout (MemoryPlan::flat_offsets, in floats); -1 for every
+// other tensor. Where a shard's ranges hold a parameter's elements, whatever blocks the plan keeps.
+std::vector<int64_t> parameter_flat_elements(const Graph& graph, const MemoryPlan& plan);
+
 // The plan's gradients (laid out in backward order) cut into all-reduce buckets of about `bucket_bytes`: one
 // parameter group per bucket, a gradient larger than a bucket cut into aligned bucket-sized pieces. plan_memory
 // keeps these for PlanOptions::bucket_bytes; `--bucket-mb auto` cuts other sizes from the same layout. A plan laid

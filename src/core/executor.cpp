@@ -34,11 +34,7 @@ Executor::Executor(const Graph& graph, const MemoryPlan& plan)
   }
   if (plan.parameters_in_blocks) {
     written_parameters_.assign(static_cast<size_t>(plan.parameter_bytes / sizeof(float)), 0.0f);
-    parameter_flat_.assign(graph.tensors().size(), -1);
-    for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
-      const TensorId p = graph.tensor(plan.gradient_order[i]).gradient_of;
-      parameter_flat_[static_cast<size_t>(p)] = static_cast<int64_t>(plan.flat_offsets[i] / sizeof(float));
-    }
+    parameter_flat_ = parameter_flat_elements(graph, plan);
     units_needed_at_.resize(graph.nodes().size());
     for (size_t k = 0; k < graph.sub_step_count(); ++k) {
       for (const ParameterGather& g : unit_gathers(graph, plan, plan.buckets, k, forward_node_count())) {
@@ -94,16 +90,22 @@ float* Executor::parameters_at(int64_t first, int64_t packed) {
   return static_cast<float*>(arena_data()) + first;
 }
 
+// Elements [from, to) of the flat layout, at `packed` in the shard, into `out`: from the shard, or before it is
+// allocated from the weights written (its values then), so that reading the initial weights allocates nothing (a shard
+// of every parameter before the reducer sets a smaller one).
+void Executor::read_held_parameters(int64_t packed, int64_t from, int64_t to, float* out) {
+  if (parameter_shard_floats_ == shard_count_) {
+    copy_to_host(out, parameter_shard_data() + packed, static_cast<uint64_t>(to - from) * sizeof(float));
+  } else {
+    std::copy_n(written_parameters_.begin() + from, to - from, out);
+  }
+}
+
 std::vector<float> Executor::read_parameter_shard() {
   if (!plan_.parameters_in_blocks) throw UsageError("read_parameter_shard: the plan holds its parameters whole");
   std::vector<float> values(static_cast<size_t>(shard_count_));
-  const bool allocated = parameter_shard_floats_ == shard_count_;
-  if (allocated) {
-    copy_to_host(values.data(), parameter_shard_data(), values.size() * sizeof(float));
-    return values;
-  }
   visit_shard(0, static_cast<int64_t>(written_parameters_.size()), [&](int64_t packed, int64_t from, int64_t to) {
-    std::copy_n(written_parameters_.begin() + from, to - from, values.begin() + packed);
+    read_held_parameters(packed, from, to, values.data() + packed);
   });
   return values;
 }
@@ -121,22 +123,13 @@ bool Executor::write_parameter(TensorId id, const void* host, size_t bytes) {
   return true;
 }
 
-// Before the shard is allocated its values are the weights written: read from those, so that checking the initial
-// weights allocates nothing (a shard of every parameter before the reducer sets a smaller one).
 bool Executor::read_parameter(TensorId id, void* host, size_t bytes) {
   if (!plan_.parameters_in_blocks || graph_.tensor(id).role != TensorRole::kParameter) return false;
   const int64_t first = parameter_flat_.at(static_cast<size_t>(id));
   const auto count = static_cast<int64_t>(bytes / sizeof(float));
   auto* out = static_cast<float*>(host);
-  const bool allocated = parameter_shard_floats_ == shard_count_;
-  const float* shard = allocated ? parameter_shard_data() : nullptr;
   const int64_t held = visit_shard(first, count, [&](int64_t packed, int64_t from, int64_t to) {
-    const auto bytes_held = static_cast<uint64_t>(to - from) * sizeof(float);
-    if (allocated) {
-      copy_to_host(out + (from - first), shard + packed, bytes_held);
-    } else {
-      std::copy_n(written_parameters_.begin() + from, to - from, out + (from - first));
-    }
+    read_held_parameters(packed, from, to, out + (from - first));
   });
   if (held != count) {
     throw UsageError("parameter '" + graph_.tensor(id).name + "' is not whole in this rank's shard of the parameters " +

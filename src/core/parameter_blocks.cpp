@@ -124,11 +124,7 @@ void place_parameters_in_blocks(const Graph& graph, MemoryPlan& plan) {
   for (const ParameterBlock& block : plan.parameter_blocks) {
     if (block.backward || backward_of.count(block.first_bucket) == 0) backward_of[block.first_bucket] = &block;
   }
-  std::vector<uint64_t> flat(graph.tensors().size());  // the parameters' flat-layout offsets, before any is moved
-  for (TensorId gradient : plan.gradient_order) {
-    const auto p = static_cast<size_t>(graph.tensor(gradient).gradient_of);
-    flat[p] = plan.offsets[p];
-  }
+  const std::vector<int64_t> flat = parameter_flat_elements(graph, plan);  // in floats
   for (const ParameterBlock& block : plan.parameter_blocks) {
     const uint64_t start = plan.buckets[block.first_bucket].offset - plan.gradient_region_offset;
     const bool holds_copies = backward_of.at(block.first_bucket) == &block;
@@ -138,7 +134,8 @@ void place_parameters_in_blocks(const Graph& graph, MemoryPlan& plan) {
       if (holds_copies) plan.buckets[b].backward_parameters_offset = at;
     }
     for_each_parameter(graph, plan, block.first_bucket, block.last_bucket, [&](TensorId p) {
-      const uint64_t at = block.offset + (flat[static_cast<size_t>(p)] - start);
+      const auto relative = static_cast<uint64_t>(flat[static_cast<size_t>(p)]) * sizeof(float) - start;
+      const uint64_t at = block.offset + relative;
       if (!block.backward) plan.offsets[static_cast<size_t>(p)] = at;
       const TensorId c = copy[static_cast<size_t>(p)];
       if (holds_copies && c != kNoTensor) plan.offsets[static_cast<size_t>(c)] = at;

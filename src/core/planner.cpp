@@ -472,6 +472,15 @@ ParameterShard parameter_shard(const MemoryPlan& plan, int rank, int ranks) {
   return shard;
 }
 
+std::vector<int64_t> parameter_flat_elements(const Graph& graph, const MemoryPlan& plan) {
+  std::vector<int64_t> first(graph.tensors().size(), -1);
+  for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
+    first[static_cast<size_t>(graph.tensor(plan.gradient_order[i]).gradient_of)] =
+        static_cast<int64_t>(plan.flat_offsets[i] / sizeof(float));
+  }
+  return first;
+}
+
 PlanCategories plan_categories(const Graph& graph, const MemoryPlan& plan) {
   PlanCategories categories;
   categories.parameters = plan.parameters_in_blocks ? 0 : role_bytes(graph, TensorRole::kParameter);

@@ -60,8 +60,6 @@ void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, Proces
   ReplicaOptions replica_options = base;
   replica_options.batch = batch;
   replica_options.check_capacity = false;
-  // The same answer on every rank (a plan, nothing allocated): whether the steps gather with the other ranks.
-  const bool gathers = group.size() > 1 && plan_replica(replica_options)->plan.parameters_in_blocks;
   std::unique_ptr<Replica> replica;
   std::string error;
   bool out_of_memory = false;
@@ -79,9 +77,10 @@ void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, Proces
   } catch (const RuntimeFailure& failure) {
     error = failure.what();
   }
-  if (gathers) {
-    // Steps that gather wait for every rank: whoever could not allocate says so first, so that no rank waits in a
-    // collective for one that has left (ranks may differ: a context or NCCL's buffers take more on some).
+  if (group.size() > 1) {
+    // Steps that gather (zero3's parameter blocks) wait for every rank: whoever could not allocate says so first, so
+    // that no rank waits in a collective for one that has left (ranks may differ: a context or NCCL's buffers take
+    // more on some). One small agreement per attempt, whatever the strategy.
     int64_t failed = error.empty() ? 0 : out_of_memory ? 1 : 2;
     group.allreduce_max(&failed, 1);
     if (error.empty() && failed > 0) {
@@ -95,7 +94,7 @@ void train_at(const ReplicaOptions& base, const MaxBatchOptions& options, Proces
     throw RuntimeFailure(error);
   }
   weight_losses_locally(*replica);  // each sub-step's counted rows (the loss's size, not the memory, depends on them)
-  if (gathers) {
+  if (replica->plan.parameters_in_blocks && group.size() > 1) {  // the same plan on every rank
     train_with_gathers(*replica, options, device, communicator, replica_options.strategy, steps);
   } else {
     for (int step = 1; step <= steps; ++step) run_local_step(*replica, options.optimizer, step);

@@ -237,11 +237,7 @@ std::vector<float> gather_parameter_shards(Replica& replica, ProcessGroup& group
       packed += range.count;
     }
   }
-  std::vector<int64_t> first(replica.graph.tensors().size(), -1);
-  for (size_t i = 0; i < plan.gradient_order.size(); ++i) {
-    first[static_cast<size_t>(replica.graph.tensor(plan.gradient_order[i]).gradient_of)] =
-        static_cast<int64_t>(plan.flat_offsets[i] / sizeof(float));
-  }
+  const std::vector<int64_t> first = parameter_flat_elements(replica.graph, plan);
   std::vector<float> all;
   for (TensorId p : replica.graph.tensors_with_role(TensorRole::kParameter)) {
     const auto at = flat.begin() + first[static_cast<size_t>(p)];
