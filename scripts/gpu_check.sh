@@ -75,8 +75,9 @@
 #                                              on one GPU, two ranks sharing it run --check under each strategy
 #                                              instead (no scaling figure)
 #          scripts/gpu_check.sh strategies-maxbatch [workloads]
-#                                              maxbatch per strategy on every visible GPU, at the card's memory and
-#                                              at --memory 24 (default transformer_big bert_base)
+#                                              maxbatch per strategy (STRATEGIES picks) on every visible GPU, at the
+#                                              card's memory and at --memory 24 (default transformer_big bert_base);
+#                                              on one GPU two ranks share it at --memory 24 each
 #          scripts/gpu_check.sh readme [which] README's two commands exactly as a new user runs them, timed:
 #                                              which = quickstart, tests or both (default); the quickstart's
 #                                              table and HTML report and both logs into $OUT
@@ -529,7 +530,7 @@ if [ "$max_bytes" = strategies ]; then
           >> "$out/strategies.txt" 2>&1; echo "check $strategy rc=$?" >> "$out/strategies.txt"
       done
     done
-    grep -E "^(==|# (check|strategy|all-gathers|status)|check .* rc=|scalebench: error)" "$out/strategies.txt"
+    grep -E "^(==|# (check|strategy|all-gathers|status|memory per GPU)|check .* rc=|scalebench: error)" "$out/strategies.txt"
     echo "tests rc=$tests_rc"
     exit 0
   fi
@@ -571,11 +572,17 @@ fi
 
 if [ "$max_bytes" = strategies-maxbatch ]; then
   ngpu=$(nvidia-smi -L | wc -l)
+  ranks=$ngpu sharing="" memories=("" "--memory 24")
+  if [ "$ngpu" -lt 2 ]; then
+    # One GPU: two ranks share it, each held to 24 GiB (two 24 GB cards' worth of a 139 GiB H200), so the sharded
+    # strategies' 1/N is measured at N = 2; the card's whole memory cannot be given to both.
+    ranks=2 sharing="--allow-gpu-sharing" memories=("--memory 24")
+  fi
   for workload in ${2:-transformer_big bert_base}; do
-    for memory in "" "--memory 24"; do
-      for strategy in ddp zero1 zero2 zero3; do
-        echo "== maxbatch $workload, $ngpu ranks, --strategy $strategy $memory" >> "$out/maxbatch.txt"
-        timeout 240 mpirun -np "$ngpu" --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench maxbatch \
+    for memory in "${memories[@]}"; do
+      for strategy in ${STRATEGIES:-ddp zero1 zero2 zero3}; do
+        echo "== maxbatch $workload, $ranks ranks on $ngpu GPU(s), --strategy $strategy $memory" >> "$out/maxbatch.txt"
+        timeout 240 mpirun -np "$ranks" --bind-to none -x NCCL_NVLS_ENABLE build-gpu/scalebench maxbatch $sharing \
           -w "$workload" --strategy "$strategy" $memory --json "$out/maxbatch_${workload}_${strategy}${memory:+_24}.json" \
           >> "$out/maxbatch.txt" 2>&1 || echo "rc=$?" >> "$out/maxbatch.txt"
       done
