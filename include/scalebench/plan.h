@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "scalebench/optimizer.h"
 #include "scalebench/plan_calibration.h"
 #include "scalebench/plan_database.h"
 #include "scalebench/plan_model.h"
@@ -24,8 +25,11 @@ namespace sb {
 // executor's GEMM workspace and kernel scratch are in needed_bytes.
 constexpr uint64_t kPlanDeviceReserveBytes = 1280ull << 20;
 // AdamW's fused step reads parameter, gradient and two moments and writes parameter and moments: 7 fp32 words per
-// gradient word (the trainer's optimizer kernel, src/cuda/optimizer.cu).
+// gradient word (the trainer's optimizer kernel, src/cuda/optimizer.cu). The calibration's measurements ran it.
 constexpr double kAdamwBytesPerGradientByte = 7.0;
+// What `kind`'s fused step moves per gradient byte: the Adam family 7 (above); SGD momentum and NAG read parameter,
+// gradient and momentum and write parameter and momentum, 5.
+double optimizer_bytes_per_gradient_byte(OptimizerKind kind);
 
 struct PlanRequest {
   std::string workload, gpu;
@@ -43,6 +47,10 @@ struct PlanRequest {
   // ddp, zero1 or zero2 (run --strategy): over more than one GPU, the optimizer's state of one shard per GPU in the
   // memory, the shard's update, zero2's reduce-scatters and the all-gathers in the step.
   std::string strategy = "ddp";
+  // run --optimizer: adamw (run's default), adam, adamax, sgd_momentum, nag, or reference (the workload's): its
+  // state in the memory (two buffers of the parameters' size for the Adam family, one for SGD momentum and NAG) and
+  // its update's bytes in the step.
+  std::string optimizer = "adamw";
 };
 
 // PyTorch's largest batch in one mode, from its measured memory line (src/plan/pytorch_memory.h).
@@ -62,6 +70,7 @@ struct PlanPrediction {
   PlanRequest request;
   const GpuSpec* gpu = nullptr;
   Precision precision = Precision::kBf16;
+  OptimizerKind optimizer = OptimizerKind::kAdamW;  // request.optimizer resolved ("reference": the workload's)
   int64_t batch = 0;
   bool batch_reduced = false;  // the reference batch did not fit; the largest that fits was used
   std::string unit;
@@ -89,10 +98,11 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
                             const PytorchMemoryTable* pytorch = nullptr);
 
 // The largest batch of `workload` at `precision` whose plan + optimizer state fits `capacity_bytes` (cached
-// per workload, precision, capacity and sharding: --table asks for many). A sharded `strategy` over `gpus` GPUs
-// plans as run --strategy holds it in its data-parallel phases (the state of one shard; zero2's bucket layout).
+// per workload, precision, capacity, sharding and optimizer: --table asks for many). A sharded `strategy` over `gpus`
+// GPUs plans as run --strategy holds it in its data-parallel phases (the state of one shard; zero2's bucket layout).
 int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_t capacity_bytes,
-                       DataParallelStrategy strategy = DataParallelStrategy::kDdp, int gpus = 1);
+                       DataParallelStrategy strategy = DataParallelStrategy::kDdp, int gpus = 1,
+                       OptimizerKind optimizer = OptimizerKind::kAdamW);
 // memory_gib GiB (the database's memory_gb when 0) minus kPlanDeviceReserveBytes.
 uint64_t usable_bytes(const GpuSpec& gpu, double memory_gib = 0);
 

@@ -63,6 +63,7 @@ struct UnalignedGemmMeasurement {
 // A measured data-parallel run (fabric calibration and --validate without files).
 struct RunMeasurement {
   std::string workload, gpu, fabric, precision, grad_dtype = "fp32", source, label;
+  std::string strategy = "ddp", optimizer = "adamw";  // run --strategy and --optimizer (the kind it resolved to)
   int gpus = 0, nodes = 1;
   int64_t batch = 0;  // 0: the workload's default
   bool overlap = true;

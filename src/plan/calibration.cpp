@@ -66,6 +66,15 @@ RunMeasurement read_run_measurement(const JsonFields& row) {
   m.fabric = row.string("fabric");
   m.precision = row.string("precision");
   m.grad_dtype = row.string_or("grad_dtype", "fp32");
+  m.strategy = row.string_or("strategy", "ddp");
+  m.optimizer = row.string_or("optimizer", "adamw");
+  if (m.strategy != "ddp" && m.strategy != "zero1" && m.strategy != "zero2" && m.strategy != "zero3") {
+    row.fail(row.where("strategy") + " must be ddp, zero1, zero2 or zero3, not '" + m.strategy + "'");
+  }
+  if (m.optimizer != "adamw" && m.optimizer != "adam" && m.optimizer != "adamax" && m.optimizer != "sgd_momentum" &&
+      m.optimizer != "nag") {
+    row.fail(row.where("optimizer") + " must be adamw, adam, adamax, sgd_momentum or nag, not '" + m.optimizer + "'");
+  }
   m.gpus = static_cast<int>(row.integer("gpus"));
   m.nodes = row.has("nodes") ? static_cast<int>(row.integer("nodes")) : 1;
   m.batch = row.has("batch") && !row.require("batch").is_null() ? row.integer("batch") : 0;

@@ -73,6 +73,8 @@ PlanRequest request_for(const RunMeasurement& run) {
   request.bucket_mb = run.bucket_mb;
   request.grad_dtype = run.grad_dtype;
   request.overlap = run.overlap;
+  request.strategy = run.strategy;
+  request.optimizer = run.optimizer;
   return request;
 }
 
@@ -284,6 +286,8 @@ std::string calibration_json(const Calibration& c) {
                         {"fabric", m.fabric},
                         {"precision", m.precision},
                         {"grad_dtype", m.grad_dtype},
+                        {"strategy", m.strategy},
+                        {"optimizer", m.optimizer},
                         {"batch", m.batch > 0 ? json(m.batch) : json(nullptr)},
                         {"overlap", m.overlap},
                         {"bucket_mb", m.bucket_mb},

@@ -149,7 +149,8 @@ int run_calibrate(const PlanCommandOptions& o, Calibration calibration) {
   for (const std::string& path : o.files) {
     RunMeasurement run = measurement_from_result(path, db, o.request.fabric);
     calibration.run_measurements.push_back(run);
-    // The solo step and its profiled GEMM time calibrate compute too.
+    // The solo step and its profiled GEMM time calibrate compute too, where its update is the model's (AdamW's).
+    if (run.optimizer != "adamw") continue;
     ComputeMeasurement compute;
     compute.workload = run.workload;
     compute.gpu = run.gpu;

@@ -42,6 +42,7 @@ nlohmann::json prediction_json(const PlanPrediction& p) {
             {"dilation", p.path.dilation}}},
           {"grad_dtype", p.request.grad_dtype},
           {"strategy", p.request.strategy},
+          {"optimizer", optimizer_name(p.optimizer)},
           {"overlap", p.request.overlap},
           {"buckets", p.buckets},
           {"wire_bytes_per_step", p.wire_bytes},

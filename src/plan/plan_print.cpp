@@ -55,7 +55,8 @@ std::string prediction_text(const PlanPrediction& p, const Calibration& calibrat
          (p.request.nodes > 1 ? " on " + std::to_string(p.request.nodes) + " nodes" : "") + ", " +
          precision_name(p.precision) + ", batch " + std::to_string(p.batch) + " " + p.batch_unit + " per GPU" +
          (p.batch_reduced ? " (the reference batch does not fit)" : "") +
-         (p.request.strategy != "ddp" ? ", strategy " + p.request.strategy : "") + "\n";
+         (p.request.strategy != "ddp" ? ", strategy " + p.request.strategy : "") + ", optimizer " +
+         optimizer_name(p.optimizer) + (p.request.optimizer == "reference" ? " (the workload's)" : "") + "\n";
   out += "# path: " + path_text(p) + "\n";
   Table memory;
   memory.title = "memory per GPU (predicted from the workload's memory plan; " + gib_text(p.capacity_bytes) +

@@ -17,13 +17,13 @@ namespace sb {
 namespace {
 
 ReplicaPlanOptions replica_options(const std::string& workload, Precision precision, int64_t batch,
-                                   double bucket_mb) {
+                                   double bucket_mb, OptimizerKind optimizer) {
   ReplicaPlanOptions options;
   options.workload = workload;
   options.batch = batch;
   options.precision = precision;
   options.bucket_bytes = static_cast<uint64_t>(bucket_mb * (1 << 20));
-  options.optimizer_state_buffers = 2;  // AdamW, the trainer's default optimizer
+  options.optimizer_state_buffers = optimizer_state_buffers(optimizer);
   return options;
 }
 
@@ -42,12 +42,13 @@ Sharding memory_sharding(DataParallelStrategy strategy, int gpus) {
 }
 
 // Planning a full graph takes a noticeable fraction of a second; --table and the batch searches repeat them.
-uint64_t planned_bytes(const std::string& workload, Precision precision, int64_t batch, const Sharding& sharding = {}) {
-  static std::map<std::tuple<std::string, Precision, int64_t, Sharding>, uint64_t> cache;
-  const auto key = std::make_tuple(workload, precision, batch, sharding);
+uint64_t planned_bytes(const std::string& workload, Precision precision, int64_t batch, const Sharding& sharding,
+                       OptimizerKind optimizer) {
+  static std::map<std::tuple<std::string, Precision, int64_t, Sharding, OptimizerKind>, uint64_t> cache;
+  const auto key = std::make_tuple(workload, precision, batch, sharding, optimizer);
   auto found = cache.find(key);
   if (found != cache.end()) return found->second;
-  ReplicaPlanOptions options = replica_options(workload, precision, batch, 25);
+  ReplicaPlanOptions options = replica_options(workload, precision, batch, 25, optimizer);
   options.strategy = sharding.strategy;
   options.ranks = sharding.gpus;
   const uint64_t bytes = plan_replica_graph(options).cuda_needed_bytes;
@@ -78,10 +79,11 @@ double all_gather_ms(const CommPath& path, double bytes, const Calibration& cali
 TimelineResult sharded_step_timeline(const TimelineInput& input, int first_backward, const Graph& graph,
                                      const MemoryPlan& plan, const CommPath& path, const GpuSpec& gpu,
                                      const Calibration& calibration, DataParallelStrategy strategy, int gpus,
-                                     double* wire_bytes) {
+                                     OptimizerKind optimizer, double* wire_bytes) {
   const std::vector<GradientBucket> buckets = buckets_in_issue_order(plan);
   auto update_ms = [&](double bytes) {
-    return bytes > 0 ? optimizer_ms(bytes, kAdamwBytesPerGradientByte, gpu, calibration.compute) : 0.0;
+    return bytes > 0 ? optimizer_ms(bytes, optimizer_bytes_per_gradient_byte(optimizer), gpu, calibration.compute)
+                     : 0.0;
   };
   auto gather_ms = [&](double bytes) { return all_gather_ms(path, bytes, calibration); };
   const bool by_bucket = shards_by_bucket(strategy), before_use = gathers_before_use(strategy);
@@ -142,18 +144,31 @@ TimelineResult sharded_step_timeline(const TimelineInput& input, int first_backw
 
 }  // namespace
 
+double optimizer_bytes_per_gradient_byte(OptimizerKind kind) {
+  switch (kind) {
+    case OptimizerKind::kAdamW:
+    case OptimizerKind::kAdam:
+    case OptimizerKind::kAdamax:
+      return kAdamwBytesPerGradientByte;
+    case OptimizerKind::kSgdMomentum:
+    case OptimizerKind::kNag:
+      return 5.0;
+  }
+  return kAdamwBytesPerGradientByte;
+}
+
 uint64_t usable_bytes(const GpuSpec& gpu, double memory_gib) {
   const double total = (memory_gib > 0 ? memory_gib : gpu.memory_gb) * static_cast<double>(1ull << 30);
   return total > kPlanDeviceReserveBytes ? static_cast<uint64_t>(total) - kPlanDeviceReserveBytes : 0;
 }
 
 int64_t plan_max_batch(const std::string& workload, Precision precision, uint64_t capacity_bytes,
-                       DataParallelStrategy strategy, int gpus) {
+                       DataParallelStrategy strategy, int gpus, OptimizerKind optimizer) {
   const Sharding sharding = memory_sharding(strategy, gpus);
-  static std::map<std::tuple<std::string, Precision, uint64_t, Sharding>, int64_t> cache;
-  const auto key = std::make_tuple(workload, precision, capacity_bytes, sharding);
+  static std::map<std::tuple<std::string, Precision, uint64_t, Sharding, OptimizerKind>, int64_t> cache;
+  const auto key = std::make_tuple(workload, precision, capacity_bytes, sharding, optimizer);
   if (auto found = cache.find(key); found != cache.end()) return found->second;
-  auto bytes = [&](int64_t batch) { return planned_bytes(workload, precision, batch, sharding); };
+  auto bytes = [&](int64_t batch) { return planned_bytes(workload, precision, batch, sharding, optimizer); };
   // Bytes grow about linearly with the batch: two plans give the slope, the search then plans near the answer.
   const int64_t reference = find_workload(workload).info().default_batch;
   const double at_ref = static_cast<double>(bytes(reference));
@@ -192,6 +207,8 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   const DataParallelStrategy strategy = parse_strategy(request.strategy);
   const bool sharded = shards_optimizer(strategy) && request.gpus > 1;
   const Workload& workload = find_workload(request.workload);
+  out.optimizer = request.optimizer == "reference" ? workload.reference_optimizer().kind
+                                                   : parse_optimizer_kind(request.optimizer);
   out.unit = workload.info().unit;
   out.batch_unit = workload.info().batch_unit_name();
   out.capacity_bytes = usable_bytes(gpu, request.memory_gib);
@@ -211,13 +228,15 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   if (gpu.tensor_cores_for("bf16")) precisions.push_back(Precision::kBf16);
   precisions.push_back(Precision::kFp16);
   for (Precision p : precisions) {
-    out.fits.push_back({p, plan_max_batch(request.workload, p, out.capacity_bytes, strategy, request.gpus)});
+    out.fits.push_back(
+        {p, plan_max_batch(request.workload, p, out.capacity_bytes, strategy, request.gpus, out.optimizer)});
   }
-  const int64_t largest = plan_max_batch(request.workload, out.precision, out.capacity_bytes, strategy, request.gpus);
+  const int64_t largest =
+      plan_max_batch(request.workload, out.precision, out.capacity_bytes, strategy, request.gpus, out.optimizer);
   if (largest == 0) {
     const int64_t smallest = find_workload(request.workload).info().min_batch;
     const uint64_t needed =
-        planned_bytes(request.workload, out.precision, smallest, memory_sharding(strategy, request.gpus));
+        planned_bytes(request.workload, out.precision, smallest, memory_sharding(strategy, request.gpus), out.optimizer);
     throw UsageError(request.workload + " does not fit on " + gpu.name + " even at batch " + std::to_string(smallest) +
                      " (" + gib_text(needed) + " needed, " + gib_text(out.capacity_bytes) + " usable)");
   }
@@ -232,7 +251,8 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
     out.batch_reduced = out.batch < workload.info().default_batch;
   }
 
-  ReplicaPlanOptions planned = replica_options(request.workload, out.precision, out.batch, request.bucket_mb);
+  ReplicaPlanOptions planned =
+      replica_options(request.workload, out.precision, out.batch, request.bucket_mb, out.optimizer);
   planned.ranks = request.gpus;  // the graph as the job's ranks train it (a tied table split or not)
   planned.overlap = request.overlap;
   planned.strategy = strategy;
@@ -259,8 +279,9 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
       break;
     }
   }
-  input.whole_update_ms =
-      optimizer_ms(static_cast<double>(plan.gradient_bytes), kAdamwBytesPerGradientByte, gpu, calibration.compute);
+  const double update_bytes_per_gradient_byte = optimizer_bytes_per_gradient_byte(out.optimizer);
+  input.whole_update_ms = optimizer_ms(static_cast<double>(plan.gradient_bytes), update_bytes_per_gradient_byte, gpu,
+                                       calibration.compute);
   for (size_t i = 0; i < graph.nodes().size() && plan.parameters_in_blocks; ++i) {
     const Node& node = graph.nodes()[i];  // a cast of a parameter's backward copy (backward_parameter_copies.h)
     if (node.backward && node.op == "cast" && graph.tensor(node.inputs[0]).parameter_copy_of != kNoTensor) {
@@ -286,7 +307,7 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
                                      : all_reduce_cost(out.path, bytes, calibration.latency);
       input.bucket_comm_ms.push_back(1e-3 * cost.us());
       input.bucket_update_ms.push_back(
-          optimizer_ms(static_cast<double>(bucket.bytes), kAdamwBytesPerGradientByte, gpu, calibration.compute));
+          optimizer_ms(static_cast<double>(bucket.bytes), update_bytes_per_gradient_byte, gpu, calibration.compute));
       out.wire_bytes += bytes;
     }
     out.buckets = buckets.size();
@@ -321,7 +342,7 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   input.dilation = out.path.dilation;
   if (sharded) {
     out.timeline = sharded_step_timeline(input, first_backward, graph, plan, out.path, gpu, calibration, strategy,
-                                         request.gpus, &out.wire_bytes);
+                                         request.gpus, out.optimizer, &out.wire_bytes);
   } else {
     out.timeline = simulate_step(input, first_backward);
   }

@@ -70,15 +70,22 @@ RunMeasurement measurement_from_result(const std::string& path, const HardwareDa
   }
   m.precision = run.precision;
   m.grad_dtype = run.grad_dtype;
+  m.strategy = run.strategy;
+  // The update rule the run trained with (files without it: run's default, AdamW).
+  if (doc.contains("config") && doc["config"].contains("optimizer") && doc["config"]["optimizer"].is_object() &&
+      doc["config"]["optimizer"].contains("kind") && doc["config"]["optimizer"]["kind"].is_string()) {
+    m.optimizer = optimizer_name(parse_optimizer_kind(doc["config"]["optimizer"]["kind"].get<std::string>()));
+  }
   m.overlap = run.overlap;
   m.batch = run.batch_per_rank;
   m.solo_step_ms = run.solo.step_ms_p50;
   m.dp_step_ms = run.dp.ran ? run.dp.step_ms_p50 : run.solo.step_ms_p50;
   if (run.comm.ran) m.comm_step_ms = run.comm.step_ms_p50;
   m.scaling_efficiency = run.scaling_efficiency;
-  // The fabric fit takes the trainer's default configuration only; bf16 on the wire and --no-overlap runs are
-  // predicted and shown, not fitted (over NVLink a bf16 wire does not behave like half the bytes: PERFORMANCE.md).
-  m.used_in_fit = m.grad_dtype == "fp32" && m.overlap;
+  // The fabric fit takes the trainer's default configuration only; bf16 on the wire, --no-overlap, sharded and
+  // non-AdamW runs are predicted and shown, not fitted (over NVLink a bf16 wire does not behave like half the bytes:
+  // PERFORMANCE.md; the fit's step is ddp's all-reduces and AdamW's update).
+  m.used_in_fit = m.grad_dtype == "fp32" && m.overlap && m.strategy == "ddp" && m.optimizer == "adamw";
   if (m.gpus > 1 && !run.dp.ran) throw UsageError(path + ": no dp phase to compare with");
   const GpuSpec& gpu = db.gpu(m.gpu);
   m.fabric = !fabric_override.empty() ? fabric_override

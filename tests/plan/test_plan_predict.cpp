@@ -141,6 +141,33 @@ TEST(PlanPredict, ShardedStrategiesHoldLessStateAndGatherAfterTheUpdate) {
   EXPECT_THROW(predict_plan(r, db(), calibration()), UsageError);
 }
 
+// plan --optimizer: the update rule run trains with sets the state in the memory (one buffer of the parameters' size
+// for SGD momentum, two for AdamW: one buffer more, ~4 bytes per parameter, for yolov3's 62M) and the update's bytes
+// in the step (5 against AdamW's 7 per gradient byte, plus one kernel's overhead each); "reference" is the
+// workload's own (yolov3: SGD momentum, WORKLOADS.md); the default is run's, AdamW.
+TEST(PlanPredict, TheOptimizerSetsItsStateAndItsUpdate) {
+  PlanRequest r = request("yolov3", "H200 SXM", 2);
+  const PlanPrediction adamw = predict_plan(r, db(), calibration());
+  EXPECT_EQ(adamw.optimizer, OptimizerKind::kAdamW);
+  r.optimizer = "sgd_momentum";
+  const PlanPrediction sgd = predict_plan(r, db(), calibration());
+  r.optimizer = "reference";
+  const PlanPrediction reference = predict_plan(r, db(), calibration());
+  EXPECT_EQ(reference.optimizer, OptimizerKind::kSgdMomentum);
+  EXPECT_EQ(reference.needed_bytes, sgd.needed_bytes);
+  const double parameters = static_cast<double>(find_workload("yolov3").info().full_parameters);
+  const double one_buffer = static_cast<double>(adamw.needed_bytes - sgd.needed_bytes);
+  EXPECT_GT(one_buffer, 4 * parameters);
+  EXPECT_LT(one_buffer, 1.01 * 4 * parameters) << "one state buffer, its buckets' padding at most";
+  EXPECT_GE(sgd.fits[1].max_batch, adamw.fits[1].max_batch);
+  EXPECT_LT(sgd.timeline.optimizer_ms, adamw.timeline.optimizer_ms);
+  EXPECT_GT(sgd.timeline.optimizer_ms, 5.0 / 7.0 * adamw.timeline.optimizer_ms) << "the kernel's overhead is the same";
+  EXPECT_NEAR(sgd.timeline.forward_ms + sgd.timeline.backward_ms,
+              adamw.timeline.forward_ms + adamw.timeline.backward_ms, 1e-9);
+  r.optimizer = "lamb";
+  EXPECT_THROW(predict_plan(r, db(), calibration()), UsageError);
+}
+
 // zero2's gradients at 1/N (PlanOptions::gradient_blocks): on two GPUs at the default batch, the blocks live in the
 // shared region's bytes (at its peak, mostly the end of the forward pass, few are alive) and a rank holds half the
 // gradients in its shard, so the replica needs about G/2 less than with the gradient region whole (all of it for
@@ -301,6 +328,29 @@ TEST(PlanCalibration, AnUnalignedEfficiencyNeedsItsMeasurements) {
     FAIL() << "accepted an unaligned efficiency without measurements";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("unaligned_gemm_efficiency"), std::string::npos) << e.what();
+  }
+}
+
+// A recorded run names its --strategy and --optimizer (absent: ddp and AdamW, the files before 2026-12-05); a value
+// run does not have is refused naming the row's field.
+TEST(PlanCalibration, ARunMeasurementsStrategyAndOptimizerAreChecked) {
+  nlohmann::json doc = nlohmann::json::parse(builtin_calibration_json());
+  nlohmann::json& run = doc["measurements"]["runs"].at(0);
+  EXPECT_EQ(parse_calibration(doc.dump(), "c.json").run_measurements.at(0).strategy, "ddp");
+  run["strategy"] = "zero3";
+  run["optimizer"] = "nag";
+  const RunMeasurement read = parse_calibration(doc.dump(), "c.json").run_measurements.at(0);
+  EXPECT_EQ(read.strategy, "zero3");
+  EXPECT_EQ(read.optimizer, "nag");
+  for (const auto& [key, bad] : {std::pair<const char*, const char*>{"strategy", "zero4"}, {"optimizer", "lamb"}}) {
+    nlohmann::json wrong = doc;
+    wrong["measurements"]["runs"].at(0)[key] = bad;
+    try {
+      parse_calibration(wrong.dump(), "c.json");
+      FAIL() << "accepted " << key << " " << bad;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(key) + " must be"), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -5,10 +5,12 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "scalebench/error.h"
 #include "scalebench/plan.h"
 #include "scalebench/plan_database.h"
+#include "scalebench/plan_fit.h"
 #include "src/plan/validate.h"
 
 namespace sb {
@@ -52,6 +54,33 @@ TEST(PlanValidate, ReadsARunFileAsAMeasurement) {
   EXPECT_EQ(measurement_from_result(write_fixture("over.json", "P2P", "NVIDIA H200"), db, "pcie5-p2p").fabric,
             "pcie5-p2p");
   EXPECT_THROW(measurement_from_result(write_fixture("cpu.json", "", "AMD EPYC"), db, ""), UsageError);
+}
+
+// A run trained under --strategy zero2 with SGD momentum is predicted as that (the plan's request carries both) and
+// kept out of the fabric fit, which models ddp's all-reduces and AdamW's update; a file without them is ddp and AdamW.
+TEST(PlanValidate, PredictsARunWithItsStrategyAndOptimizer) {
+  const HardwareDatabase& db = builtin_hardware_database();
+  const std::string plain = write_fixture("plain.json", "P2P/CUMEM", "NVIDIA H200");
+  const RunMeasurement ddp = measurement_from_result(plain, db, "");
+  EXPECT_EQ(ddp.strategy, "ddp");
+  EXPECT_EQ(ddp.optimizer, "adamw");
+  EXPECT_TRUE(ddp.used_in_fit);
+  std::ifstream in(plain);
+  nlohmann::json doc = nlohmann::json::parse(in);
+  doc["config"]["strategy"] = "zero2";
+  doc["config"]["optimizer"] = {{"kind", "sgd_momentum"}, {"learning_rate", 0.01}};
+  const std::string path = ::testing::TempDir() + "zero2_sgd.json";
+  std::ofstream(path) << doc.dump();
+  const RunMeasurement m = measurement_from_result(path, db, "");
+  EXPECT_EQ(m.strategy, "zero2");
+  EXPECT_EQ(m.optimizer, "sgd_momentum");
+  EXPECT_FALSE(m.used_in_fit);
+  const PlanRequest r = request_for(m);
+  EXPECT_EQ(r.strategy, "zero2");
+  EXPECT_EQ(r.optimizer, "sgd_momentum");
+  const ValidationRow row = validate_runs({m}, db, load_calibration("")).front();
+  EXPECT_EQ(row.predicted.optimizer, OptimizerKind::kSgdMomentum);
+  EXPECT_GT(row.predicted.timeline.gathers_alone_ms, 0) << "zero2 gathers each bucket after its update";
 }
 
 TEST(PlanValidate, PrintsPredictedBesideMeasuredWithTheError) {
