@@ -3,7 +3,9 @@
 #include <sstream>
 
 #include "scalebench/error.h"
+#include "scalebench/optimizer.h"
 #include "scalebench/plan_calibration.h"
+#include "scalebench/strategy.h"
 #include "src/plan/json_fields.h"
 
 namespace sb {
@@ -68,12 +70,15 @@ RunMeasurement read_run_measurement(const JsonFields& row) {
   m.grad_dtype = row.string_or("grad_dtype", "fp32");
   m.strategy = row.string_or("strategy", "ddp");
   m.optimizer = row.string_or("optimizer", "adamw");
-  if (m.strategy != "ddp" && m.strategy != "zero1" && m.strategy != "zero2" && m.strategy != "zero3") {
-    row.fail(row.where("strategy") + " must be ddp, zero1, zero2 or zero3, not '" + m.strategy + "'");
+  try {  // run's names, as its --strategy and --optimizer parse them
+    parse_strategy(m.strategy);
+  } catch (const UsageError& e) {
+    row.fail(row.where("strategy") + " must be a run --strategy: " + e.what());
   }
-  if (m.optimizer != "adamw" && m.optimizer != "adam" && m.optimizer != "adamax" && m.optimizer != "sgd_momentum" &&
-      m.optimizer != "nag") {
-    row.fail(row.where("optimizer") + " must be adamw, adam, adamax, sgd_momentum or nag, not '" + m.optimizer + "'");
+  try {
+    parse_optimizer_kind(m.optimizer);
+  } catch (const UsageError& e) {
+    row.fail(row.where("optimizer") + " must be a run --optimizer kind: " + e.what());
   }
   m.gpus = static_cast<int>(row.integer("gpus"));
   m.nodes = row.has("nodes") ? static_cast<int>(row.integer("nodes")) : 1;
