@@ -82,6 +82,9 @@
 #                                              which = quickstart, tests or both (default); the quickstart's
 #                                              table and HTML report and both logs into $OUT
 set -uo pipefail
+# Nothing here reads the terminal, and mpirun forwards its stdin to rank 0: a script fed to bash on stdin (a device
+# call's `bash /dev/stdin <<EOF`) lost its remaining lines to the first mpirun (2026-12-05).
+exec < /dev/null
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
 mkdir -p "$out"
