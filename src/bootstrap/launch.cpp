@@ -120,12 +120,18 @@ std::optional<std::string> shared_gpu_error(const std::vector<std::string>& host
 SharedGpuBackend backend_for_shared_gpu(Backend requested, const std::optional<std::string>& shared) {
   SharedGpuBackend choice{requested, std::nullopt, std::nullopt};
   if (!shared) return choice;
+  // The device's free memory is the GPU's, not the rank's (cudaMemGetInfo): maxbatch's budgets and the memory in
+  // use that run reports count the other ranks' allocations too (PERFORMANCE.md, 2026-12-05: up to 2 GiB off).
+  const std::string memory = "; the memory measured on it (maxbatch's budget, run's memory in use) counts every "
+                             "rank's allocations on the GPU";
   if (requested == Backend::kNccl) {
     choice.error = *shared + ": NCCL refuses two ranks on one GPU; use --backend mpi, or one rank per GPU";
   } else if (requested == Backend::kAuto) {
     choice.backend = Backend::kMpi;
     choice.notice = *shared + " (--allow-gpu-sharing); NCCL refuses two ranks on one GPU, so the all-reduces go "
-                    "through MPI (--backend mpi), whose dp steps are not captured into CUDA graphs";
+                    "through MPI (--backend mpi), whose dp steps are not captured into CUDA graphs" + memory;
+  } else {
+    choice.notice = *shared + " (--allow-gpu-sharing)" + memory;
   }
   return choice;
 }

@@ -95,6 +95,8 @@ TEST(Launch, RanksSharingAGpuCannotUseNccl) {
   EXPECT_EQ(automatic.backend, Backend::kMpi);
   ASSERT_TRUE(automatic.notice);
   EXPECT_NE(automatic.notice->find("through MPI (--backend mpi)"), std::string::npos) << *automatic.notice;
+  EXPECT_NE(automatic.notice->find("counts every rank's allocations on the GPU"), std::string::npos)
+      << *automatic.notice;
   EXPECT_FALSE(automatic.error);
   const SharedGpuBackend nccl = backend_for_shared_gpu(Backend::kNccl, shared);
   ASSERT_TRUE(nccl.error);
@@ -103,7 +105,9 @@ TEST(Launch, RanksSharingAGpuCannotUseNccl) {
       << *nccl.error;
   const SharedGpuBackend mpi = backend_for_shared_gpu(Backend::kMpi, shared);
   EXPECT_EQ(mpi.backend, Backend::kMpi);
-  EXPECT_FALSE(mpi.notice || mpi.error);
+  EXPECT_FALSE(mpi.error);
+  ASSERT_TRUE(mpi.notice) << "the memory measured is the GPU's, whatever the backend";
+  EXPECT_NE(mpi.notice->find("counts every rank's allocations on the GPU"), std::string::npos) << *mpi.notice;
   // One GPU per rank: whatever was asked for stands, silently.
   const SharedGpuBackend alone = backend_for_shared_gpu(Backend::kAuto, shared_gpu({"a 0000:19:00.0", "a 0000:3b:00.0"}));
   EXPECT_EQ(alone.backend, Backend::kAuto);
