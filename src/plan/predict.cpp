@@ -235,8 +235,8 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
       plan_max_batch(request.workload, out.precision, out.capacity_bytes, strategy, request.gpus, out.optimizer);
   if (largest == 0) {
     const int64_t smallest = find_workload(request.workload).info().min_batch;
-    const uint64_t needed =
-        planned_bytes(request.workload, out.precision, smallest, memory_sharding(strategy, request.gpus), out.optimizer);
+    const uint64_t needed = planned_bytes(request.workload, out.precision, smallest,
+                                          memory_sharding(strategy, request.gpus), out.optimizer);
     throw UsageError(request.workload + " does not fit on " + gpu.name + " even at batch " + std::to_string(smallest) +
                      " (" + gib_text(needed) + " needed, " + gib_text(out.capacity_bytes) + " usable)");
   }

@@ -118,8 +118,9 @@ DpTrained train_dp(const DpSetup& setup, CudaGraphMode mode) {
     const auto count = replica->graph.tensor(p).elements();
     const size_t at = out.gradients.size();
     out.gradients.resize(at + static_cast<size_t>(count));
-    device->copy_to_host(out.gradients.data() + at, replica->executor->gradients_of(first[static_cast<size_t>(p)], count),
-                         static_cast<size_t>(count) * sizeof(float), replica->executor->compute_stream());
+    const float* gradients = replica->executor->gradients_of(first[static_cast<size_t>(p)], count);
+    device->copy_to_host(out.gradients.data() + at, gradients, static_cast<size_t>(count) * sizeof(float),
+                         replica->executor->compute_stream());
   }
   out.graph_status = graph.status();
   out.reductions = reducer.bucket_count();
@@ -323,7 +324,8 @@ TEST(DpStepGraphVariants, GradientBlocksReduceTheRegionsGradients) {
         differ += d > 0;
         if (d > difference) difference = d, at = i;
       }
-      std::printf("[ note     ] %s %s: %zu of %zu gradients differ, the most by %.3g at element %zu (largest |g| %.3g)\n",
+      std::printf("[ note     ] %s %s: %zu of %zu gradients differ, the most by %.3g at element %zu "
+                  "(largest |g| %.3g)\n",
                   workload, strategy_name(strategy), differ, in_region.size(), difference, at, largest);
       EXPECT_LE(difference, 1e-3 * largest) << workload << " " << strategy_name(strategy) << " element " << at;
     }
