@@ -44,8 +44,9 @@ struct PlanRequest {
   bool overlap = true;
   double memory_gib = 0;                // > 0: the card's memory in GiB instead of the database's (--memory)
   std::string framework = "scalebench";  // or "pytorch": largest batches from PyTorch's measured memory lines
-  // ddp, zero1 or zero2 (run --strategy): over more than one GPU, the optimizer's state of one shard per GPU in the
-  // memory, the shard's update, zero2's reduce-scatters and the all-gathers in the step.
+  // ddp, zero1, zero2 or zero3 (run --strategy): over more than one GPU, the optimizer's state of one shard per GPU
+  // in the memory (zero2/zero3: the gradients', zero3: the parameters' too), the shard's update, the reduce-scatters
+  // and the all-gathers in the step.
   std::string strategy = "ddp";
   // run --optimizer: adamw (run's default), adam, adamax, sgd_momentum, nag, or reference (the workload's): its
   // state in the memory (two buffers of the parameters' size for the Adam family, one for SGD momentum and NAG) and
