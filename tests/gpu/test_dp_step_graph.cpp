@@ -256,6 +256,13 @@ TEST(DpStepGraphVariants, Zero2ReduceScattersAndPerBucketGathersCaptured) {
   }
 }
 
+DpSetup in_blocks(const char* workload, DataParallelStrategy strategy) {
+  DpSetup setup{workload};
+  setup.strategy = strategy;
+  setup.layout = GradientLayout::kBlocks;
+  return setup;
+}
+
 TEST(DpStepGraphVariants, GradientBlocksCaptured) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   // zero2 and zero3 with the gradients in blocks (the CUDA path of DESIGN.md's "gradients at 1/N"): each block's gaps
@@ -267,9 +274,7 @@ TEST(DpStepGraphVariants, GradientBlocksCaptured) {
   // rank's reduce-scatter and all-gather are copies: the same arithmetic), bit for bit or within eager runs' spread.
   for (DataParallelStrategy strategy : {DataParallelStrategy::kZero2, DataParallelStrategy::kZero3}) {
     for (const char* workload : {"bert_base", "unsupmt"}) {
-      DpSetup blocks{workload};
-      blocks.strategy = strategy;
-      blocks.layout = GradientLayout::kBlocks;
+      DpSetup blocks = in_blocks(workload, strategy);
       expect_replay_trains_as_eager(blocks);
       if (strategy == DataParallelStrategy::kZero3) {
         ReplicaOptions planned;
@@ -301,15 +306,13 @@ TEST(DpStepGraphVariants, GradientBlocksCaptured) {
 }
 
 // Where GradientBlocksCaptured's weights differ (PERFORMANCE.md, 2026-12-05, fourth session): the reduced gradients
-// of one eager step, blocks against the region whole. Rounding (a GEMM or a sum in another order) stays within 1e-3 of
+// of the last eager step, blocks against the region whole. Rounding (a GEMM or a sum in another order) stays within 1e-3 of
 // the largest gradient; a block read after its bytes were reused, or a gap not zeroed, would not.
 TEST(DpStepGraphVariants, GradientBlocksReduceTheRegionsGradients) {
   if (visible_cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device visible";
   for (DataParallelStrategy strategy : {DataParallelStrategy::kZero2, DataParallelStrategy::kZero3}) {
     for (const char* workload : {"bert_base", "unsupmt"}) {
-      DpSetup blocks{workload};
-      blocks.strategy = strategy;
-      blocks.layout = GradientLayout::kBlocks;
+      DpSetup blocks = in_blocks(workload, strategy);
       blocks.read_gradients = true;
       DpSetup whole = blocks;
       whole.layout = GradientLayout::kWhole;
