@@ -12,6 +12,17 @@
 #include "src/cli/number_options.h"
 
 namespace sb {
+
+const std::vector<std::string>& optimizer_choices() {
+  static const std::vector<std::string> choices{"adamw", "adam", "adamax", "sgd_momentum", "nag", "reference"};
+  return choices;
+}
+
+const std::vector<std::string>& strategy_choices() {
+  static const std::vector<std::string> choices{"ddp", "zero1", "zero2", "zero3"};
+  return choices;
+}
+
 namespace {
 
 struct RawBandwidthFlags {
@@ -275,7 +286,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   run->add_option("--optimizer", result.run.optimizer,
                   "adamw (default), adam, adamax, sgd_momentum, nag, or reference: the workload's reference optimizer "
                   "with its settings and clipping (WORKLOADS.md)")
-      ->check(CLI::IsMember({"adamw", "adam", "adamax", "sgd_momentum", "nag", "reference"}));
+      ->check(CLI::IsMember(optimizer_choices()));
   run->add_option("--clip-norm", result.run.clip_norm,
                   "Clip gradients to this global L2 norm (0: no clipping; default: none, or the reference's)")
       ->check(finite_number(0, 1e9));
@@ -337,7 +348,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
                   "backward pass, one bucket ahead, instead of after the update: ZeRO stage 3 / FSDP's schedule; each "
                   "rank keeps only its shard of the parameters too, each bucket's whole only in blocks around its "
                   "readers, where that needs less memory)")
-      ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
+      ->check(CLI::IsMember(strategy_choices()));
   run->add_option("--comm-priority", result.run.comm_priority,
                   "Priority of the all-reduces' stream: normal (default) or high (scheduled ahead of compute kernels)")
       ->check(CLI::IsMember({"high", "normal"}));

@@ -107,6 +107,10 @@ struct CommandLine {
 
 CommandLine parse_command_line(int argc, const char* const* argv);
 
+// The values run's --optimizer and --strategy take, for every command that takes them (run, maxbatch, suite, plan).
+const std::vector<std::string>& optimizer_choices();
+const std::vector<std::string>& strategy_choices();
+
 // The maxbatch and suite subcommands (src/cli/memory_command_line.cpp), and their part of the canonical form.
 void add_memory_commands(CLI::App& app, MemoryOptions& options);
 // The plan subcommand (src/cli/plan_command.cpp).

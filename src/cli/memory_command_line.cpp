@@ -17,7 +17,7 @@ void add_plan_flags(CLI::App* command, MemoryOptions& options) {
   command->add_option("--optimizer", options.optimizer,
                       "adamw (default), adam, adamax, sgd_momentum, nag, or reference (the workload's): its state is "
                       "part of the memory")
-      ->check(CLI::IsMember({"adamw", "adam", "adamax", "sgd_momentum", "nag", "reference"}));
+      ->check(CLI::IsMember(optimizer_choices()));
   command->add_flag("--recompute", options.recompute, "Recompute GELU outputs in the backward pass (less memory)");
   command->add_option("--memory", options.memory_gib,
                       "Answer for a card with this many GiB instead of this device (a prediction, labelled so); "
@@ -34,7 +34,7 @@ void add_plan_flags(CLI::App* command, MemoryOptions& options) {
                       "as run --strategy holds it in its data-parallel phases (zero2 and zero3 with the gaps that "
                       "lay each bucket out in equal chunks, and a shard of the gradients where that needs less; "
                       "zero3 a shard of the parameters too where that needs less); suite trains with it too")
-      ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
+      ->check(CLI::IsMember(strategy_choices()));
 }
 
 }  // namespace

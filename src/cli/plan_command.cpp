@@ -42,13 +42,13 @@ void add_plan_command(CLI::App& app, PlanCommandOptions& o) {
                    "than one GPU the memory holds one shard's optimizer state per GPU and the step its shard's update "
                    "and all-gathers (zero2/zero3: reduce-scattered buckets; zero3: each bucket gathered before the "
                    "forward and the backward pass use it)")
-      ->check(CLI::IsMember({"ddp", "zero1", "zero2", "zero3"}));
+      ->check(CLI::IsMember(strategy_choices()));
   plan->add_option("--optimizer", o.request.optimizer,
                    "The update rule as run --optimizer trains with: adamw (default, as run), adam, adamax, "
                    "sgd_momentum, nag, or reference (the workload's, WORKLOADS.md): its state in the memory (two "
                    "buffers of the parameters' size for the Adam family, one for SGD momentum and NAG) and its "
                    "update in the step")
-      ->check(CLI::IsMember({"adamw", "adam", "adamax", "sgd_momentum", "nag", "reference"}));
+      ->check(CLI::IsMember(optimizer_choices()));
   plan->add_option("--framework", o.request.framework,
                    "Whose memory decides the largest batch: scalebench (its memory plan) or pytorch (PyTorch's "
                    "memory measured per workload, eager and compiled)")
