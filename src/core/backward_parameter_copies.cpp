@@ -82,4 +82,8 @@ class BackwardCopies {
 
 size_t give_backward_its_own_parameter_copies(Graph& graph) { return BackwardCopies(graph).run(); }
 
+bool casts_a_backward_copy(const Graph& graph, const Node& node) {
+  return node.op == "cast" && graph.tensor(node.inputs[0]).parameter_copy_of != kNoTensor;
+}
+
 }  // namespace sb

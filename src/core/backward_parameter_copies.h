@@ -19,4 +19,8 @@ namespace sb {
 // other pass), before planning; the plan must then place the copies (PlanOptions::parameter_blocks).
 size_t give_backward_its_own_parameter_copies(Graph& graph);
 
+// A cast that pass inserted: of a parameter's backward copy, run by the backward pass alone (the dp replica's nodes
+// the solo replica does not have: run's dp_only_nodes, plan's dp_only_node_ms).
+bool casts_a_backward_copy(const Graph& graph, const Node& node);
+
 }  // namespace sb

@@ -9,6 +9,7 @@
 #include "scalebench/error.h"
 #include "scalebench/plan.h"
 #include "scalebench/replica_plan.h"
+#include "src/core/backward_parameter_copies.h"
 #include "src/core/unit_gathers.h"
 #include "src/plan/paths.h"
 #include "src/plan/pytorch_memory.h"
@@ -283,10 +284,7 @@ PlanPrediction predict_plan(const PlanRequest& request, const HardwareDatabase& 
   input.whole_update_ms = optimizer_ms(static_cast<double>(plan.gradient_bytes), update_bytes_per_gradient_byte, gpu,
                                        calibration.compute);
   for (size_t i = 0; i < graph.nodes().size() && plan.parameters_in_blocks; ++i) {
-    const Node& node = graph.nodes()[i];  // a cast of a parameter's backward copy (backward_parameter_copies.h)
-    if (node.backward && node.op == "cast" && graph.tensor(node.inputs[0]).parameter_copy_of != kNoTensor) {
-      input.dp_only_node_ms += input.node_ms[i];
-    }
+    if (casts_a_backward_copy(graph, graph.nodes()[i])) input.dp_only_node_ms += input.node_ms[i];
   }
 
   // Communication: the path, then every bucket in issue order (by the node that completes it).

@@ -330,6 +330,7 @@ TEST(DpStepGraphVariants, GradientBlocksReduceTheRegionsGradients) {
       std::printf("[ note     ] %s %s: %zu of %zu gradients differ, the most by %.3g at element %zu "
                   "(largest |g| %.3g)\n",
                   workload, strategy_name(strategy), differ, in_region.size(), difference, at, largest);
+      EXPECT_GT(largest, 0) << workload << " " << strategy_name(strategy) << ": no gradient was read";
       EXPECT_LE(difference, 1e-3 * largest) << workload << " " << strategy_name(strategy) << " element " << at;
     }
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "scalebench/error.h"
+#include "src/core/backward_parameter_copies.h"
 #include "tests/unit/sharded_replica.h"
 
 namespace sb {
@@ -54,12 +55,6 @@ TEST_P(ParameterBlocksTraining, AShardOfPartOfTheParametersNeedsAReducerToGather
 INSTANTIATE_TEST_SUITE_P(Workloads, ParameterBlocksTraining,
                          ::testing::Values("bert_base", "transformer_big", "yolov3", "unsupmt", "stylegan", "mt_dnn"));
 
-}  // namespace
-}  // namespace sb
-
-namespace sb {
-namespace {
-
 // Mixed precision (planned only: the CPU device runs fp32): the backward GEMMs read bf16 casts of the weights, so the
 // blocks' graph casts each weight's backward copy again, one backward node per weight cast the backward pass reads;
 // the nodes it has beyond the regions-whole graph (the trainer's dp_only_nodes) are exactly those casts.
@@ -79,7 +74,7 @@ TEST(ParameterBlocksPlan, AMixedPrecisionReplicaCastsItsBackwardCopies) {
   ASSERT_TRUE(blocks->plan.parameters_in_blocks);
   size_t recasts = 0;
   for (const Node& node : blocks->graph.nodes()) {
-    const bool of_copy = node.op == "cast" && blocks->graph.tensor(node.inputs[0]).parameter_copy_of != kNoTensor;
+    const bool of_copy = casts_a_backward_copy(blocks->graph, node);
     if (of_copy) EXPECT_TRUE(node.backward);
     recasts += of_copy;
   }
